@@ -1,0 +1,1041 @@
+//! The shell-mode tools: `exec`, `read`, `write`, `wait`, `stop`, `ps`, `cleanup`.
+//!
+//! Requests arrive here already typed (the serde boundary is `mcp`); results leave as JSON
+//! objects with an error flag. Blocking tools (`exec` in its yield, `wait`, `stop`) sleep
+//! on the record's condition variable with a deadline and wake on every change, on
+//! cancellation, and once a second for progress notifications.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use parking_lot::Mutex;
+use regex_lite::Regex;
+use serde_json::{Map, Value};
+
+use crate::config::{self, Config, Mode, SIDE_EFFECTS, TRANSPORT_CEILING_MS};
+use crate::process::{self, EndReason, Info, Proc, Status};
+use crate::reaper::{Cmd, Reaper};
+use crate::redact::Secrets;
+use crate::ring::{ReadOut, ReadReq, Streams, STDERR, STDOUT};
+use crate::sys::{self, SpawnSpec};
+use crate::table::Table;
+use crate::tree::MARKER_VAR;
+
+/// A tool's answer: the result object and whether it reports a failure.
+#[derive(Debug)]
+pub struct Reply {
+    /// The result object.
+    pub value: Map<String, Value>,
+    /// True when the tool could not do what was asked.
+    pub is_error: bool,
+}
+
+impl Reply {
+    fn ok(value: Map<String, Value>) -> Reply {
+        Reply {
+            value,
+            is_error: false,
+        }
+    }
+
+    fn err(value: Map<String, Value>) -> Reply {
+        Reply {
+            value,
+            is_error: true,
+        }
+    }
+
+    /// `{"error": message}` with `isError`.
+    pub fn error(message: impl Into<String>) -> Reply {
+        let mut m = Map::new();
+        m.insert("error".into(), Value::from(message.into()));
+        Reply::err(m)
+    }
+}
+
+/// Cancellation of one in-flight request.
+#[derive(Default)]
+pub struct Cancel {
+    flag: AtomicBool,
+    proc: Mutex<Option<Arc<Proc>>>,
+}
+
+impl Cancel {
+    /// Cancels: the waiter wakes and gives up.
+    pub fn cancel(&self) {
+        self.flag.store(true, Ordering::SeqCst);
+        if let Some(p) = self.proc.lock().as_ref() {
+            p.notify();
+        }
+    }
+
+    /// Whether `cancel` was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.flag.load(Ordering::SeqCst)
+    }
+
+    fn attach(&self, proc: &Arc<Proc>) {
+        *self.proc.lock() = Some(proc.clone());
+    }
+}
+
+/// Sends a progress notification: (elapsed ms, bytes of output so far).
+pub type Progress<'a> = Option<&'a dyn Fn(u64, u64)>;
+
+/// Context of one call: cancellation and progress.
+pub struct CallCtx<'a> {
+    /// Set when the client cancels the request.
+    pub cancel: &'a Cancel,
+    /// Progress callback when the client asked for progress.
+    pub progress: Progress<'a>,
+}
+
+/// `exec` arguments.
+#[derive(Debug, Default)]
+pub struct ExecArgs {
+    /// The command string.
+    pub command: String,
+    /// Declared side effects (already checked against the enum).
+    pub side_effects: Vec<String>,
+    /// Working directory.
+    pub cwd: Option<String>,
+    /// Environment overlay.
+    pub env: Vec<(String, String)>,
+    /// Shell override.
+    pub shell: Option<String>,
+    /// Initial stdin.
+    pub stdin: Option<String>,
+    /// Close stdin after the initial input.
+    pub close_stdin: bool,
+    /// Label.
+    pub name: Option<String>,
+    /// Yield.
+    pub yield_ms: Option<u64>,
+    /// Runtime limit.
+    pub timeout_ms: Option<u64>,
+    /// Response budget.
+    pub max_output_bytes: Option<u64>,
+    /// Tail instead of head.
+    pub tail_lines: Option<u64>,
+}
+
+/// Output selection shared by `read` and `wait`.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadArgs {
+    /// Cursor.
+    pub since_seq: Option<u64>,
+    /// Budget.
+    pub max_output_bytes: Option<u64>,
+    /// Streams.
+    pub streams: Streams,
+    /// Tail.
+    pub tail_lines: Option<u64>,
+}
+
+/// The shell-mode service.
+pub struct Engine {
+    /// Configuration.
+    pub config: Arc<Config>,
+    /// Records.
+    pub table: Table,
+    /// The reaper.
+    pub reaper: Reaper,
+    secrets: Arc<Secrets>,
+    /// Prefix of every marker of this server (`<pid>.<nonce>/`).
+    pub marker_prefix: String,
+    id_base: u64,
+    counter: AtomicU64,
+    shutting_down: AtomicBool,
+}
+
+/// Grace before SIGKILL when a call is cancelled.
+const CANCEL_GRACE: Duration = Duration::from_millis(2000);
+/// Default `stop` grace.
+const STOP_GRACE_MS: u64 = 10_000;
+/// Ceiling of `stop`'s grace.
+const STOP_GRACE_MAX_MS: u64 = 50_000;
+
+impl Engine {
+    /// A service over `config`, using the started reaper.
+    pub fn new(config: Arc<Config>, reaper: Reaper) -> Engine {
+        let secrets = Arc::new(match &config.redact_regex {
+            Some(re) => {
+                let pairs: Vec<(&str, &str)> = config
+                    .env
+                    .iter()
+                    .filter_map(|(k, v)| Some((k.to_str()?, v.to_str()?)))
+                    .filter(|(k, _)| re.is_match(k))
+                    .collect();
+                Secrets::new(pairs)
+            }
+            None => Secrets::default(),
+        });
+        let random = random_u64();
+        Engine {
+            config,
+            table: Table::default(),
+            reaper,
+            secrets,
+            marker_prefix: format!("{}.{:08x}/", std::process::id(), random as u32),
+            id_base: random >> 16,
+            counter: AtomicU64::new(0),
+            shutting_down: AtomicBool::new(false),
+        }
+    }
+
+    /// The redaction set built from the server's environment.
+    pub fn secrets(&self) -> &Arc<Secrets> {
+        &self.secrets
+    }
+
+    fn next_id(&self) -> String {
+        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        // An odd multiplier is a bijection modulo 2^48: ids never repeat in a server's life.
+        let id = self.id_base.wrapping_add(n.wrapping_mul(0x9E37_79B9_7F4B)) & 0xFFFF_FFFF_FFFF;
+        format!("proc_{id:012x}")
+    }
+
+    /// Refuses new work from now on (shutdown).
+    pub fn close(&self) {
+        self.shutting_down.store(true, Ordering::SeqCst);
+    }
+
+    fn budget(&self, requested: Option<u64>) -> usize {
+        let cap = self.config.max_output_bytes;
+        requested.map_or(cap, |r| (r.min(cap as u64)) as usize)
+    }
+
+    /// `exec`. `None` when the call was cancelled (no response is sent).
+    pub fn exec(&self, args: ExecArgs, ctx: &CallCtx<'_>) -> Option<Reply> {
+        let started = Instant::now();
+        if let Err(message) = self.check_policy(&args) {
+            return Some(failed_to_start(message));
+        }
+        let cwd = match config::resolve_cwd(&self.config, args.cwd.as_deref()) {
+            Ok(c) => c,
+            Err(e) => return Some(failed_to_start(e)),
+        };
+        self.table.retain(
+            Duration::from_millis(self.config.retention_ms),
+            self.config.max_retained,
+        );
+        let proc = match self.spawn(&args, cwd) {
+            Ok(p) => p,
+            Err(e) => return Some(failed_to_start(e)),
+        };
+        ctx.cancel.attach(&proc);
+
+        let yield_ms = args
+            .yield_ms
+            .unwrap_or(self.config.default_yield_ms)
+            .min(self.config.max_yield_ms);
+        let deadline = started + Duration::from_millis(yield_ms);
+        let outcome = wait_loop(&proc, deadline, ctx, WaitMode::Exec, None);
+        if outcome == Outcome::Cancelled {
+            self.stop_quietly(&proc, CANCEL_GRACE);
+            return None;
+        }
+        let budget = self.budget(args.max_output_bytes);
+        let req = ReadReq {
+            since: None,
+            tail_lines: args.tail_lines.map(|n| n as usize),
+            streams: Streams::Both,
+            max_bytes: budget,
+        };
+        let st = proc.lock();
+        let out = st.output.read(&req);
+        let status = st.status();
+        let (exit_code, signal) = st.exit();
+        let stdin_error = st.stdin_error.clone();
+        drop(st);
+        let mut m = Map::new();
+        let shown = if status == Status::Running {
+            "backgrounded"
+        } else {
+            status.as_str()
+        };
+        m.insert("status".into(), Value::from(shown));
+        m.insert("process_id".into(), Value::from(proc.info.id.clone()));
+        m.insert("pid".into(), Value::from(proc.info.pid));
+        m.insert(
+            "duration_ms".into(),
+            Value::from(started.elapsed().as_millis() as u64),
+        );
+        put_output(&mut m, &out, Streams::Both);
+        m.insert(
+            "exit_code".into(),
+            exit_code.map_or(Value::Null, Value::from),
+        );
+        m.insert("signal".into(), signal.map_or(Value::Null, Value::from));
+        if status == Status::Running {
+            m.insert(
+                "message".into(),
+                Value::from(format!(
+                    "The command is still running in the background as {id}. Use read with \
+                     process_id {id} and since_seq {next} for new output, wait to block until it \
+                     exits or prints something (until), write to send input, and stop to end it.",
+                    id = proc.info.id,
+                    next = out.next_seq
+                )),
+            );
+        }
+        if let Some(e) = stdin_error {
+            m.insert("stdin_error".into(), Value::from(e));
+        }
+        Some(Reply::ok(m))
+    }
+
+    fn check_policy(&self, args: &ExecArgs) -> Result<(), String> {
+        if self.shutting_down.load(Ordering::SeqCst) {
+            return Err("the server is shutting down".into());
+        }
+        check_side_effects(&args.side_effects, &self.config.blocked)?;
+        if self.config.mode == Mode::Trusted {
+            return Err("exec in trusted mode is not available in this build yet".into());
+        }
+        check_command_regex(&self.config, &args.command, "command")?;
+        if let Some(shell) = &args.shell {
+            if shell.trim().is_empty() {
+                return Err(
+                    "shell is empty: give a shell path such as /bin/bash, or omit it".into(),
+                );
+            }
+            check_command_regex(&self.config, shell, "shell")?;
+        }
+        let limit = self.config.max_processes;
+        if self.table.live_count() >= limit {
+            return Err(format!(
+                "Maximum process limit ({limit}) reached: stop or wait for a running process first (see ps)"
+            ));
+        }
+        Ok(())
+    }
+
+    fn spawn(&self, args: &ExecArgs, cwd: PathBuf) -> Result<Arc<Proc>, String> {
+        let id = self.next_id();
+        let marker = format!("{}{}", self.marker_prefix, id);
+        let mut env: Vec<(OsString, OsString)> = self
+            .config
+            .env
+            .iter()
+            .filter(|(k, _)| k != MARKER_VAR)
+            .cloned()
+            .collect();
+        for (k, v) in &args.env {
+            let key = OsString::from(k);
+            env.retain(|(ek, _)| *ek != key);
+            env.push((key, OsString::from(v)));
+        }
+        env.push((MARKER_VAR.into(), marker.clone().into()));
+        let secrets = match &self.config.redact_regex {
+            Some(re) if args.env.iter().any(|(k, _)| re.is_match(k)) => Arc::new(
+                self.secrets.with(
+                    args.env
+                        .iter()
+                        .filter(|(k, _)| re.is_match(k))
+                        .map(|(k, v)| (k.as_str(), v.as_str())),
+                ),
+            ),
+            _ => self.secrets.clone(),
+        };
+        let shell = args
+            .shell
+            .clone()
+            .unwrap_or_else(|| self.config.shell.clone());
+        let shell_args = ["-c".to_string(), args.command.clone()];
+        let wants_stdin = args.stdin.is_some() || !args.close_stdin;
+
+        // Hold the leaders lock across the fork: the reaper cannot reap this pid before
+        // it is registered.
+        let mut leaders = self.reaper.leaders.lock();
+        let spawned = sys::spawn(SpawnSpec {
+            program: &shell,
+            args: &shell_args,
+            env: &env,
+            cwd: &cwd,
+            stdin_pipe: wants_stdin,
+            stdin_file: None,
+            stdout: None,
+            stderr: None,
+            join_group: None,
+        })
+        .map_err(|e| format!("cannot start {shell}: {}", config::plain_io(&e)))?;
+        let (Some(stdout), Some(stderr)) = (spawned.stdout, spawned.stderr) else {
+            return Err("internal error: output pipes missing".into());
+        };
+        if let Some(stdin) = &spawned.stdin {
+            let _ = sys::set_nonblocking(std::os::fd::AsRawFd::as_raw_fd(stdin));
+        }
+        let info = Info {
+            id: id.clone(),
+            pid: spawned.pid,
+            command: secrets.redact_str(&args.command),
+            name: args.name.clone(),
+            cwd: cwd.display().to_string(),
+            started_wall: SystemTime::now(),
+            started: Instant::now(),
+            marker,
+        };
+        let proc = Arc::new(Proc::new(info, self.config.max_buffer_bytes, spawned.stdin));
+        leaders.insert(spawned.pid, proc.clone());
+        drop(leaders);
+        crate::info!(
+            "{id} started pid {} in {}: {}",
+            spawned.pid,
+            proc.info.cwd,
+            proc.info.command
+        );
+
+        self.table.insert(proc.clone());
+        let timeout_ms = args.timeout_ms.unwrap_or(self.config.default_timeout_ms);
+        if timeout_ms > 0 {
+            let at = proc.info.started + Duration::from_millis(timeout_ms);
+            self.reaper.send(Cmd::Timeout(
+                proc.clone(),
+                at,
+                Duration::from_millis(self.config.timeout_grace_ms),
+            ));
+        }
+        let pump_proc = proc.clone();
+        let spawned_pump = std::thread::Builder::new()
+            .name(format!("out-{}", &id[5..]).chars().take(15).collect())
+            .stack_size(process::PUMP_STACK)
+            .spawn(move || process::pump(pump_proc, stdout, stderr, secrets));
+        if let Err(e) = spawned_pump {
+            crate::error!("cannot start the output thread of {id}: {e}");
+            proc.set_reason(EndReason::Failed);
+            proc.signal(libc::SIGKILL);
+            return Err(format!("cannot start an output thread: {e}"));
+        }
+        if let Some(input) = &args.stdin {
+            let writer = proc.clone();
+            let data = input.clone().into_bytes();
+            let close = args.close_stdin;
+            let _ = std::thread::Builder::new()
+                .name(format!("in-{}", &id[5..]).chars().take(15).collect())
+                .stack_size(64 * 1024)
+                .spawn(move || {
+                    let far = Instant::now() + Duration::from_secs(3600 * 24 * 365);
+                    if let Err(e) = writer.write_stdin(&data, close, far) {
+                        writer.set_stdin_error(e);
+                    }
+                });
+        }
+        Ok(proc)
+    }
+
+    /// Sends SIGTERM, then SIGKILL after `grace`, without waiting.
+    fn stop_quietly(&self, proc: &Arc<Proc>, grace: Duration) {
+        proc.set_reason(EndReason::Stopped);
+        if proc.signal(libc::SIGTERM) {
+            self.reaper
+                .send(Cmd::Kill(proc.clone(), Instant::now() + grace));
+        }
+    }
+
+    fn unknown(id: &str) -> Reply {
+        let mut m = Map::new();
+        m.insert("process_id".into(), Value::from(id));
+        m.insert(
+            "error".into(),
+            Value::from(format!("Unknown process_id: {id}")),
+        );
+        Reply::err(m)
+    }
+
+    /// `read`.
+    pub fn read(&self, id: &str, args: ReadArgs) -> Reply {
+        let Some(proc) = self.table.get(id) else {
+            return Self::unknown(id);
+        };
+        Reply::ok(self.snapshot(&proc, args))
+    }
+
+    fn snapshot(&self, proc: &Proc, args: ReadArgs) -> Map<String, Value> {
+        let req = ReadReq {
+            since: args.since_seq,
+            tail_lines: args.tail_lines.map(|n| n as usize),
+            streams: args.streams,
+            max_bytes: self.budget(args.max_output_bytes),
+        };
+        let st = proc.lock();
+        let out = st.output.read(&req);
+        let status = st.status();
+        let (exit_code, signal) = st.exit();
+        let stdin_error = st.stdin_error.clone();
+        drop(st);
+        let mut m = Map::new();
+        m.insert("process_id".into(), Value::from(proc.info.id.clone()));
+        m.insert("status".into(), Value::from(status.as_str()));
+        m.insert(
+            "exit_code".into(),
+            exit_code.map_or(Value::Null, Value::from),
+        );
+        m.insert("signal".into(), signal.map_or(Value::Null, Value::from));
+        put_output(&mut m, &out, args.streams);
+        m.insert(
+            "stdin_error".into(),
+            stdin_error.map_or(Value::Null, Value::from),
+        );
+        m
+    }
+
+    /// `write`.
+    pub fn write(&self, id: &str, input: &str, newline: bool, close: bool) -> Reply {
+        let Some(proc) = self.table.get(id) else {
+            return Self::unknown(id);
+        };
+        let mut m = Map::new();
+        m.insert("process_id".into(), Value::from(id));
+        let result = if proc.is_finished() {
+            Err(format!(
+                "process {id} is not running ({})",
+                proc.lock().status().as_str()
+            ))
+        } else {
+            let mut data = input.as_bytes().to_vec();
+            if newline {
+                data.push(b'\n');
+            }
+            let deadline = Instant::now() + Duration::from_millis(TRANSPORT_CEILING_MS);
+            proc.write_stdin(&data, close, deadline)
+        };
+        match result {
+            Ok(()) => {
+                m.insert("ok".into(), Value::Bool(true));
+                Reply::ok(m)
+            }
+            Err(e) => {
+                m.insert("ok".into(), Value::Bool(false));
+                m.insert("error".into(), Value::from(e));
+                Reply::err(m)
+            }
+        }
+    }
+
+    /// `wait`. `None` when cancelled.
+    pub fn wait(
+        &self,
+        id: &str,
+        timeout_ms: Option<u64>,
+        until: Option<&Regex>,
+        args: ReadArgs,
+        ctx: &CallCtx<'_>,
+    ) -> Option<Reply> {
+        let Some(proc) = self.table.get(id) else {
+            return Some(Self::unknown(id));
+        };
+        ctx.cancel.attach(&proc);
+        let started = Instant::now();
+        let timeout = timeout_ms
+            .unwrap_or(TRANSPORT_CEILING_MS)
+            .min(TRANSPORT_CEILING_MS);
+        let deadline = started + Duration::from_millis(timeout);
+        let watch = until.map(|re| UntilWatch::new(re, &proc, args));
+        let outcome = wait_loop(&proc, deadline, ctx, WaitMode::Wait, watch);
+        let result = match outcome {
+            Outcome::Cancelled => return None,
+            Outcome::Finished => "exited",
+            Outcome::Matched => "matched",
+            Outcome::Deadline | Outcome::LeaderGone => "deadline_reached",
+        };
+        let mut m = self.snapshot(&proc, args);
+        m.insert("wait_result".into(), Value::from(result));
+        m.insert(
+            "waited_ms".into(),
+            Value::from(started.elapsed().as_millis() as u64),
+        );
+        Some(Reply::ok(m))
+    }
+
+    /// `stop`.
+    pub fn stop(
+        &self,
+        id: &str,
+        signal: Option<&str>,
+        force_after_ms: Option<u64>,
+        ctx: &CallCtx<'_>,
+    ) -> Reply {
+        let Some(proc) = self.table.get(id) else {
+            return Self::unknown(id);
+        };
+        let mut m = Map::new();
+        m.insert("process_id".into(), Value::from(id));
+        let (signum, name) = match signal {
+            None => (libc::SIGTERM, "SIGTERM"),
+            Some(s) => match sys::signal_from_name(s) {
+                Some(found) => found,
+                None => {
+                    let names: Vec<&str> = sys::signal_names().collect();
+                    m.insert("stopped".into(), Value::Bool(false));
+                    m.insert(
+                        "error".into(),
+                        Value::from(format!(
+                            "invalid signal {s:?}: nothing was sent; expected a name such as SIGTERM, TERM or a number; known: {}",
+                            names.join(", ")
+                        )),
+                    );
+                    return Reply::err(m);
+                }
+            },
+        };
+        m.insert("signal".into(), Value::from(name));
+        let grace = force_after_ms
+            .unwrap_or(STOP_GRACE_MS)
+            .min(STOP_GRACE_MAX_MS);
+        let stopped = if proc.is_finished() {
+            false
+        } else {
+            proc.set_reason(EndReason::Stopped);
+            proc.signal(signum);
+            if signum != libc::SIGKILL {
+                self.reaper.send(Cmd::Kill(
+                    proc.clone(),
+                    Instant::now() + Duration::from_millis(grace),
+                ));
+            }
+            // The reaper escalates; wait for the group to be gone, with room for the kill
+            // and the final drain.
+            let deadline = Instant::now() + Duration::from_millis(grace) + Duration::from_secs(4);
+            let never = Cancel::default();
+            let quiet = CallCtx {
+                cancel: &never,
+                progress: ctx.progress,
+            };
+            wait_loop(&proc, deadline, &quiet, WaitMode::Wait, None) == Outcome::Finished
+        };
+        let st = proc.lock();
+        let (exit_code, sig) = st.exit();
+        m.insert("stopped".into(), Value::Bool(stopped));
+        m.insert("status".into(), Value::from(st.status().as_str()));
+        m.insert(
+            "exit_code".into(),
+            exit_code.map_or(Value::Null, Value::from),
+        );
+        m.insert("exit_signal".into(), sig.map_or(Value::Null, Value::from));
+        let was_running = st.ended.is_none();
+        drop(st);
+        if !stopped {
+            let msg = if was_running {
+                "the process group did not end within the grace period after SIGKILL"
+            } else {
+                "the process had already finished; nothing was sent"
+            };
+            m.insert("error".into(), Value::from(msg));
+            return Reply {
+                value: m,
+                is_error: was_running,
+            };
+        }
+        m.insert("error".into(), Value::Null);
+        Reply::ok(m)
+    }
+
+    /// `ps`.
+    pub fn ps(&self, include_completed: bool, limit: usize) -> Reply {
+        let now = Instant::now();
+        let mut list = Vec::new();
+        for proc in self.table.newest_first() {
+            if list.len() >= limit {
+                break;
+            }
+            let st = proc.lock();
+            let status = st.status();
+            if !include_completed && status != Status::Running {
+                continue;
+            }
+            let (exit_code, signal) = st.exit();
+            let mut m = Map::new();
+            m.insert("process_id".into(), Value::from(proc.info.id.clone()));
+            m.insert("pid".into(), Value::from(proc.info.pid));
+            m.insert(
+                "name".into(),
+                proc.info.name.clone().map_or(Value::Null, Value::from),
+            );
+            m.insert("command".into(), Value::from(proc.info.command.clone()));
+            m.insert("cwd".into(), Value::from(proc.info.cwd.clone()));
+            m.insert("status".into(), Value::from(status.as_str()));
+            m.insert(
+                "exit_code".into(),
+                exit_code.map_or(Value::Null, Value::from),
+            );
+            m.insert("signal".into(), signal.map_or(Value::Null, Value::from));
+            m.insert(
+                "started_at".into(),
+                Value::from(rfc3339(proc.info.started_wall)),
+            );
+            let (ended_at, duration) = match st.ended {
+                Some((at, wall)) => (
+                    Value::from(rfc3339(wall)),
+                    at.saturating_duration_since(proc.info.started),
+                ),
+                None => (
+                    Value::Null,
+                    now.saturating_duration_since(proc.info.started),
+                ),
+            };
+            m.insert("ended_at".into(), ended_at);
+            m.insert(
+                "duration_ms".into(),
+                Value::from(duration.as_millis() as u64),
+            );
+            m.insert(
+                "stdout_bytes".into(),
+                Value::from(st.output.bytes_total(STDOUT)),
+            );
+            m.insert(
+                "stderr_bytes".into(),
+                Value::from(st.output.bytes_total(STDERR)),
+            );
+            m.insert(
+                "idle_ms".into(),
+                Value::from(now.saturating_duration_since(st.last_output).as_millis() as u64),
+            );
+            m.insert("latest_seq".into(), Value::from(st.output.latest_seq()));
+            m.insert(
+                "stdin_error".into(),
+                st.stdin_error.clone().map_or(Value::Null, Value::from),
+            );
+            list.push(Value::Object(m));
+        }
+        let mut m = Map::new();
+        m.insert("processes".into(), Value::Array(list));
+        Reply::ok(m)
+    }
+
+    /// `cleanup`.
+    pub fn cleanup(&self, completed_older_than_ms: u64, stopped_older_than_ms: u64) -> Reply {
+        let removed = self.table.cleanup(
+            Duration::from_millis(completed_older_than_ms),
+            Duration::from_millis(stopped_older_than_ms),
+        );
+        let mut m = Map::new();
+        m.insert("removed".into(), Value::from(removed));
+        Reply::ok(m)
+    }
+
+    /// Shutdown: SIGTERM to everything, SIGKILL after `grace`, wait at most `limit` overall.
+    pub fn shutdown(&self, grace: Duration, limit: Duration) {
+        self.close();
+        let start = Instant::now();
+        let live = self.table.live();
+        for p in &live {
+            p.set_reason(EndReason::Stopped);
+            p.signal(libc::SIGTERM);
+        }
+        crate::tree::signal_all(&self.marker_prefix, libc::SIGTERM);
+        let all_done = |until: Instant| {
+            for p in &live {
+                let mut st = p.lock();
+                while st.ended.is_none() && Instant::now() < until {
+                    p.wait_until(&mut st, until);
+                }
+            }
+        };
+        all_done(start + grace);
+        for p in &live {
+            if !p.is_finished() {
+                p.signal(libc::SIGKILL);
+            }
+        }
+        crate::tree::signal_all(&self.marker_prefix, libc::SIGKILL);
+        all_done(start + limit);
+    }
+}
+
+fn failed_to_start(message: String) -> Reply {
+    let mut m = Map::new();
+    m.insert("status".into(), Value::from("failed_to_start"));
+    m.insert("error".into(), Value::from(message));
+    Reply::err(m)
+}
+
+fn put_output(m: &mut Map<String, Value>, out: &ReadOut, streams: Streams) {
+    if streams != Streams::Stderr {
+        m.insert(
+            "stdout".into(),
+            Value::from(String::from_utf8_lossy(&out.stdout).into_owned()),
+        );
+    }
+    if streams != Streams::Stdout {
+        m.insert(
+            "stderr".into(),
+            Value::from(String::from_utf8_lossy(&out.stderr).into_owned()),
+        );
+    }
+    m.insert("start_seq".into(), Value::from(out.start_seq));
+    m.insert("next_seq".into(), Value::from(out.next_seq));
+    m.insert("latest_seq".into(), Value::from(out.latest_seq));
+    m.insert("truncated".into(), Value::Bool(out.truncated));
+    m.insert("capped".into(), Value::Bool(out.capped));
+}
+
+/// What a safer next step looks like for each blocked category.
+fn safer_step(category: &str) -> &'static str {
+    match category {
+        "RUNS_INLINE_CODE" => "write the code to a reviewable file in the workspace and run that file in a small, separate step",
+        "KILLS_AGENT_PROCESS" => "stop only processes this server started, with the stop tool and their process_id",
+        "MODIFIES_OS_SETTINGS" => "describe the system change to the user and let them apply it",
+        "MODIFIES_OS_USER_SETTINGS" => "propose the change to the dotfile or user setting and let the user apply it",
+        "MODIFIES_PROTECTED_FILES" => "work on a copy inside the workspace, or ask the user to change the protected file",
+        "DELETES_FILES" => "move files to a scratch directory in the workspace instead of deleting them, or ask the user",
+        "MAKES_NETWORK_REQUESTS" => "use files already present, or ask the user to fetch what is needed",
+        "CHANGES_PACKAGES_OR_DEPENDENCIES" => "list the packages needed and let the user install them",
+        "RUNS_PRIVILEGED_COMMANDS" => "run the unprivileged part only, and ask the user for the privileged step",
+        "USES_DESTRUCTIVE_GIT_OPERATION" => "use a non-destructive git command (a new branch, git stash, git revert)",
+        _ => "choose a command without this side effect, or ask the user to run it",
+    }
+}
+
+/// Checks the declared side effects against the enum rules and the blocklist.
+pub fn check_side_effects(declared: &[String], blocked: &[usize]) -> Result<(), String> {
+    if declared.is_empty() {
+        return Err("side_effects is empty: declare at least one category, or [\"NONE\"] for a command without side effects".into());
+    }
+    if declared.iter().any(|d| d == "NONE") && declared.len() > 1 {
+        return Err(
+            "side_effects: NONE must be the only category; drop NONE or drop the others".into(),
+        );
+    }
+    let hits: Vec<&str> = blocked
+        .iter()
+        .map(|&i| SIDE_EFFECTS[i])
+        .filter(|b| declared.iter().any(|d| d == b))
+        .collect();
+    if hits.is_empty() {
+        return Ok(());
+    }
+    let mut msg = format!(
+        "Blocked by policy: the declared side effect{} {} {} not allowed on this server, so execution was stopped before any process started.",
+        if hits.len() > 1 { "s" } else { "" },
+        hits.join(", "),
+        if hits.len() > 1 { "are" } else { "is" },
+    );
+    for h in &hits {
+        msg.push_str(&format!(" Safer next step for {h}: {}.", safer_step(h)));
+    }
+    Err(msg)
+}
+
+fn check_command_regex(config: &Config, text: &str, what: &str) -> Result<(), String> {
+    if let Some(re) = &config.deny_regex {
+        if re.is_match(text) {
+            return Err(format!(
+                "Command denied by policy: the {what} matches YIELDSHELL_DENY_COMMAND_REGEX"
+            ));
+        }
+    }
+    if let Some(re) = &config.allow_regex {
+        if !re.is_match(text) {
+            return Err(format!("Command not allowed by policy: the {what} does not match YIELDSHELL_ALLOW_COMMAND_REGEX"));
+        }
+    }
+    Ok(())
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WaitMode {
+    /// `exec`: also return 250 ms after the leader exits.
+    Exec,
+    /// `wait`/`stop`: only on finish, match, deadline or cancel.
+    Wait,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    Finished,
+    LeaderGone,
+    Deadline,
+    Cancelled,
+    Matched,
+}
+
+/// Incremental matching of `until` over new output, line by line per stream.
+struct UntilWatch<'a> {
+    re: &'a Regex,
+    /// Stream offset where scanning resumes (the start of an unfinished line).
+    from: [u64; 2],
+    streams: Streams,
+    scratch: Vec<u8>,
+}
+
+impl<'a> UntilWatch<'a> {
+    fn new(re: &'a Regex, proc: &Proc, args: ReadArgs) -> UntilWatch<'a> {
+        let st = proc.lock();
+        let seq = args.since_seq.unwrap_or(1);
+        let from = [
+            st.output.stream_off_at(STDOUT, seq),
+            st.output.stream_off_at(STDERR, seq),
+        ];
+        UntilWatch {
+            re,
+            from,
+            streams: args.streams,
+            scratch: Vec::new(),
+        }
+    }
+
+    fn check(&mut self, st: &process::State) -> bool {
+        for stream in [STDOUT, STDERR] {
+            let wanted = match self.streams {
+                Streams::Both => true,
+                Streams::Stdout => stream == STDOUT,
+                Streams::Stderr => stream == STDERR,
+            };
+            if !wanted {
+                continue;
+            }
+            self.scratch.clear();
+            let (start, end) =
+                st.output
+                    .stream_bytes_from(stream, self.from[stream], &mut self.scratch);
+            if start == end {
+                continue;
+            }
+            if self.re.is_match(&String::from_utf8_lossy(&self.scratch)) {
+                return true;
+            }
+            // Resume at the start of the last unfinished line; a very long line without a
+            // newline is not rescanned forever.
+            self.from[stream] = match memchr::memrchr(b'\n', &self.scratch) {
+                Some(i) => start + i as u64 + 1,
+                None if self.scratch.len() > 64 * 1024 => end,
+                None => start,
+            };
+        }
+        false
+    }
+}
+
+fn wait_loop(
+    proc: &Arc<Proc>,
+    deadline: Instant,
+    ctx: &CallCtx<'_>,
+    mode: WaitMode,
+    mut until: Option<UntilWatch<'_>>,
+) -> Outcome {
+    let started = Instant::now();
+    let mut next_progress = started + Duration::from_secs(1);
+    let mut st = proc.lock();
+    loop {
+        if ctx.cancel.is_cancelled() {
+            return Outcome::Cancelled;
+        }
+        if st.ended.is_some() {
+            return Outcome::Finished;
+        }
+        if let Some(w) = until.as_mut() {
+            if w.check(&st) {
+                return Outcome::Matched;
+            }
+        }
+        let now = Instant::now();
+        let mut wake = deadline;
+        if mode == WaitMode::Exec {
+            if let Some((_, exited_at)) = st.leader {
+                let at = exited_at + process::LEADER_EXIT_GRACE;
+                if now >= at {
+                    return Outcome::LeaderGone;
+                }
+                wake = wake.min(at);
+            }
+        }
+        if now >= deadline {
+            return Outcome::Deadline;
+        }
+        if let Some(progress) = ctx.progress {
+            if now >= next_progress {
+                let bytes = st.output.bytes_total(STDOUT) + st.output.bytes_total(STDERR);
+                let elapsed = now.saturating_duration_since(started).as_millis() as u64;
+                // Never call out while holding the record's lock.
+                parking_lot::MutexGuard::unlocked(&mut st, || progress(elapsed, bytes));
+                next_progress = now + Duration::from_secs(1);
+                continue;
+            }
+            wake = wake.min(next_progress);
+        }
+        proc.wait_until(&mut st, wake);
+    }
+}
+
+/// Formats a wall-clock time as RFC 3339 UTC with milliseconds.
+pub fn rfc3339(t: SystemTime) -> String {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = d.as_secs() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        d.subsec_millis()
+    )
+}
+
+/// 64 random bits from the standard library's hash seed (no extra dependency, no unsafe).
+fn random_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos(),
+    );
+    h.write_u32(std::process::id());
+    h.finish()
+}
+
+/// Writes a line to stderr (used by the audit fallback).
+pub fn stderr_line(line: &str) {
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_known_dates() {
+        let check = |secs: u64, expected: &str| {
+            assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(secs)), expected);
+        };
+        check(0, "1970-01-01T00:00:00.000Z");
+        check(951_782_400, "2000-02-29T00:00:00.000Z");
+        check(1_796_083_199, "2026-11-30T23:59:59.000Z");
+    }
+
+    #[test]
+    fn side_effect_rules() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert!(check_side_effects(&s(&["NONE"]), &[16]).is_ok());
+        assert!(check_side_effects(&s(&[]), &[])
+            .unwrap_err()
+            .contains("empty"));
+        assert!(check_side_effects(&s(&["NONE", "OTHER"]), &[])
+            .unwrap_err()
+            .contains("NONE"));
+        let e =
+            check_side_effects(&s(&["RUNS_INLINE_CODE", "DELETES_FILES"]), &[16, 3]).unwrap_err();
+        assert!(
+            e.contains("DELETES_FILES, RUNS_INLINE_CODE") || e.contains("RUNS_INLINE_CODE"),
+            "{e}"
+        );
+        assert!(e.contains("before any process started"), "{e}");
+        assert!(e.contains("Safer next step for RUNS_INLINE_CODE"), "{e}");
+    }
+}

@@ -1,0 +1,375 @@
+//! One managed command: its state machine, its output pump, its stdin.
+//!
+//! A record is *finished* only when three things have happened: the leader (the shell) was
+//! reaped, its process group is empty, and both output pipes reached end of file. These
+//! are separate facts, learned by separate threads (the reaper reaps and watches groups,
+//! the pump reads the pipes), so a descendant that keeps the pipes open, or a group that
+//! outlives its leader, never loses output and never makes a record look finished early.
+//!
+//! The state lives under one `parking_lot::Mutex` with a `Condvar` that is notified on
+//! every change (new output, exit, group gone, end of file, stop). Waiters (`exec`,
+//! `wait`, `stop`) sleep on it with a deadline: nothing polls.
+//!
+//! Architecture invariant: a process group is signalled only while `group_gone` is false,
+//! checked under the state lock; the reaper sets `group_gone` under the same lock. Linux
+//! does not reuse a pid while a process group of that id has a member, so `killpg` cannot
+//! reach a stranger while the flag is false.
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use parking_lot::{Condvar, Mutex, MutexGuard};
+
+use crate::redact::{Filter, Secrets};
+use crate::ring::{Output, ReadOut, ReadReq, STDERR, STDOUT};
+use crate::sys::{self, WaitStatus};
+use crate::tree;
+
+/// Status as shown to users.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Not finished.
+    Running,
+    /// Ended on its own.
+    Completed,
+    /// Ended after `timeout_ms`.
+    TimedOut,
+    /// Ended after `stop` (or cancellation, or shutdown).
+    Stopped,
+    /// The server lost track of it (an internal error).
+    Failed,
+}
+
+impl Status {
+    /// The name used in results.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Running => "running",
+            Status::Completed => "completed",
+            Status::TimedOut => "timed_out",
+            Status::Stopped => "stopped",
+            Status::Failed => "failed",
+        }
+    }
+}
+
+/// Why a record is being ended, if not on its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndReason {
+    /// Nothing asked it to end.
+    Natural,
+    /// `stop`, cancellation or shutdown.
+    Stopped,
+    /// `timeout_ms` expired.
+    TimedOut,
+    /// Internal error.
+    Failed,
+}
+
+/// Static facts about a record.
+#[derive(Debug)]
+pub struct Info {
+    /// `proc_` + 12 hex digits.
+    pub id: String,
+    /// Leader pid, also the process group id.
+    pub pid: u32,
+    /// The command as given (redacted).
+    pub command: String,
+    /// The label given by the caller.
+    pub name: Option<String>,
+    /// Resolved working directory.
+    pub cwd: String,
+    /// Wall-clock start.
+    pub started_wall: SystemTime,
+    /// Monotonic start.
+    pub started: Instant,
+    /// Environment marker value that proves a descendant is ours.
+    pub marker: String,
+}
+
+/// Mutable state, under the record's lock.
+#[derive(Debug)]
+pub struct State {
+    /// Both streams.
+    pub output: Output,
+    /// The leader's exit, once reaped, and when.
+    pub leader: Option<(WaitStatus, Instant)>,
+    /// The process group has no member left.
+    pub group_gone: bool,
+    /// End of file seen on stdout and stderr.
+    pub eof: [bool; 2],
+    /// When the record finished.
+    pub ended: Option<(Instant, SystemTime)>,
+    /// Why it is ending.
+    pub reason: EndReason,
+    /// A failure writing the initial stdin.
+    pub stdin_error: Option<String>,
+    /// When output last arrived.
+    pub last_output: Instant,
+}
+
+impl State {
+    /// The status shown to users.
+    pub fn status(&self) -> Status {
+        if self.ended.is_none() {
+            return Status::Running;
+        }
+        match self.reason {
+            EndReason::Natural => Status::Completed,
+            EndReason::Stopped => Status::Stopped,
+            EndReason::TimedOut => Status::TimedOut,
+            EndReason::Failed => Status::Failed,
+        }
+    }
+
+    /// The leader's exit code and signal name, if reaped.
+    pub fn exit(&self) -> (Option<i32>, Option<String>) {
+        match self.leader {
+            Some((WaitStatus::Exited(code), _)) => (Some(code), None),
+            Some((WaitStatus::Signaled(sig), _)) => (None, Some(sys::signal_name(sig))),
+            None => (None, None),
+        }
+    }
+
+    fn maybe_finish(&mut self) -> bool {
+        if self.ended.is_none()
+            && self.leader.is_some()
+            && self.group_gone
+            && self.eof == [true, true]
+        {
+            self.ended = Some((Instant::now(), SystemTime::now()));
+            return true;
+        }
+        false
+    }
+}
+
+/// One managed command.
+#[derive(Debug)]
+pub struct Proc {
+    /// Static facts.
+    pub info: Info,
+    state: Mutex<State>,
+    cond: Condvar,
+    stdin: Mutex<Option<File>>,
+}
+
+impl Proc {
+    /// A record for a freshly spawned leader.
+    pub fn new(info: Info, buffer_bytes: usize, stdin: Option<File>) -> Proc {
+        let now = Instant::now();
+        Proc {
+            info,
+            state: Mutex::new(State {
+                output: Output::new(buffer_bytes),
+                leader: None,
+                group_gone: false,
+                eof: [false, false],
+                ended: None,
+                reason: EndReason::Natural,
+                stdin_error: None,
+                last_output: now,
+            }),
+            cond: Condvar::new(),
+            stdin: Mutex::new(stdin),
+        }
+    }
+
+    /// Locks the state.
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock()
+    }
+
+    /// Sleeps until notified or `deadline`; returns the guard.
+    pub fn wait_until(&self, guard: &mut MutexGuard<'_, State>, deadline: Instant) {
+        self.cond.wait_until(guard, deadline);
+    }
+
+    /// Wakes every waiter (used by cancellation).
+    pub fn notify(&self) {
+        self.cond.notify_all();
+    }
+
+    /// Whether the record has finished.
+    pub fn is_finished(&self) -> bool {
+        self.state.lock().ended.is_some()
+    }
+
+    /// Reads output.
+    pub fn read(&self, req: &ReadReq) -> ReadOut {
+        self.state.lock().output.read(req)
+    }
+
+    /// Called by the reaper when the leader was reaped.
+    pub fn on_leader_exit(&self, status: WaitStatus) {
+        let mut st = self.state.lock();
+        st.leader = Some((status, Instant::now()));
+        st.maybe_finish();
+        drop(st);
+        self.cond.notify_all();
+    }
+
+    /// Called by the reaper: checks under the lock whether the group is empty now.
+    /// Returns true when it is (and records it).
+    pub fn check_group(&self) -> bool {
+        let mut st = self.state.lock();
+        if !st.group_gone && !sys::group_exists(self.info.pid) {
+            st.group_gone = true;
+            st.maybe_finish();
+            drop(st);
+            self.cond.notify_all();
+            return true;
+        }
+        st.group_gone
+    }
+
+    /// Marks the record as ending for `reason` unless it already ends for another reason.
+    pub fn set_reason(&self, reason: EndReason) {
+        let mut st = self.state.lock();
+        if st.ended.is_none() && st.reason == EndReason::Natural {
+            st.reason = reason;
+        }
+    }
+
+    /// Sends `signal` to the process group and to every marked descendant that left it.
+    /// Returns false when nothing was left to signal.
+    pub fn signal(&self, signal: i32) -> bool {
+        let sent_group = {
+            let st = self.state.lock();
+            if st.group_gone {
+                false
+            } else {
+                sys::killpg(self.info.pid, signal).is_ok()
+            }
+        };
+        let outside = tree::signal_strays(&self.info.marker, self.info.pid, signal);
+        sent_group || outside > 0
+    }
+
+    /// Ends the record even though a pipe is still open (a descendant we could not find
+    /// holds it). Used only after SIGKILL and a further grace.
+    pub fn force_end(&self) {
+        let mut st = self.state.lock();
+        if st.ended.is_none() && st.leader.is_some() && st.group_gone {
+            st.eof = [true, true];
+            st.maybe_finish();
+        }
+        drop(st);
+        self.cond.notify_all();
+    }
+
+    /// Writes to stdin, waiting at most until `deadline` for the child to accept it.
+    pub fn write_stdin(&self, data: &[u8], close: bool, deadline: Instant) -> Result<(), String> {
+        let Some(mut slot) = self.stdin.try_lock_until(deadline) else {
+            return Err(
+                "stdin is busy with an earlier write that the process has not accepted yet".into(),
+            );
+        };
+        let Some(file) = slot.as_mut() else {
+            return Err("stdin is closed".into());
+        };
+        let result = write_all_until(file, data, deadline);
+        if close || result.is_err() {
+            *slot = None;
+        }
+        result
+    }
+
+    /// Records a failure of the initial stdin write.
+    pub fn set_stdin_error(&self, error: String) {
+        self.state.lock().stdin_error = Some(error);
+    }
+}
+
+fn write_all_until(file: &mut File, mut data: &[u8], deadline: Instant) -> Result<(), String> {
+    while !data.is_empty() {
+        match file.write(data) {
+            Ok(0) => return Err("stdin accepted no bytes".into()),
+            Ok(n) => data = &data[n..],
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(format!(
+                        "the process did not read its stdin in time ({} bytes not written)",
+                        data.len()
+                    ));
+                }
+                let ms = left.as_millis().min(i32::MAX as u128) as i32;
+                if let Err(e) = sys::poll_write(file.as_raw_fd(), ms.max(1)) {
+                    return Err(format!("waiting for stdin failed: {e}"));
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => (),
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                return Err("the process closed its stdin (broken pipe)".into())
+            }
+            Err(e) => return Err(format!("writing stdin failed: {e}")),
+        }
+    }
+    Ok(())
+}
+
+/// Size of the pump's read buffer, on its own stack.
+const READ_CHUNK: usize = 32 * 1024;
+
+/// Stack size of a pump thread: the read buffer plus room for the filter and locking.
+pub const PUMP_STACK: usize = READ_CHUNK + 64 * 1024;
+
+/// Reads both pipes until end of file, filtering into the ring. Runs on its own thread.
+pub fn pump(proc: Arc<Proc>, stdout: File, stderr: File, secrets: Arc<Secrets>) {
+    let mut files = [Some(stdout), Some(stderr)];
+    let mut filters = [Filter::new(secrets.clone()), Filter::new(secrets)];
+    let mut buf = [0u8; READ_CHUNK];
+    while files.iter().any(Option::is_some) {
+        let fds = [
+            files[0].as_ref().map(|f| f.as_raw_fd()),
+            files[1].as_ref().map(|f| f.as_raw_fd()),
+        ];
+        let ready = match sys::poll_read2(fds, -1) {
+            Ok(r) => r,
+            Err(e) => {
+                crate::warn!("poll on the pipes of {} failed: {e}", proc.info.id);
+                break;
+            }
+        };
+        for stream in [STDOUT, STDERR] {
+            if !ready.readable[stream] {
+                continue;
+            }
+            let Some(file) = files[stream].as_mut() else {
+                continue;
+            };
+            let n = match file.read(&mut buf) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(_) => 0,
+            };
+            let mut st = proc.state.lock();
+            let out = &mut st.output;
+            if n == 0 {
+                filters[stream].finish(&mut |bytes| out.push(stream, bytes));
+                st.eof[stream] = true;
+                st.maybe_finish();
+                files[stream] = None;
+            } else {
+                filters[stream].feed(&buf[..n], &mut |bytes| out.push(stream, bytes));
+                st.last_output = Instant::now();
+            }
+            drop(st);
+            proc.cond.notify_all();
+        }
+    }
+    // Either both streams ended, or polling failed: make sure the record can finish.
+    let mut st = proc.state.lock();
+    st.eof = [true, true];
+    st.maybe_finish();
+    drop(st);
+    proc.cond.notify_all();
+}
+
+/// How long after the leader's exit a still-busy record is reported as backgrounded.
+pub const LEADER_EXIT_GRACE: Duration = Duration::from_millis(250);

@@ -1,0 +1,166 @@
+//! The reaper thread: reaps every child, watches groups, and owns every deadline.
+//!
+//! SIGCHLD wakes it (through signal-hook's self-pipe, forwarded as a channel message).
+//! It then reaps with `waitpid(-1, WNOHANG)` until nothing is left: a leader's exit is
+//! recorded on its record; any other pid is an orphaned descendant that was reparented to
+//! us (the server is a child subreaper) and is simply reaped, so no zombie stays. After
+//! reaping it checks the groups whose leader has exited, under each record's lock.
+//!
+//! Deadlines (runtime timeouts and SIGKILL after a stop's grace) sit in one ordered map.
+//! A group can empty without a SIGCHLD reaching us (its last member's parent left the
+//! group), so while some leader has exited and its group has not been seen empty, the
+//! reaper also wakes every 100 ms to look.
+//!
+//! Architecture invariant: only this thread reaps. Spawning registers the new leader in
+//! `leaders` while holding that lock across the fork, so the reaper can never reap a
+//! leader it does not know yet.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{select, Receiver, Sender};
+use parking_lot::Mutex;
+
+use crate::process::{EndReason, Proc};
+use crate::sys;
+
+/// What the reaper is asked to do.
+pub enum Cmd {
+    /// SIGCHLD arrived.
+    Child,
+    /// Stop this record at `at` (runtime timeout), with `grace` before SIGKILL.
+    Timeout(Arc<Proc>, Instant, Duration),
+    /// Send SIGKILL at `at` unless the record finished.
+    Kill(Arc<Proc>, Instant),
+}
+
+/// Handle to the reaper thread.
+#[derive(Clone)]
+pub struct Reaper {
+    tx: Sender<Cmd>,
+    /// Leaders by pid, registered before their fork can be reaped.
+    pub leaders: Arc<Mutex<HashMap<u32, Arc<Proc>>>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Job {
+    Timeout(Duration),
+    Kill,
+    ForceEnd,
+}
+
+const GROUP_CHECK: Duration = Duration::from_millis(100);
+/// After SIGKILL, how long a record may wait for a pipe held by a process we cannot find.
+const FORCE_END_AFTER: Duration = Duration::from_secs(2);
+
+impl Reaper {
+    /// Starts the reaper thread. The returned sender is for SIGCHLD forwarding.
+    pub fn start() -> std::io::Result<Reaper> {
+        // Unbounded: commands are small and few (one per spawn or stop).
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let leaders: Arc<Mutex<HashMap<u32, Arc<Proc>>>> = Arc::default();
+        let reaper = Reaper {
+            tx,
+            leaders: leaders.clone(),
+        };
+        std::thread::Builder::new()
+            .name("reaper".into())
+            .stack_size(256 * 1024)
+            .spawn(move || run(rx, leaders))?;
+        Ok(reaper)
+    }
+
+    /// Sends a command; a dead reaper means shutdown is under way, so errors are ignored.
+    pub fn send(&self, cmd: Cmd) {
+        let _ = self.tx.send(cmd);
+    }
+}
+
+fn run(rx: Receiver<Cmd>, leaders: Arc<Mutex<HashMap<u32, Arc<Proc>>>>) {
+    let mut jobs: BTreeMap<(Instant, u64), (Job, Arc<Proc>)> = BTreeMap::new();
+    let mut seq = 0u64;
+    let mut awaiting: Vec<Arc<Proc>> = Vec::new();
+    loop {
+        let now = Instant::now();
+        let mut wake = jobs.keys().next().map(|(at, _)| *at);
+        if !awaiting.is_empty() {
+            let check = now + GROUP_CHECK;
+            wake = Some(wake.map_or(check, |w| w.min(check)));
+        }
+        let timeout = wake.map_or(Duration::from_secs(3600), |w| {
+            w.saturating_duration_since(now)
+        });
+        let msg = select! {
+            recv(rx) -> msg => match msg {
+                Ok(m) => Some(m),
+                Err(_) => return,
+            },
+            default(timeout) => None,
+        };
+        let mut due: Vec<(Instant, Job, Arc<Proc>)> = Vec::new();
+        match msg {
+            Some(Cmd::Child) | None => (),
+            Some(Cmd::Timeout(proc, at, grace)) => due.push((at, Job::Timeout(grace), proc)),
+            Some(Cmd::Kill(proc, at)) => due.push((at, Job::Kill, proc)),
+        }
+        reap_all(&leaders, &mut awaiting);
+        // Fire due jobs; follow-up jobs are scheduled after the loop.
+        let now = Instant::now();
+        let mut follow = Vec::new();
+        while let Some(entry) = jobs.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            let (job, proc) = entry.remove();
+            if proc.is_finished() {
+                continue;
+            }
+            match job {
+                Job::Timeout(grace) => {
+                    crate::info!("{} reached its timeout; sending SIGTERM", proc.info.id);
+                    proc.set_reason(EndReason::TimedOut);
+                    proc.signal(libc::SIGTERM);
+                    follow.push((now + grace, Job::Kill, proc));
+                }
+                Job::Kill => {
+                    crate::info!("{} outlived its grace; sending SIGKILL", proc.info.id);
+                    proc.signal(libc::SIGKILL);
+                    follow.push((now + FORCE_END_AFTER, Job::ForceEnd, proc));
+                }
+                Job::ForceEnd => {
+                    crate::warn!(
+                        "{}: a process we cannot see still holds its output pipes",
+                        proc.info.id
+                    );
+                    proc.force_end();
+                }
+            }
+        }
+        for (at, job, proc) in due.into_iter().chain(follow) {
+            seq += 1;
+            jobs.insert((at, seq), (job, proc));
+        }
+        awaiting.retain(|p| !p.check_group());
+    }
+}
+
+fn reap_all(leaders: &Mutex<HashMap<u32, Arc<Proc>>>, awaiting: &mut Vec<Arc<Proc>>) {
+    loop {
+        match sys::reap_any() {
+            Ok(Some((pid, status))) => {
+                let proc = leaders.lock().remove(&pid);
+                if let Some(proc) = proc {
+                    crate::debug!("{} leader {pid} exited: {status:?}", proc.info.id);
+                    proc.on_leader_exit(status);
+                    awaiting.push(proc);
+                }
+            }
+            Ok(None) => return,
+            Err(e) => {
+                crate::error!("waitpid failed: {e}");
+                return;
+            }
+        }
+    }
+}

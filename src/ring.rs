@@ -1,0 +1,678 @@
+//! Output buffers: one byte ring per stream, positions in one sequence shared by both.
+//!
+//! Every byte of stdout and stderr gets one position (`seq`), starting at 1, in arrival
+//! order. Each stream keeps at most `cap` bytes; older bytes are evicted from the front.
+//! A ring remembers which runs of positions it holds as segments (`Seg`), so a read can
+//! merge both streams in position order and stop at any position.
+//!
+//! Invariants (no syscalls, no clock here; everything is a pure function of the appends):
+//! - positions of one stream increase strictly along its ring;
+//! - `Output::next_seq` is one past the newest position of either stream;
+//! - a read that starts where the previous one stopped (`next_seq`) sees every retained
+//!   byte exactly once;
+//! - a read never ends inside a UTF-8 character unless the character itself is longer than
+//!   the whole budget, in which case it is returned whole (at most three bytes over).
+//!
+//! The appender (the process's reader thread) keeps characters whole: it holds back an
+//! incomplete UTF-8 sequence until its last byte arrives (see `redact::Filter`), so a
+//! character never straddles an append and never interleaves with the other stream.
+
+use std::collections::VecDeque;
+
+/// Stream index: stdout.
+pub const STDOUT: usize = 0;
+/// Stream index: stderr.
+pub const STDERR: usize = 1;
+
+/// Which streams a read covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Streams {
+    /// stdout and stderr.
+    Both,
+    /// stdout only.
+    Stdout,
+    /// stderr only.
+    Stderr,
+}
+
+impl Streams {
+    fn has(self, stream: usize) -> bool {
+        match self {
+            Streams::Both => true,
+            Streams::Stdout => stream == STDOUT,
+            Streams::Stderr => stream == STDERR,
+        }
+    }
+}
+
+/// A read request.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadReq {
+    /// First position wanted; `None` means the oldest retained byte.
+    pub since: Option<u64>,
+    /// Return only the newest N lines of each selected stream (after `since`).
+    pub tail_lines: Option<usize>,
+    /// Streams to include.
+    pub streams: Streams,
+    /// Most bytes to return, both streams together.
+    pub max_bytes: usize,
+}
+
+/// The result of a read.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct ReadOut {
+    /// Bytes of stdout, in order.
+    pub stdout: Vec<u8>,
+    /// Bytes of stderr, in order.
+    pub stderr: Vec<u8>,
+    /// Position of the first returned byte (or where the read started when none was).
+    pub start_seq: u64,
+    /// Where the next read should continue.
+    pub next_seq: u64,
+    /// The newest position assigned so far (0 when there was no output).
+    pub latest_seq: u64,
+    /// Part of the requested range had been evicted.
+    pub truncated: bool,
+    /// More selected output is available after `next_seq`.
+    pub capped: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Seg {
+    /// Position of the segment's first byte.
+    seq: u64,
+    /// Stream offset (bytes ever written to this stream before it) of the first byte.
+    off: u64,
+    len: u64,
+}
+
+#[derive(Debug, Default)]
+struct Ring {
+    bytes: VecDeque<u8>,
+    segs: VecDeque<Seg>,
+    /// Stream offset of `bytes[0]`.
+    base: u64,
+    /// One past the newest evicted position (0 when nothing was evicted).
+    evicted_until: u64,
+}
+
+impl Ring {
+    fn end_off(&self) -> u64 {
+        self.base + self.bytes.len() as u64
+    }
+
+    fn push(&mut self, seq: u64, data: &[u8], cap: usize) {
+        let off = self.end_off();
+        match self.segs.back_mut() {
+            Some(last) if last.seq + last.len == seq => last.len += data.len() as u64,
+            _ => self.segs.push_back(Seg {
+                seq,
+                off,
+                len: data.len() as u64,
+            }),
+        }
+        if data.len() >= cap {
+            // Everything retained so far goes, plus the head of `data`.
+            let drop_old = self.bytes.len();
+            self.evict(drop_old as u64);
+            let skip = data.len() - cap;
+            self.evict(skip as u64);
+            self.bytes.extend(&data[skip..]);
+            // `evict` advanced `base` past the skipped bytes, which were never stored.
+            return;
+        }
+        self.bytes.extend(data);
+        let excess = self.bytes.len().saturating_sub(cap);
+        if excess > 0 {
+            self.evict(excess as u64);
+        }
+    }
+
+    /// Drops the `n` oldest bytes (stored or, for a huge append, about to be skipped).
+    fn evict(&mut self, mut n: u64) {
+        let stored = n.min(self.bytes.len() as u64);
+        self.bytes.drain(..stored as usize);
+        self.base += n;
+        while n > 0 {
+            let Some(front) = self.segs.front_mut() else {
+                break;
+            };
+            let take = n.min(front.len);
+            front.seq += take;
+            front.off += take;
+            front.len -= take;
+            n -= take;
+            self.evicted_until = front.seq;
+            if front.len == 0 {
+                self.segs.pop_front();
+            }
+        }
+    }
+
+    /// The bytes at stream offsets `[from, to)`, as up to two slices.
+    fn slices(&self, from: u64, to: u64) -> (&[u8], &[u8]) {
+        let (a, b) = self.bytes.as_slices();
+        let start = (from - self.base) as usize;
+        let end = (to - self.base) as usize;
+        if end <= a.len() {
+            (&a[start..end], &[])
+        } else if start >= a.len() {
+            (&b[start - a.len()..end - a.len()], &[])
+        } else {
+            (&a[start..], &b[..end - a.len()])
+        }
+    }
+
+    fn byte(&self, off: u64) -> u8 {
+        self.bytes[(off - self.base) as usize]
+    }
+
+    fn copy(&self, from: u64, to: u64, out: &mut Vec<u8>) {
+        let (a, b) = self.slices(from, to);
+        out.extend_from_slice(a);
+        out.extend_from_slice(b);
+    }
+
+    /// Index of the first segment that ends after position `seq`.
+    fn seg_index(&self, seq: u64) -> usize {
+        self.segs.partition_point(|s| s.seq + s.len <= seq)
+    }
+
+    /// Maps a position to this stream's offset: the offset of the first retained byte
+    /// whose position is `>= seq`, or the end.
+    fn off_at_or_after(&self, seq: u64) -> u64 {
+        match self.segs.get(self.seg_index(seq)) {
+            Some(s) if seq > s.seq => s.off + (seq - s.seq),
+            Some(s) => s.off,
+            None => self.end_off(),
+        }
+    }
+
+    /// The position of the byte at stream offset `off` (which must be retained).
+    fn seq_of(&self, off: u64) -> u64 {
+        let i = self.segs.partition_point(|s| s.off + s.len <= off);
+        match self.segs.get(i) {
+            Some(s) => s.seq + (off - s.off),
+            None => u64::MAX,
+        }
+    }
+
+    /// Where, at or after `off`, the newest `n` lines of the retained bytes begin.
+    fn tail_start(&self, off: u64, n: usize) -> u64 {
+        let end = self.end_off();
+        if n == 0 || off >= end {
+            return end;
+        }
+        // A final line without a newline counts as a line; a final newline does not start
+        // an empty one.
+        let mut scan_end = end;
+        if self.byte(end - 1) == b'\n' {
+            scan_end -= 1;
+        }
+        let mut found = 0;
+        while scan_end > off {
+            let (a, b) = self.slices(off, scan_end);
+            let hit = match memchr::memrchr(b'\n', b) {
+                Some(i) => Some(off + a.len() as u64 + i as u64),
+                None => memchr::memrchr(b'\n', a).map(|i| off + i as u64),
+            };
+            match hit {
+                Some(nl) => {
+                    found += 1;
+                    if found == n {
+                        return nl + 1;
+                    }
+                    scan_end = nl;
+                }
+                None => return off,
+            }
+        }
+        off
+    }
+}
+
+/// Both rings of one process and the shared position counter.
+#[derive(Debug)]
+pub struct Output {
+    rings: [Ring; 2],
+    next_seq: u64,
+    cap: usize,
+    bytes_total: [u64; 2],
+}
+
+impl Output {
+    /// An empty buffer keeping at most `cap` bytes per stream (at least 1).
+    pub fn new(cap: usize) -> Output {
+        Output {
+            rings: [Ring::default(), Ring::default()],
+            next_seq: 1,
+            cap: cap.max(1),
+            bytes_total: [0; 2],
+        }
+    }
+
+    /// Appends bytes to a stream. Callers keep UTF-8 characters whole per append.
+    pub fn push(&mut self, stream: usize, data: &[u8]) {
+        if data.is_empty() {
+            return;
+        }
+        let seq = self.next_seq;
+        self.next_seq += data.len() as u64;
+        self.bytes_total[stream] += data.len() as u64;
+        self.rings[stream].push(seq, data, self.cap);
+    }
+
+    /// The newest position assigned so far (0 when there was no output).
+    pub fn latest_seq(&self) -> u64 {
+        self.next_seq - 1
+    }
+
+    /// Bytes ever written to `stream` (after redaction), evicted ones included.
+    pub fn bytes_total(&self, stream: usize) -> u64 {
+        self.bytes_total[stream]
+    }
+
+    /// Reads according to `req`. Never fails: a start before the oldest retained byte
+    /// begins at the oldest retained byte and sets `truncated`.
+    pub fn read(&self, req: &ReadReq) -> ReadOut {
+        let latest = self.latest_seq();
+        let oldest = self.oldest_seq(req.streams);
+        let requested = req.since.unwrap_or(1).max(1);
+        let mut out = ReadOut {
+            latest_seq: latest,
+            ..ReadOut::default()
+        };
+        // The requested range overlaps evicted bytes. Reading "from the start" (no `since`)
+        // counts as requesting position 1.
+        out.truncated = requested < self.evicted_until(req.streams);
+        let start = requested.max(oldest);
+        if let Some(n) = req.tail_lines {
+            return self.read_tail(req, start, n, out);
+        }
+
+        // A cursor per selected ring (segment index, stream offset), merged by position.
+        let mut cur = [(usize::MAX, 0u64); 2];
+        for (i, ring) in self.rings.iter().enumerate() {
+            if req.streams.has(i) {
+                let seg = ring.seg_index(start);
+                cur[i] = (seg, ring.off_at_or_after(start));
+            }
+        }
+        let mut budget = req.max_bytes as u64;
+        let mut first_seq: Option<u64> = None;
+        let mut last_end: Option<u64> = None;
+        let mut capped = false;
+        loop {
+            // Pick the stream whose next retained byte has the lowest position.
+            let mut pick: Option<(usize, u64)> = None;
+            for (i, ring) in self.rings.iter().enumerate() {
+                let (seg, off) = cur[i];
+                if let Some(s) = ring.segs.get(seg) {
+                    let seq = s.seq + (off - s.off);
+                    if pick.is_none_or(|(_, best)| seq < best) {
+                        pick = Some((i, seq));
+                    }
+                }
+            }
+            let Some((i, seq)) = pick else { break };
+            if budget == 0 {
+                capped = true;
+                break;
+            }
+            let ring = &self.rings[i];
+            let (seg, off) = cur[i];
+            let seg_end_off = ring.segs[seg].off + ring.segs[seg].len;
+            let avail = seg_end_off - off;
+            let mut take = avail.min(budget);
+            if take < avail {
+                take = utf8_cut(ring, off, off + take, seg_end_off) - off;
+                if take == 0 {
+                    if first_seq.is_some() {
+                        capped = true;
+                        break;
+                    }
+                    // The very first character is wider than the budget: return it whole.
+                    take = utf8_char_len(ring, off, seg_end_off);
+                }
+            }
+            let buf = if i == STDOUT {
+                &mut out.stdout
+            } else {
+                &mut out.stderr
+            };
+            ring.copy(off, off + take, buf);
+            first_seq.get_or_insert(seq);
+            budget = budget.saturating_sub(take);
+            last_end = Some(seq + take);
+            if take < avail {
+                capped = true;
+                break;
+            }
+            cur[i] = match ring.segs.get(seg + 1) {
+                Some(next) => (seg + 1, next.off),
+                None => (seg + 1, seg_end_off),
+            };
+        }
+        out.capped = capped;
+        out.start_seq = first_seq.unwrap_or(start);
+        out.next_seq = if capped {
+            last_end.unwrap_or(start)
+        } else {
+            self.next_seq.max(start)
+        };
+        out
+    }
+
+    fn read_tail(&self, req: &ReadReq, start: u64, n: usize, mut out: ReadOut) -> ReadOut {
+        let mut first_seq = u64::MAX;
+        let mut starts = [0u64; 2];
+        for (i, ring) in self.rings.iter().enumerate() {
+            if !req.streams.has(i) {
+                starts[i] = ring.end_off();
+                continue;
+            }
+            let from = ring.off_at_or_after(start);
+            starts[i] = ring.tail_start(from, n);
+        }
+        // Respect the byte budget by dropping the oldest bytes, newest kept.
+        let mut total: u64 = (0..2).map(|i| self.rings[i].end_off() - starts[i]).sum();
+        let budget = req.max_bytes as u64;
+        while total > budget {
+            // Trim the stream whose first kept byte is older.
+            let out_empty = starts[STDOUT] >= self.rings[STDOUT].end_off();
+            let err_empty = starts[STDERR] >= self.rings[STDERR].end_off();
+            let out_older = !err_empty
+                && self.rings[STDOUT].seq_of(starts[STDOUT])
+                    < self.rings[STDERR].seq_of(starts[STDERR]);
+            let i = if !out_empty && (err_empty || out_older) {
+                STDOUT
+            } else {
+                STDERR
+            };
+            let ring = &self.rings[i];
+            let len = ring.end_off() - starts[i];
+            let drop = (total - budget).min(len);
+            let mut s = starts[i] + drop;
+            // Do not start inside a character.
+            while s < ring.end_off() && is_continuation(ring.byte(s)) {
+                s += 1;
+            }
+            total -= s - starts[i];
+            starts[i] = s;
+        }
+        for (i, ring) in self.rings.iter().enumerate() {
+            let end = ring.end_off();
+            if starts[i] < end {
+                first_seq = first_seq.min(ring.seq_of(starts[i]));
+                let buf = if i == STDOUT {
+                    &mut out.stdout
+                } else {
+                    &mut out.stderr
+                };
+                ring.copy(starts[i], end, buf);
+            }
+        }
+        out.start_seq = if first_seq == u64::MAX {
+            self.next_seq.max(start)
+        } else {
+            first_seq
+        };
+        out.next_seq = self.next_seq.max(start);
+        out.capped = false;
+        out.truncated = out.truncated && out.start_seq <= self.oldest_seq(req.streams);
+        out
+    }
+
+    /// The oldest retained position among the selected streams (or `next_seq` if none).
+    pub fn oldest_seq(&self, streams: Streams) -> u64 {
+        let mut oldest = self.next_seq;
+        for (i, ring) in self.rings.iter().enumerate() {
+            if streams.has(i) {
+                if let Some(s) = ring.segs.front() {
+                    oldest = oldest.min(s.seq);
+                }
+            }
+        }
+        oldest
+    }
+
+    fn evicted_until(&self, streams: Streams) -> u64 {
+        (0..2)
+            .filter(|&i| streams.has(i))
+            .map(|i| self.rings[i].evicted_until)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The bytes of `stream` from stream offset `from` (clamped to what is retained) to the
+    /// end, appended to `out`; returns the offset where they started and the end offset.
+    pub fn stream_bytes_from(&self, stream: usize, from: u64, out: &mut Vec<u8>) -> (u64, u64) {
+        let ring = &self.rings[stream];
+        let from = from.max(ring.base);
+        let end = ring.end_off();
+        if from < end {
+            ring.copy(from, end, out);
+        }
+        (from.min(end), end)
+    }
+
+    /// The stream offset of the first byte of `stream` at or after position `seq`.
+    pub fn stream_off_at(&self, stream: usize, seq: u64) -> u64 {
+        self.rings[stream].off_at_or_after(seq)
+    }
+}
+
+fn is_continuation(b: u8) -> bool {
+    b & 0xC0 == 0x80
+}
+
+/// The largest cut `<= cut` at or after `from` that does not split a valid UTF-8 character
+/// that would be complete within `limit`.
+fn utf8_cut(ring: &Ring, from: u64, cut: u64, limit: u64) -> u64 {
+    // Look back at most three bytes for the lead byte of the character the cut is inside.
+    let mut lead = cut;
+    let mut back = 0;
+    while lead > from && back < 4 {
+        lead -= 1;
+        back += 1;
+        let b = ring.byte(lead);
+        if !is_continuation(b) {
+            let width = utf8_width(b);
+            if width > 1 && lead + width as u64 > cut && lead + width as u64 <= limit {
+                return lead;
+            }
+            return cut;
+        }
+    }
+    cut
+}
+
+fn utf8_char_len(ring: &Ring, at: u64, limit: u64) -> u64 {
+    let width = utf8_width(ring.byte(at)).max(1) as u64;
+    width.min(limit - at)
+}
+
+fn utf8_width(lead: u8) -> usize {
+    match lead {
+        0x00..=0x7F => 1,
+        0xC2..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF4 => 4,
+        _ => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(since: Option<u64>, max: usize) -> ReadReq {
+        ReadReq {
+            since,
+            tail_lines: None,
+            streams: Streams::Both,
+            max_bytes: max,
+        }
+    }
+
+    fn text(v: &[u8]) -> String {
+        String::from_utf8_lossy(v).into_owned()
+    }
+
+    #[test]
+    fn merge_in_position_order_and_chain() {
+        let mut o = Output::new(1024);
+        o.push(STDOUT, b"aa");
+        o.push(STDERR, b"bbb");
+        o.push(STDOUT, b"cc");
+        let r = o.read(&req(None, 100));
+        assert_eq!(
+            (text(&r.stdout), text(&r.stderr)),
+            ("aacc".into(), "bbb".into())
+        );
+        assert_eq!(
+            (r.start_seq, r.next_seq, r.latest_seq, r.capped, r.truncated),
+            (1, 8, 7, false, false)
+        );
+        // A budget of 3 stops inside stderr's run.
+        let r = o.read(&req(Some(1), 3));
+        assert_eq!(
+            (text(&r.stdout), text(&r.stderr), r.next_seq, r.capped),
+            ("aa".into(), "b".into(), 4, true)
+        );
+        let r = o.read(&req(Some(4), 3));
+        assert_eq!(
+            (text(&r.stdout), text(&r.stderr), r.next_seq, r.capped),
+            ("c".into(), "bb".into(), 7, true)
+        );
+        let r = o.read(&req(Some(7), 3));
+        assert_eq!(
+            (text(&r.stdout), text(&r.stderr), r.next_seq, r.capped),
+            ("c".into(), "".into(), 8, false)
+        );
+        let r = o.read(&req(Some(8), 3));
+        assert_eq!(
+            (r.stdout.len() + r.stderr.len(), r.next_seq, r.start_seq),
+            (0, 8, 8)
+        );
+    }
+
+    #[test]
+    fn chained_reads_see_every_byte_once() {
+        let mut o = Output::new(1 << 20);
+        let mut expect = [Vec::new(), Vec::new()];
+        for i in 0..2000u32 {
+            let stream = (i % 3 == 0) as usize;
+            let line = format!("line {i} é\n");
+            o.push(stream, line.as_bytes());
+            expect[stream].extend_from_slice(line.as_bytes());
+        }
+        for budget in [1usize, 2, 3, 7, 64, 1000] {
+            let mut got = [Vec::new(), Vec::new()];
+            let mut since = 1;
+            loop {
+                let r = o.read(&req(Some(since), budget));
+                got[0].extend_from_slice(&r.stdout);
+                got[1].extend_from_slice(&r.stderr);
+                assert!(
+                    std::str::from_utf8(&r.stdout).is_ok(),
+                    "split character at budget {budget}"
+                );
+                assert!(r.next_seq > since || !r.capped);
+                since = r.next_seq;
+                if !r.capped {
+                    break;
+                }
+            }
+            assert_eq!(got, expect, "budget {budget}");
+        }
+    }
+
+    #[test]
+    fn eviction_sets_truncated_and_starts_at_oldest() {
+        let mut o = Output::new(4);
+        o.push(STDOUT, b"abcdef");
+        let r = o.read(&req(Some(1), 100));
+        assert_eq!(
+            (text(&r.stdout), r.start_seq, r.truncated),
+            ("cdef".into(), 3, true)
+        );
+        let r = o.read(&req(Some(3), 100));
+        assert!(!r.truncated);
+        o.push(STDOUT, b"gh");
+        let r = o.read(&req(Some(5), 100));
+        assert_eq!(
+            (text(&r.stdout), r.truncated, r.next_seq),
+            ("efgh".into(), false, 9)
+        );
+        let r = o.read(&req(None, 100));
+        assert!(r.truncated);
+        // Other stream is not affected by this stream's eviction.
+        let r = o.read(&ReadReq {
+            streams: Streams::Stderr,
+            ..req(Some(1), 100)
+        });
+        assert!(!r.truncated);
+    }
+
+    #[test]
+    fn tail_lines() {
+        let mut o = Output::new(1024);
+        o.push(STDOUT, b"one\ntwo\nthree\nfour\n");
+        o.push(STDERR, b"e1\ne2");
+        let r = o.read(&ReadReq {
+            tail_lines: Some(2),
+            ..req(None, 100)
+        });
+        assert_eq!(
+            (text(&r.stdout), text(&r.stderr)),
+            ("three\nfour\n".into(), "e1\ne2".into())
+        );
+        assert_eq!(r.next_seq, o.latest_seq() + 1);
+        let r = o.read(&ReadReq {
+            tail_lines: Some(10),
+            ..req(None, 100)
+        });
+        assert_eq!(text(&r.stdout), "one\ntwo\nthree\nfour\n");
+        let r = o.read(&ReadReq {
+            tail_lines: Some(1),
+            streams: Streams::Stdout,
+            ..req(None, 3)
+        });
+        assert_eq!(
+            (text(&r.stdout), text(&r.stderr)),
+            ("ur\n".into(), "".into())
+        );
+    }
+
+    #[test]
+    fn wide_char_over_tiny_budget_is_returned_whole() {
+        let mut o = Output::new(64);
+        o.push(STDOUT, "€x".as_bytes());
+        let r = o.read(&req(Some(1), 1));
+        assert_eq!(
+            (text(&r.stdout), r.next_seq, r.capped),
+            ("€".into(), 4, true)
+        );
+    }
+
+    #[test]
+    fn huge_append_keeps_tail() {
+        let mut o = Output::new(4);
+        o.push(STDOUT, b"ab");
+        o.push(STDERR, b"zz");
+        o.push(STDOUT, b"0123456789");
+        let r = o.read(&req(None, 100));
+        assert_eq!(
+            (text(&r.stdout), text(&r.stderr)),
+            ("6789".into(), "zz".into())
+        );
+        assert_eq!(r.start_seq, 3);
+        let r = o.read(&ReadReq {
+            streams: Streams::Stdout,
+            ..req(Some(1), 100)
+        });
+        assert_eq!((r.start_seq, r.truncated), (11, true));
+        assert_eq!(o.bytes_total(STDOUT), 12);
+    }
+}

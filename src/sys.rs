@@ -1,0 +1,460 @@
+//! Every system call that needs `unsafe`, behind safe wrappers that return `io::Result`.
+//!
+//! Nothing outside this module contains `unsafe`. Blocking calls retry on `EINTR`; the
+//! non-blocking ones do not need to.
+//!
+//! Spawning goes through `std::process::Command` (which creates its pipes with `O_CLOEXEC`
+//! and reports `exec` failures over a close-on-exec pipe) with one `pre_exec` step: `setsid`,
+//! so that every command leads its own session and process group and has no controlling
+//! terminal. The server never calls `Child::wait`: only the reaper reaps, through
+//! [`reap_any`].
+#![allow(unsafe_code)]
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// How a child ended, decoded from the raw `waitpid` status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitStatus {
+    /// Normal exit with this code.
+    Exited(i32),
+    /// Killed by this signal.
+    Signaled(i32),
+}
+
+/// What to spawn. The environment is complete: nothing is inherited beyond it.
+pub struct SpawnSpec<'a> {
+    /// The program (looked up in the `PATH` of `env` when it has no `/`).
+    pub program: &'a str,
+    /// Arguments after the program name.
+    pub args: &'a [String],
+    /// The whole environment of the child.
+    pub env: &'a [(OsString, OsString)],
+    /// The working directory.
+    pub cwd: &'a Path,
+    /// Whether stdin is a pipe (`true`) or `/dev/null`.
+    pub stdin_pipe: bool,
+    /// Stdout and stderr targets; `None` makes a pipe.
+    pub stdout: Option<File>,
+    /// Stdin source; overrides `stdin_pipe` when given.
+    pub stdin_file: Option<File>,
+    /// Stderr target; `None` makes a pipe.
+    pub stderr: Option<File>,
+    /// The process group to join; `None` makes the child lead a new session.
+    pub join_group: Option<u32>,
+}
+
+/// A started child: its pid (also its process group id) and the parent's pipe ends.
+pub struct Spawned {
+    /// Process id, which is also the process group and session id.
+    pub pid: u32,
+    /// Write end of the child's stdin, when it is a pipe.
+    pub stdin: Option<File>,
+    /// Read end of the child's stdout, when it is a pipe.
+    pub stdout: Option<File>,
+    /// Read end of the child's stderr, when it is a pipe.
+    pub stderr: Option<File>,
+}
+
+/// Starts a child in a new session (or in `join_group`), with exactly the given stdio,
+/// environment and working directory. Every other descriptor of the server is close-on-exec.
+pub fn spawn(spec: SpawnSpec<'_>) -> io::Result<Spawned> {
+    let mut cmd = Command::new(spec.program);
+    cmd.args(spec.args)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(spec.cwd);
+    match spec.stdin_file {
+        Some(f) => cmd.stdin(Stdio::from(f)),
+        None if spec.stdin_pipe => cmd.stdin(Stdio::piped()),
+        None => cmd.stdin(Stdio::null()),
+    };
+    match spec.stdout {
+        Some(f) => cmd.stdout(Stdio::from(f)),
+        None => cmd.stdout(Stdio::piped()),
+    };
+    match spec.stderr {
+        Some(f) => cmd.stderr(Stdio::from(f)),
+        None => cmd.stderr(Stdio::piped()),
+    };
+    match spec.join_group {
+        Some(pgid) => {
+            cmd.process_group(pgid as i32);
+        }
+        None => {
+            // SAFETY: the closure runs in the forked child before exec and calls only
+            // `setsid`, which is async-signal-safe; it allocates nothing and touches no lock.
+            unsafe {
+                cmd.pre_exec(|| {
+                    if libc::setsid() == -1 {
+                        return Err(io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+    }
+    let mut child = cmd.spawn()?;
+    Ok(Spawned {
+        pid: child.id(),
+        stdin: child.stdin.take().map(|p| File::from(OwnedFd::from(p))),
+        stdout: child.stdout.take().map(|p| File::from(OwnedFd::from(p))),
+        stderr: child.stderr.take().map(|p| File::from(OwnedFd::from(p))),
+    })
+    // Dropping `child` neither waits nor kills: the reaper owns the pid from here on.
+}
+
+/// Reaps one exited child without blocking. `Ok(None)` when no child has exited yet or
+/// there is no child at all.
+pub fn reap_any() -> io::Result<Option<(u32, WaitStatus)>> {
+    let mut status: libc::c_int = 0;
+    loop {
+        // SAFETY: `status` is a valid, writable c_int for the duration of the call.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if pid == 0 {
+            return Ok(None);
+        }
+        if pid > 0 {
+            let decoded = if libc::WIFEXITED(status) {
+                WaitStatus::Exited(libc::WEXITSTATUS(status))
+            } else if libc::WIFSIGNALED(status) {
+                WaitStatus::Signaled(libc::WTERMSIG(status))
+            } else {
+                // Stopped or continued: not an exit. WNOHANG without WUNTRACED does not
+                // report these, but be safe.
+                continue;
+            };
+            return Ok(Some((pid as u32, decoded)));
+        }
+        let err = io::Error::last_os_error();
+        match err.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::ECHILD) => return Ok(None),
+            _ => return Err(err),
+        }
+    }
+}
+
+/// Sends `signal` to every process of group `pgid`.
+pub fn killpg(pgid: u32, signal: i32) -> io::Result<()> {
+    if pgid <= 1 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "refusing pgid <= 1",
+        ));
+    }
+    // SAFETY: plain system call with integer arguments; pgid > 1 so it never means "all".
+    let rc = unsafe { libc::kill(-(pgid as libc::pid_t), signal) };
+    if rc == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Sends `signal` to process `pid`.
+pub fn kill(pid: u32, signal: i32) -> io::Result<()> {
+    if pid <= 1 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "refusing pid <= 1",
+        ));
+    }
+    // SAFETY: plain system call with integer arguments; pid > 1.
+    let rc = unsafe { libc::kill(pid as libc::pid_t, signal) };
+    if rc == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Whether process group `pgid` still has a member (zombies included).
+pub fn group_exists(pgid: u32) -> bool {
+    match killpg(pgid, 0) {
+        Ok(()) => true,
+        Err(e) => e.raw_os_error() != Some(libc::ESRCH),
+    }
+}
+
+/// Whether process `pid` exists (zombies included).
+pub fn process_exists(pid: u32) -> bool {
+    match kill(pid, 0) {
+        Ok(()) => true,
+        Err(e) => e.raw_os_error() != Some(libc::ESRCH),
+    }
+}
+
+/// Makes this process the reaper of orphaned descendants (Linux), so that processes left
+/// behind by a command's shell are reparented to the server and reaped at once.
+pub fn set_child_subreaper() -> io::Result<()> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes plain integer arguments.
+        let rc = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+        if rc == -1 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Marks every descriptor at or above `low` close-on-exec, so that descriptors the server
+/// inherited without `O_CLOEXEC` never reach a child.
+pub fn cloexec_from(low: RawFd) {
+    let fds: Vec<RawFd> =
+        match std::fs::read_dir("/proc/self/fd").or_else(|_| std::fs::read_dir("/dev/fd")) {
+            Ok(dir) => dir
+                .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .filter(|&fd| fd >= low)
+                .collect(),
+            Err(_) => (low..1024).collect(),
+        };
+    for fd in fds {
+        // SAFETY: F_GETFD/F_SETFD only change descriptor flags; an fd that is not open
+        // (for example the directory handle already closed) just returns EBADF.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 && flags & libc::FD_CLOEXEC == 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+        }
+    }
+}
+
+/// Puts `fd` into non-blocking mode.
+pub fn set_nonblocking(fd: RawFd) -> io::Result<()> {
+    // SAFETY: F_GETFL/F_SETFL on a descriptor the caller owns; only status flags change.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags == -1 {
+            return Err(io::Error::last_os_error());
+        }
+        if libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) == -1 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Readiness of up to two descriptors, as reported by [`poll_read2`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Ready {
+    /// The descriptor has data, or reached end of file or an error (a read will not block).
+    pub readable: [bool; 2],
+}
+
+/// Waits until one of the (up to two) descriptors is readable or hung up. A `None` slot is
+/// skipped. Retries on `EINTR`. `timeout_ms < 0` waits forever.
+pub fn poll_read2(fds: [Option<RawFd>; 2], timeout_ms: i32) -> io::Result<Ready> {
+    let mut pfds = [libc::pollfd {
+        fd: -1,
+        events: 0,
+        revents: 0,
+    }; 2];
+    for (slot, fd) in pfds.iter_mut().zip(fds) {
+        if let Some(fd) = fd {
+            slot.fd = fd;
+            slot.events = libc::POLLIN;
+        }
+    }
+    loop {
+        // SAFETY: `pfds` is a valid array of two pollfd; negative fds are ignored by poll.
+        let rc = unsafe { libc::poll(pfds.as_mut_ptr(), 2, timeout_ms) };
+        if rc >= 0 {
+            let mut ready = Ready::default();
+            for (i, p) in pfds.iter().enumerate() {
+                ready.readable[i] = p.fd >= 0 && p.revents != 0;
+            }
+            return Ok(ready);
+        }
+        let err = io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EINTR) {
+            return Err(err);
+        }
+    }
+}
+
+/// Waits until `fd` accepts a write (or has an error). `Ok(false)` on timeout.
+pub fn poll_write(fd: RawFd, timeout_ms: i32) -> io::Result<bool> {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    loop {
+        // SAFETY: `pfd` is one valid pollfd.
+        let rc = unsafe { libc::poll(&mut pfd, 1, timeout_ms) };
+        if rc >= 0 {
+            return Ok(rc > 0);
+        }
+        let err = io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EINTR) {
+            return Err(err);
+        }
+    }
+}
+
+/// Asks the kernel for a larger pipe buffer (Linux); failure is harmless and ignored.
+pub fn grow_pipe(file: &File, bytes: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: F_SETPIPE_SZ on a pipe descriptor we own; the kernel clamps or refuses.
+        unsafe {
+            libc::fcntl(file.as_raw_fd(), libc::F_SETPIPE_SZ, bytes as libc::c_int);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (file, bytes);
+}
+
+/// A handle on one process that stays valid across pid reuse (Linux `pidfd`).
+pub struct ProcHandle {
+    pid: u32,
+    fd: Option<OwnedFd>,
+}
+
+impl ProcHandle {
+    /// Opens a handle on the process that has `pid` now. Falls back to a plain pid where
+    /// pidfds are unavailable (old kernels, other systems).
+    pub fn open(pid: u32) -> io::Result<ProcHandle> {
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+            let rc = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+            if rc >= 0 {
+                // SAFETY: the kernel just returned this descriptor to us; nobody else owns it.
+                let fd = unsafe { OwnedFd::from_raw_fd(rc as RawFd) };
+                set_cloexec(fd.as_raw_fd());
+                return Ok(ProcHandle { pid, fd: Some(fd) });
+            }
+            let err = io::Error::last_os_error();
+            if err.raw_os_error() == Some(libc::ESRCH) {
+                return Err(err);
+            }
+        }
+        Ok(ProcHandle { pid, fd: None })
+    }
+
+    /// Sends `signal` to exactly the process the handle was opened on, if it still runs.
+    pub fn signal(&self, signal: i32) -> io::Result<()> {
+        #[cfg(target_os = "linux")]
+        if let Some(fd) = &self.fd {
+            // SAFETY: pidfd_send_signal with a valid pidfd, a signal number, no siginfo.
+            let rc = unsafe {
+                libc::syscall(
+                    libc::SYS_pidfd_send_signal,
+                    fd.as_raw_fd(),
+                    signal,
+                    std::ptr::null::<libc::siginfo_t>(),
+                    0,
+                )
+            };
+            if rc == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            return Ok(());
+        }
+        kill(self.pid, signal)
+    }
+}
+
+fn set_cloexec(fd: RawFd) {
+    // SAFETY: only the descriptor flags of an fd we own change.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFD);
+        if flags >= 0 {
+            libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+        }
+    }
+}
+
+/// Signal names that `stop` accepts, with their numbers.
+const SIGNALS: &[(&str, i32)] = &[
+    ("SIGHUP", libc::SIGHUP),
+    ("SIGINT", libc::SIGINT),
+    ("SIGQUIT", libc::SIGQUIT),
+    ("SIGILL", libc::SIGILL),
+    ("SIGTRAP", libc::SIGTRAP),
+    ("SIGABRT", libc::SIGABRT),
+    ("SIGBUS", libc::SIGBUS),
+    ("SIGFPE", libc::SIGFPE),
+    ("SIGKILL", libc::SIGKILL),
+    ("SIGUSR1", libc::SIGUSR1),
+    ("SIGSEGV", libc::SIGSEGV),
+    ("SIGUSR2", libc::SIGUSR2),
+    ("SIGPIPE", libc::SIGPIPE),
+    ("SIGALRM", libc::SIGALRM),
+    ("SIGTERM", libc::SIGTERM),
+    ("SIGCHLD", libc::SIGCHLD),
+    ("SIGCONT", libc::SIGCONT),
+    ("SIGSTOP", libc::SIGSTOP),
+    ("SIGTSTP", libc::SIGTSTP),
+    ("SIGTTIN", libc::SIGTTIN),
+    ("SIGTTOU", libc::SIGTTOU),
+    ("SIGURG", libc::SIGURG),
+    ("SIGXCPU", libc::SIGXCPU),
+    ("SIGXFSZ", libc::SIGXFSZ),
+    ("SIGVTALRM", libc::SIGVTALRM),
+    ("SIGPROF", libc::SIGPROF),
+    ("SIGWINCH", libc::SIGWINCH),
+    ("SIGIO", libc::SIGIO),
+    ("SIGSYS", libc::SIGSYS),
+];
+
+/// Parses a signal name (`SIGTERM`, `term`, `Term`) or number (`15`).
+pub fn signal_from_name(name: &str) -> Option<(i32, &'static str)> {
+    let upper = name.trim().to_ascii_uppercase();
+    if let Ok(n) = upper.parse::<i32>() {
+        return SIGNALS
+            .iter()
+            .find(|(_, num)| *num == n)
+            .map(|&(s, num)| (num, s));
+    }
+    let full = if upper.starts_with("SIG") {
+        upper
+    } else {
+        format!("SIG{upper}")
+    };
+    SIGNALS
+        .iter()
+        .find(|(s, _)| *s == full)
+        .map(|&(s, num)| (num, s))
+}
+
+/// The name of signal `num` (`SIGTERM`), or `SIG<num>` for one without a name here.
+pub fn signal_name(num: i32) -> String {
+    match SIGNALS.iter().find(|(_, n)| *n == num) {
+        Some((s, _)) => (*s).to_string(),
+        None => format!("SIG{num}"),
+    }
+}
+
+/// The list of accepted signal names, for error messages.
+pub fn signal_names() -> impl Iterator<Item = &'static str> {
+    SIGNALS.iter().map(|(s, _)| *s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signal_names_parse() {
+        let check = |input: &str, expected: Option<&str>| {
+            assert_eq!(signal_from_name(input).map(|(_, s)| s), expected, "{input}");
+        };
+        check("SIGTERM", Some("SIGTERM"));
+        check("term", Some("SIGTERM"));
+        check("Sigkill", Some("SIGKILL"));
+        check(" int ", Some("SIGINT"));
+        check("9", Some("SIGKILL"));
+        check("SIGFOO", None);
+        check("", None);
+        check("SIG", None);
+        assert_eq!(signal_name(libc::SIGTERM), "SIGTERM");
+    }
+}
