@@ -30,6 +30,7 @@
 
 #[macro_use]
 pub mod log;
+pub mod audit;
 pub mod config;
 pub mod engine;
 pub mod jsonrpc;
@@ -43,6 +44,7 @@ mod server;
 pub mod sys;
 pub mod table;
 pub mod tree;
+pub mod trusted;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -103,7 +103,13 @@ pub fn run(config: Config) -> std::process::ExitCode {
         }
     };
     let config = Arc::new(config);
-    let engine = Arc::new(Engine::new(config.clone(), reaper.clone()));
+    let engine = match Engine::new(config.clone(), reaper.clone()) {
+        Ok(e) => Arc::new(e),
+        Err(message) => {
+            let _ = writeln!(io::stderr().lock(), "yieldshell: {message}");
+            return std::process::ExitCode::from(2);
+        }
+    };
     let shutdown = Arc::new(Shutdown {
         started: AtomicBool::new(false),
         engine: engine.clone(),

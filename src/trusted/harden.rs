@@ -314,6 +314,15 @@ const ALIASES: &[(&str, &str)] = &[
     ("gdiff3", "diff3"),
     ("gsdiff", "sdiff"),
     ("ripgrep", "rg"),
+    // GNU coreutils and findutils installed with a `g` prefix (Homebrew on macOS).
+    ("genv", "env"),
+    ("gtimeout", "timeout"),
+    ("gnice", "nice"),
+    ("gnohup", "nohup"),
+    ("gstdbuf", "stdbuf"),
+    ("gchroot", "chroot"),
+    ("gxargs", "xargs"),
+    ("gtime", "time"),
 ];
 
 /// Finds the rule for a program and the name to show in a rejection.
@@ -496,17 +505,20 @@ const AWK_SHORT_OPTIONAL_VALUE: &[char] = &['d', 'D', 'L', 'o', 'p'];
 /// Optional-value short options whose value names an output file.
 const AWK_SHORT_FILE_OUTPUT: &[char] = &['d', 'o', 'p'];
 
-fn awk_long_prohibited(name: &str, has_value: bool) -> bool {
-    let candidates: Vec<&str> = if AWK_LONG_OPTIONS.contains(&name) {
-        vec![name]
-    } else {
-        AWK_LONG_OPTIONS
+/// The long options `name` can select: itself when exact, else every option it abbreviates.
+fn awk_long_candidates(name: &str) -> Vec<&'static str> {
+    match AWK_LONG_OPTIONS.iter().find(|o| **o == name) {
+        Some(exact) => vec![*exact],
+        None => AWK_LONG_OPTIONS
             .iter()
             .copied()
             .filter(|o| abbreviates(name, o))
-            .collect()
-    };
-    candidates
+            .collect(),
+    }
+}
+
+fn awk_long_prohibited(name: &str, has_value: bool) -> bool {
+    awk_long_candidates(name)
         .iter()
         .any(|c| AWK_PROHIBITED_LONG.contains(c) || (has_value && AWK_FILE_OUTPUT_LONG.contains(c)))
 }
@@ -538,14 +550,8 @@ fn check_awk(args: &[String]) -> Result<(), String> {
             if awk_long_prohibited(name, value.is_some()) {
                 return reject();
             }
-            let takes_value = AWK_LONG_WITH_VALUE.iter().any(|o| *o == name)
-                || (!AWK_LONG_OPTIONS.contains(&name)
-                    && AWK_LONG_OPTIONS
-                        .iter()
-                        .filter(|o| abbreviates(name, o))
-                        .count()
-                        == 1
-                    && AWK_LONG_WITH_VALUE.iter().any(|o| abbreviates(name, o)));
+            let candidates = awk_long_candidates(name);
+            let takes_value = candidates.len() == 1 && AWK_LONG_WITH_VALUE.contains(&candidates[0]);
             if value.is_none() && takes_value && i < args.len() {
                 data_values.push(i);
                 i += 1;
@@ -1108,6 +1114,8 @@ const GIT_DENIED_SUBCOMMANDS: &[&str] = &[
     "send-email",
     "instaweb",
     "web--browse",
+    // `git daemon --access-hook=CMD` runs a command per connection.
+    "daemon",
 ];
 
 /// Per-subcommand options that run a program: long names (matched with abbreviations) and
@@ -1891,6 +1899,15 @@ mod tests {
         (&["git", "filter-branch", "--tree-filter", "id"], GIT_EXT_R),
         (&["git", "send-email", "--sendmail-cmd=sh", "x"], GIT_EXT_R),
         (&["git", "instaweb"], GIT_EXT_R),
+        (&["git", "daemon", "--access-hook=sh"], GIT_EXT_R),
+        (&["gtimeout", "5", "sh"], E("policy: timeout")),
+        (&["genv", "sh"], E("policy: env")),
+        (&["gxargs", "sh"], E("policy: xargs")),
+        (&["gawk5", "BEGIN{system(\"id\")}"], AWK_R),
+        (&["tar", "--to-stdout", "-xf", "a.tar"], A),
+        (&["tar", "--use-compress", "x", "-xf", "a.tar"], TAR_R),
+        (&["awk", "BEGIN { awk::system(\"id\") }"], AWK_R),
+        (&["awk", "BEGIN { split(s, a, /,/) }"], A),
         (&["git", "submodule", "foreach", "id"], GIT_EXT_R),
         (&["git", "submodule", "--quiet", "foreach", "id"], GIT_EXT_R),
         (&["git", "bisect", "run", "sh", "-c", "id"], GIT_EXT_R),
