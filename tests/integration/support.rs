@@ -580,9 +580,22 @@ impl Server {
 
     /// Fails the test with `message` and the server's stderr.
     pub fn fail(&self, message: &str) -> ! {
+        let exited = match *self.exit.lock() {
+            Some(status) => Some(status),
+            None => self
+                .child
+                .try_lock()
+                .and_then(|mut c| c.try_wait().ok().flatten()),
+        };
+        let state = match exited {
+            Some(status) => format!("the server has exited ({status})"),
+            None => "the server is running".to_owned(),
+        };
         let stderr = self.stderr_text();
         let tail = tail_chars(&stderr, 8000);
-        panic!("{message}\n--- yieldshell stderr (last 8000 chars) ---\n{tail}\n--- end ---");
+        panic!(
+            "{message}\n({state})\n--- yieldshell stderr (last 8000 chars) ---\n{tail}\n--- end ---"
+        );
     }
 }
 

@@ -393,9 +393,13 @@ fn exec_in_missing_cwd_fails_to_start() {
 #[test]
 fn exec_cwd_that_is_a_file_fails_to_start() {
     let server = Server::ready();
+    let dir = crate::support::TempDir::new("file-cwd");
+    let file = dir.path().join("plain-file");
+    std::fs::write(&file, "x").expect("write a file");
     let result = server.call_err(
         "exec",
-        json!({"command": "true", "side_effects": ["NONE"], "cwd": "/etc/hostname"}),
+        json!({"command": "true", "side_effects": ["NONE"],
+               "cwd": crate::support::path_str(&file)}),
     );
     assert_eq!(server.result_object(&result)["status"], "failed_to_start");
 }
@@ -493,7 +497,7 @@ fn wait_until_matches_new_output() {
     let started = Instant::now();
     let waited = server.call_ok(
         "wait",
-        json!({"process_id": id, "until": "^re[a-z]+$", "timeout_ms": 20000}),
+        json!({"process_id": id, "until": "re[a-z]dy", "timeout_ms": 20000}),
     );
     let elapsed = started.elapsed();
     assert_eq!(waited["wait_result"], "matched", "{waited}");
@@ -629,7 +633,7 @@ fn stop_reaches_a_background_grandchild() {
     let server = Server::ready();
     let result = server.exec(json!({"command": "sleep 100 & echo $!; wait", "yield_ms": 0}));
     let id = process_id(&result);
-    let waited = server.wait_for_output(&id, "^[0-9]+\n");
+    let waited = server.wait_for_output(&id, "[0-9]+\n");
     let grandchild: u32 = waited["stdout"]
         .as_str()
         .and_then(|s| s.trim().parse().ok())
@@ -699,10 +703,6 @@ fn child_sees_only_stdio_descriptors() {
     assert_eq!(
         result["stdout"], "0\n1\n2\n",
         "with stdin kept open: {result}"
-    );
-    server.call_ok(
-        "stop",
-        json!({"process_id": process_id(&result), "force_after_ms": 1000}),
     );
 }
 
