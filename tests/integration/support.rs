@@ -608,11 +608,20 @@ impl Drop for Server {
             let _ = child.wait();
             eprintln!("yieldshell did not exit within 5 s of stdin EOF; killed it");
         }
+        // A descendant that inherited the protocol pipes would keep them open after the
+        // server exited: do not hang on it, report it.
+        let mut stdout_held = false;
         if let Some(reader) = self.reader.take() {
-            let _ = reader.join();
+            if wait_until(Duration::from_secs(2), || reader.is_finished()) {
+                let _ = reader.join();
+            } else {
+                stdout_held = true;
+            }
         }
         if let Some(reader) = self.stderr_reader.take() {
-            let _ = reader.join();
+            if wait_until(Duration::from_secs(2), || reader.is_finished()) {
+                let _ = reader.join();
+            }
         }
         if thread::panicking() {
             eprintln!(
@@ -622,6 +631,9 @@ impl Drop for Server {
             return;
         }
         self.check_violations();
+        if stdout_held {
+            self.fail("the server's stdout stayed open after it exited: a process holds it");
+        }
     }
 }
 
