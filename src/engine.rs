@@ -306,7 +306,11 @@ const STOP_GRACE_MAX_MS: u64 = 50_000;
 
 impl Engine {
     /// A service over `config`, using the started reaper.
-    pub fn new(config: Arc<Config>, reaper: Reaper) -> Result<Engine, String> {
+    pub fn new(
+        config: Arc<Config>,
+        reaper: Reaper,
+        marker_prefix: String,
+    ) -> Result<Engine, String> {
         let trusted = match config.mode {
             Mode::Trusted => Some(Policy::new(&config)?),
             Mode::Shell => None,
@@ -332,7 +336,7 @@ impl Engine {
             reaper,
             secrets,
             trusted,
-            marker_prefix: format!("{}.{:08x}/", std::process::id(), random as u32),
+            marker_prefix,
             id_base: random >> 16,
             counter: AtomicU64::new(0),
             shutting_down: AtomicBool::new(false),
@@ -648,6 +652,7 @@ impl Engine {
             leaders.insert(p, proc.clone());
         }
         drop(leaders);
+        crate::guardian::announce(pid, true);
         crate::info!(
             "{id} started pid {pid} in {}: {}",
             proc.info.cwd,
@@ -1554,6 +1559,11 @@ pub fn rfc3339(t: SystemTime) -> String {
         rem % 60,
         d.subsec_millis()
     )
+}
+
+/// The marker prefix of this server: `<pid>.<random>/`.
+pub fn new_marker_prefix() -> String {
+    format!("{}.{:08x}/", std::process::id(), random_u64() as u32)
 }
 
 /// 64 random bits from the standard library's hash seed (no extra dependency, no unsafe).

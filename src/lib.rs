@@ -33,6 +33,7 @@ pub mod log;
 pub mod audit;
 pub mod config;
 pub mod engine;
+pub mod guardian;
 pub mod jsonrpc;
 pub mod mcp;
 pub mod pool;

@@ -738,8 +738,6 @@ impl Args<'_> {
             }
             let value = match v {
                 Value::String(s) => s.clone(),
-                Value::Number(n) => n.to_string(),
-                Value::Bool(b) => b.to_string(),
                 other => {
                     return Err(format!(
                         "invalid argument {name}.{k}: expected a string, got {}",
@@ -767,11 +765,6 @@ impl Args<'_> {
                 ))
             }
             Some(Value::Array(a)) => a.clone(),
-            // Some clients send arrays as JSON text or a single string.
-            Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
-                Ok(Value::Array(a)) => a,
-                _ => s.split(',').map(|x| Value::from(x.trim())).filter(|x| x != "").collect(),
-            },
             Some(other) => return Err(format!("invalid argument side_effects: expected an array of strings, got {}", show(other))),
         };
         let mut out: Vec<String> = Vec::new();

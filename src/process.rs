@@ -235,6 +235,7 @@ impl Proc {
         let mut st = self.state.lock();
         if !st.group_gone && !sys::group_exists(self.info.pid) {
             st.group_gone = true;
+            crate::guardian::announce(self.info.pid, false);
             st.maybe_finish();
             drop(st);
             self.cond.notify_all();

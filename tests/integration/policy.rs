@@ -595,6 +595,11 @@ fn retention_keeps_only_the_newest_finished_records() {
 fn retention_age_removes_old_finished_records_before_a_spawn() {
     let server = Server::ready_with_env(&[("YIELDSHELL_PROCESS_RETENTION_MS", "1")]);
     let old = process_id(&server.sh("true"));
+    // The record must be older than 1 ms before the next spawn prunes it.
+    let finished = std::time::Instant::now();
+    wait_until(Duration::from_secs(1), || {
+        finished.elapsed() > Duration::from_millis(3)
+    });
     let live = server.spawn_bg("sleep 30");
     assert!(
         server.ps_entry(&old).is_none(),
