@@ -931,10 +931,14 @@ impl Engine {
                 if let Some(s) = stages {
                     m.insert("stage_status".into(), Value::Array(s));
                 }
-                let texts = [stdout, stderr]
+                let mut texts: Vec<String> = [stdout, stderr]
                     .into_iter()
                     .filter(|t| !t.is_empty())
                     .collect();
+                if texts.is_empty() {
+                    // Some clients refuse an empty content list.
+                    texts.push(String::new());
+                }
                 Reply {
                     value: m,
                     is_error: false,

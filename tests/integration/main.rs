@@ -11,3 +11,4 @@ mod policy;
 mod protocol;
 mod support;
 mod tools;
+mod trusted;
