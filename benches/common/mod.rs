@@ -76,6 +76,7 @@ pub struct Server {
     done: Arc<AtomicBool>,
     /// Taken just before the fork of the server.
     pub spawned_at: Instant,
+    shut: Option<Shutdown>,
 }
 
 impl Server {
@@ -109,6 +110,7 @@ impl Server {
             epoch,
             done,
             spawned_at,
+            shut: None,
         }
     }
 
@@ -252,9 +254,13 @@ impl Server {
         proc_status_kib(self.pid(), "VmHWM:").map_or(0, |k| k * 1024)
     }
 
-    /// Closes stdin (the server stops everything and exits) and waits for the exit.
-    /// Returns how long the exit took and the pids still carrying the tag afterwards.
-    pub fn shutdown(&mut self) -> (Duration, Vec<u32>) {
+    /// Closes stdin (the server stops everything and exits) and waits up to 5 s for the
+    /// exit; kills the server if it is still there, then kills whatever still carries the
+    /// tag. Idempotent.
+    pub fn shutdown(&mut self) -> Shutdown {
+        if let Some(done) = &self.shut {
+            return done.clone();
+        }
         let t = Instant::now();
         self.stdin = None;
         let exited = wait_child(&mut self.child, Duration::from_secs(5));
@@ -272,21 +278,67 @@ impl Server {
             std::thread::sleep(Duration::from_millis(20));
             left = tagged_pids(&self.tag);
         }
-        (took, left)
+        if !left.is_empty() {
+            eprintln!(
+                "bench: {} process(es) outlived the server; killing them",
+                left.len()
+            );
+            kill9(&left);
+        }
+        let done = Shutdown {
+            took,
+            exited,
+            survivors: left,
+        };
+        self.shut = Some(done.clone());
+        done
+    }
+}
+
+/// How a server's shutdown went.
+#[derive(Clone, Debug)]
+pub struct Shutdown {
+    /// From closing stdin to the exit (or to giving up after 5 s).
+    pub took: Duration,
+    /// Whether it exited on its own within 5 s.
+    pub exited: bool,
+    /// Processes carrying the server's tag 0.5 s after it was gone (killed by the bench).
+    pub survivors: Vec<u32>,
+}
+
+impl Shutdown {
+    /// Prints the shutdown figures: the time to exit and the processes left behind.
+    pub fn report(&self, report: &mut Report, live: &str) {
+        let mut exit = Figure::new(&format!("shutdown with {live}"), "ms", ms(self.took))
+            .target(Target::AtMost(2000.0));
+        if !self.exited {
+            exit = exit.note("did not exit within 5 s of stdin EOF: killed by the bench");
+        }
+        report.add(exit);
+        let note = if self.survivors.is_empty() {
+            "nothing the server started survived it".to_string()
+        } else {
+            format!(
+                "{} survivors killed by the bench, e.g. pids {:?}",
+                self.survivors.len(),
+                &self.survivors[..self.survivors.len().min(5)]
+            )
+        };
+        report.add(
+            Figure::new(
+                "  processes left after that shutdown",
+                "",
+                self.survivors.len() as f64,
+            )
+            .target(Target::AtMost(0.0))
+            .note(note),
+        );
     }
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let (_, left) = self.shutdown();
-        if !left.is_empty() {
-            eprintln!(
-                "bench: {} process(es) outlived the server; killing {:?}",
-                left.len(),
-                left
-            );
-            kill9(&left);
-        }
+        self.shutdown();
     }
 }
 
