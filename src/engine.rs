@@ -16,6 +16,7 @@ use parking_lot::Mutex;
 use regex_lite::Regex;
 use serde_json::{Map, Value};
 
+use crate::audit::{self, Audit};
 use crate::config::{self, Config, Mode, SIDE_EFFECTS, TRANSPORT_CEILING_MS};
 use crate::process::{self, EndReason, Info, Proc, Status};
 use crate::reaper::{Cmd, Reaper};
@@ -24,6 +25,142 @@ use crate::ring::{ReadOut, ReadReq, Streams, STDERR, STDOUT};
 use crate::sys::{self, SpawnSpec};
 use crate::table::Table;
 use crate::tree::MARKER_VAR;
+use crate::trusted::{tokenize, Policy, Stage};
+
+/// Where a record's first stage reads from.
+pub enum StdinSource {
+    /// `/dev/null`.
+    Null,
+    /// A pipe kept by the server (for `stdin` and `write`).
+    Pipe,
+    /// A file opened by the server (trusted-mode `<`).
+    File(std::fs::File),
+}
+
+/// Everything needed to start one record.
+pub struct Launch {
+    /// Stages, joined by pipes (one for a shell command).
+    pub stages: Vec<Stage>,
+    /// The complete environment (the marker is added).
+    pub env: Vec<(OsString, OsString)>,
+    /// Working directory (resolved).
+    pub cwd: PathBuf,
+    /// Source of the first stage's stdin.
+    pub stdin: StdinSource,
+    /// Target of the last stage's stdout, when redirected to a file.
+    pub stdout_file: Option<std::fs::File>,
+    /// Lead a new session (shell mode) or only a new group (trusted pipelines).
+    pub new_session: bool,
+    /// The command as shown by `ps` (redacted on the way in).
+    pub display: String,
+    /// Label.
+    pub name: Option<String>,
+    /// Ring size per stream.
+    pub ring_bytes: usize,
+    /// Stop the group when a stream goes over this.
+    pub output_cap: Option<u64>,
+    /// Runtime limit (0 = none).
+    pub timeout_ms: u64,
+    /// The call's environment overlay (for redaction).
+    pub overlay: Vec<(String, String)>,
+    /// Initial stdin and whether to close it afterwards.
+    pub initial_stdin: Option<(Vec<u8>, bool)>,
+}
+
+struct Started {
+    pids: Vec<u32>,
+    stdin: Option<std::fs::File>,
+    stdout: Option<std::fs::File>,
+    stderr: Option<std::fs::File>,
+}
+
+/// Spawns the stages with pipes between them and one shared stderr pipe. On failure every
+/// stage already started is killed (the reaper reaps it as an unknown child).
+fn spawn_stages(
+    stages: &[Stage],
+    env: &[(OsString, OsString)],
+    cwd: &std::path::Path,
+    stdin: StdinSource,
+    stdout_file: Option<std::fs::File>,
+    new_session: bool,
+) -> Result<Started, String> {
+    use std::fs::File;
+    use std::os::fd::OwnedFd;
+    let io_err = |what: &str, e: std::io::Error| format!("cannot {what}: {}", config::plain_io(&e));
+    let (err_read, err_write) = std::io::pipe().map_err(|e| io_err("create a pipe", e))?;
+    let err_write = File::from(OwnedFd::from(err_write));
+    let mut pids: Vec<u32> = Vec::new();
+    let mut parent_stdin = None;
+    let mut parent_stdout = None;
+    let mut next_input: Option<File> = None;
+    let mut first_stdin = Some(stdin);
+    let mut stdout_file = stdout_file;
+    let fail = |pids: &[u32], msg: String| {
+        if let Some(&first) = pids.first() {
+            let _ = sys::killpg(first, libc::SIGKILL);
+        }
+        msg
+    };
+    for (i, stage) in stages.iter().enumerate() {
+        let last = i + 1 == stages.len();
+        let (stdin_pipe, stdin_file) = match first_stdin.take() {
+            Some(StdinSource::Null) => (false, None),
+            Some(StdinSource::Pipe) => (true, None),
+            Some(StdinSource::File(f)) => (false, Some(f)),
+            None => (false, next_input.take()),
+        };
+        let (stdout, keep_read) = if last {
+            (stdout_file.take(), None)
+        } else {
+            let (r, w) = std::io::pipe().map_err(|e| fail(&pids, io_err("create a pipe", e)))?;
+            (
+                Some(File::from(OwnedFd::from(w))),
+                Some(File::from(OwnedFd::from(r))),
+            )
+        };
+        let stderr = err_write
+            .try_clone()
+            .map_err(|e| fail(&pids, io_err("duplicate a pipe", e)))?;
+        let join_group = match (i, new_session) {
+            (0, true) => None,
+            (0, false) => Some(0),
+            _ => Some(pids[0]),
+        };
+        let spawned = sys::spawn(SpawnSpec {
+            program: &stage.program,
+            arg0: Some(&stage.arg0),
+            args: &stage.args,
+            env,
+            cwd,
+            stdin_pipe,
+            stdin_file,
+            stdout,
+            stderr: Some(stderr),
+            join_group,
+        })
+        .map_err(|e| {
+            fail(
+                &pids,
+                format!("cannot start {}: {}", stage.program, config::plain_io(&e)),
+            )
+        })?;
+        pids.push(spawned.pid);
+        if i == 0 {
+            parent_stdin = spawned.stdin;
+        }
+        if last {
+            parent_stdout = spawned.stdout;
+        }
+        next_input = keep_read;
+    }
+    drop(err_write);
+    Ok(Started {
+        pids,
+        stdin: parent_stdin,
+        stdout: parent_stdout,
+        stderr: Some(File::from(OwnedFd::from(err_read))),
+    })
+}
 
 /// A tool's answer: the result object and whether it reports a failure.
 #[derive(Debug)]
@@ -32,6 +169,8 @@ pub struct Reply {
     pub value: Map<String, Value>,
     /// True when the tool could not do what was asked.
     pub is_error: bool,
+    /// Text blocks to send instead of the object's JSON (`shell_execute`).
+    pub texts: Option<Vec<String>>,
 }
 
 impl Reply {
@@ -39,6 +178,7 @@ impl Reply {
         Reply {
             value,
             is_error: false,
+            texts: None,
         }
     }
 
@@ -46,6 +186,7 @@ impl Reply {
         Reply {
             value,
             is_error: true,
+            texts: None,
         }
     }
 
@@ -145,6 +286,10 @@ pub struct Engine {
     /// The reaper.
     pub reaper: Reaper,
     secrets: Arc<Secrets>,
+    /// The trusted-mode policy (`None` in shell mode).
+    pub trusted: Option<Policy>,
+    /// The audit log.
+    pub audit: Audit,
     /// Prefix of every marker of this server (`<pid>.<nonce>/`).
     pub marker_prefix: String,
     id_base: u64,
@@ -161,7 +306,15 @@ const STOP_GRACE_MAX_MS: u64 = 50_000;
 
 impl Engine {
     /// A service over `config`, using the started reaper.
-    pub fn new(config: Arc<Config>, reaper: Reaper) -> Engine {
+    pub fn new(
+        config: Arc<Config>,
+        reaper: Reaper,
+        marker_prefix: String,
+    ) -> Result<Engine, String> {
+        let trusted = match config.mode {
+            Mode::Trusted => Some(Policy::new(&config)?),
+            Mode::Shell => None,
+        };
         let secrets = Arc::new(match &config.redact_regex {
             Some(re) => {
                 let pairs: Vec<(&str, &str)> = config
@@ -174,17 +327,20 @@ impl Engine {
             }
             None => Secrets::default(),
         });
+        let audit = Audit::open(config.audit_log.as_deref())?;
         let random = random_u64();
-        Engine {
+        Ok(Engine {
+            audit,
             config,
             table: Table::default(),
             reaper,
             secrets,
-            marker_prefix: format!("{}.{:08x}/", std::process::id(), random as u32),
+            trusted,
+            marker_prefix,
             id_base: random >> 16,
             counter: AtomicU64::new(0),
             shutting_down: AtomicBool::new(false),
-        }
+        })
     }
 
     /// The redaction set built from the server's environment.
@@ -212,6 +368,56 @@ impl Engine {
     /// `exec`. `None` when the call was cancelled (no response is sent).
     pub fn exec(&self, args: ExecArgs, ctx: &CallCtx<'_>) -> Option<Reply> {
         let started = Instant::now();
+        let command = self.secrets.redact_str(&args.command);
+        let reply = self.exec_inner(args, ctx, started);
+        let mut a = Map::new();
+        a.insert("tool".into(), Value::from("exec"));
+        a.insert("mode".into(), Value::from(self.mode_name()));
+        a.insert("command".into(), Value::from(command));
+        a.insert(
+            "duration_ms".into(),
+            Value::from(started.elapsed().as_millis() as u64),
+        );
+        match &reply {
+            None => {
+                a.insert("result_type".into(), Value::from("cancelled"));
+            }
+            Some(r) => {
+                let status = r.value.get("status").and_then(Value::as_str).unwrap_or("");
+                let result_type = match status {
+                    "failed_to_start" => "rejected",
+                    "completed" => "success",
+                    "backgrounded" => "backgrounded",
+                    "timed_out" => "timeout",
+                    _ => "process_error",
+                };
+                a.insert("result_type".into(), Value::from(result_type));
+                for key in ["process_id", "exit_code", "signal", "cwd"] {
+                    if let Some(v) = r.value.get(key) {
+                        a.insert(key.into(), v.clone());
+                    }
+                }
+                if status == "failed_to_start" {
+                    a.insert(
+                        "rejection_reason".into(),
+                        r.value.get("error").cloned().unwrap_or(Value::Null),
+                    );
+                }
+            }
+        }
+        self.audit.record(a);
+        reply
+    }
+
+    fn mode_name(&self) -> &'static str {
+        if self.trusted.is_some() {
+            "trusted"
+        } else {
+            "shell"
+        }
+    }
+
+    fn exec_inner(&self, args: ExecArgs, ctx: &CallCtx<'_>, started: Instant) -> Option<Reply> {
         if let Err(message) = self.check_policy(&args) {
             return Some(failed_to_start(message));
         }
@@ -223,7 +429,11 @@ impl Engine {
             Duration::from_millis(self.config.retention_ms),
             self.config.max_retained,
         );
-        let proc = match self.spawn(&args, cwd) {
+        let launch = match self.exec_launch(&args, cwd) {
+            Ok(l) => l,
+            Err(e) => return Some(failed_to_start(e)),
+        };
+        let proc = match self.launch(launch) {
             Ok(p) => p,
             Err(e) => return Some(failed_to_start(e)),
         };
@@ -294,9 +504,6 @@ impl Engine {
             return Err("the server is shutting down".into());
         }
         check_side_effects(&args.side_effects, &self.config.blocked)?;
-        if self.config.mode == Mode::Trusted {
-            return Err("exec in trusted mode is not available in this build yet".into());
-        }
         check_command_regex(&self.config, &args.command, "command")?;
         if let Some(shell) = &args.shell {
             if shell.trim().is_empty() {
@@ -315,26 +522,97 @@ impl Engine {
         Ok(())
     }
 
-    fn spawn(&self, args: &ExecArgs, cwd: PathBuf) -> Result<Arc<Proc>, String> {
+    /// Builds the launch of an `exec` call: `<shell> -c <command>` in shell mode, the parsed
+    /// and checked pipeline in trusted mode.
+    fn exec_launch(&self, args: &ExecArgs, cwd: PathBuf) -> Result<Launch, String> {
+        let wants_stdin = args.stdin.is_some() || !args.close_stdin;
+        let stdin = if wants_stdin {
+            StdinSource::Pipe
+        } else {
+            StdinSource::Null
+        };
+        let mut launch = Launch {
+            stages: Vec::new(),
+            env: Vec::new(),
+            cwd,
+            stdin,
+            stdout_file: None,
+            new_session: true,
+            display: args.command.clone(),
+            name: args.name.clone(),
+            ring_bytes: self.config.max_buffer_bytes,
+            output_cap: None,
+            timeout_ms: args.timeout_ms.unwrap_or(self.config.default_timeout_ms),
+            overlay: args.env.clone(),
+            initial_stdin: args
+                .stdin
+                .clone()
+                .map(|s| (s.into_bytes(), args.close_stdin)),
+        };
+        match &self.trusted {
+            None => {
+                let shell = args
+                    .shell
+                    .clone()
+                    .unwrap_or_else(|| self.config.shell.clone());
+                launch.stages.push(Stage {
+                    program: shell.clone(),
+                    arg0: shell,
+                    args: vec!["-c".into(), args.command.clone()],
+                });
+                let mut env: Vec<(OsString, OsString)> = self
+                    .config
+                    .env
+                    .iter()
+                    .filter(|(k, _)| k != MARKER_VAR)
+                    .cloned()
+                    .collect();
+                for (k, v) in &args.env {
+                    let key = OsString::from(k);
+                    env.retain(|(ek, _)| *ek != key);
+                    env.push((key, OsString::from(v)));
+                }
+                launch.env = env;
+            }
+            Some(policy) => {
+                if args.shell.is_some() {
+                    return Err(
+                        "shell cannot be chosen in trusted mode: commands run without a shell"
+                            .into(),
+                    );
+                }
+                let pipeline = tokenize::parse(&args.command)?;
+                launch.stages = policy.check(&pipeline)?;
+                launch.env = policy.env(&args.env)?;
+                let (input, output) = policy.open_redirects(&launch.cwd, &pipeline)?;
+                if let Some(f) = input {
+                    if args.stdin.is_some() {
+                        return Err("stdin and an input redirection (<) cannot be combined".into());
+                    }
+                    launch.stdin = StdinSource::File(f);
+                }
+                launch.stdout_file = output;
+                launch.new_session = false;
+                launch.output_cap = Some(self.config.shell_output_limit as u64);
+                launch.ring_bytes = launch.ring_bytes.max(self.config.shell_output_limit + 1);
+            }
+        }
+        Ok(launch)
+    }
+
+    /// Starts every stage of `launch` as one record. All stages share one process group;
+    /// the reaper cannot reap any of them before all are registered.
+    pub fn launch(&self, launch: Launch) -> Result<Arc<Proc>, String> {
         let id = self.next_id();
         let marker = format!("{}{}", self.marker_prefix, id);
-        let mut env: Vec<(OsString, OsString)> = self
-            .config
-            .env
-            .iter()
-            .filter(|(k, _)| k != MARKER_VAR)
-            .cloned()
-            .collect();
-        for (k, v) in &args.env {
-            let key = OsString::from(k);
-            env.retain(|(ek, _)| *ek != key);
-            env.push((key, OsString::from(v)));
-        }
+        let mut env = launch.env;
+        env.retain(|(k, _)| k != MARKER_VAR);
         env.push((MARKER_VAR.into(), marker.clone().into()));
         let secrets = match &self.config.redact_regex {
-            Some(re) if args.env.iter().any(|(k, _)| re.is_match(k)) => Arc::new(
+            Some(re) if launch.overlay.iter().any(|(k, _)| re.is_match(k)) => Arc::new(
                 self.secrets.with(
-                    args.env
+                    launch
+                        .overlay
                         .iter()
                         .filter(|(k, _)| re.is_match(k))
                         .map(|(k, v)| (k.as_str(), v.as_str())),
@@ -342,58 +620,48 @@ impl Engine {
             ),
             _ => self.secrets.clone(),
         };
-        let shell = args
-            .shell
-            .clone()
-            .unwrap_or_else(|| self.config.shell.clone());
-        let shell_args = ["-c".to_string(), args.command.clone()];
-        let wants_stdin = args.stdin.is_some() || !args.close_stdin;
 
-        // Hold the leaders lock across the fork: the reaper cannot reap this pid before
-        // it is registered.
         let mut leaders = self.reaper.leaders.lock();
-        let spawned = sys::spawn(SpawnSpec {
-            program: &shell,
-            args: &shell_args,
-            env: &env,
-            cwd: &cwd,
-            stdin_pipe: wants_stdin,
-            stdin_file: None,
-            stdout: None,
-            stderr: None,
-            join_group: None,
-        })
-        .map_err(|e| format!("cannot start {shell}: {}", config::plain_io(&e)))?;
-        let (Some(stdout), Some(stderr)) = (spawned.stdout, spawned.stderr) else {
-            return Err("internal error: output pipes missing".into());
-        };
-        if let Some(stdin) = &spawned.stdin {
-            let _ = sys::set_nonblocking(std::os::fd::AsRawFd::as_raw_fd(stdin));
-        }
+        let started = spawn_stages(
+            &launch.stages,
+            &env,
+            &launch.cwd,
+            launch.stdin,
+            launch.stdout_file,
+            launch.new_session,
+        );
+        let started = started?;
+        let pid = started.pids[0];
         let info = Info {
             id: id.clone(),
-            pid: spawned.pid,
-            command: secrets.redact_str(&args.command),
-            name: args.name.clone(),
-            cwd: cwd.display().to_string(),
+            pid,
+            stages: started.pids.clone(),
+            output_cap: launch.output_cap,
+            command: secrets.redact_str(&launch.display),
+            name: launch.name,
+            cwd: launch.cwd.display().to_string(),
             started_wall: SystemTime::now(),
             started: Instant::now(),
             marker,
         };
-        let proc = Arc::new(Proc::new(info, self.config.max_buffer_bytes, spawned.stdin));
-        leaders.insert(spawned.pid, proc.clone());
+        if let Some(stdin) = &started.stdin {
+            let _ = sys::set_nonblocking(std::os::fd::AsRawFd::as_raw_fd(stdin));
+        }
+        let proc = Arc::new(Proc::new(info, launch.ring_bytes, started.stdin));
+        for &p in &started.pids {
+            leaders.insert(p, proc.clone());
+        }
         drop(leaders);
+        crate::guardian::announce(pid, true);
         crate::info!(
-            "{id} started pid {} in {}: {}",
-            spawned.pid,
+            "{id} started pid {pid} in {}: {}",
             proc.info.cwd,
             proc.info.command
         );
 
         self.table.insert(proc.clone());
-        let timeout_ms = args.timeout_ms.unwrap_or(self.config.default_timeout_ms);
-        if timeout_ms > 0 {
-            let at = proc.info.started + Duration::from_millis(timeout_ms);
+        if launch.timeout_ms > 0 {
+            let at = proc.info.started + Duration::from_millis(launch.timeout_ms);
             self.reaper.send(Cmd::Timeout(
                 proc.clone(),
                 at,
@@ -401,6 +669,7 @@ impl Engine {
             ));
         }
         let pump_proc = proc.clone();
+        let (stdout, stderr) = (started.stdout, started.stderr);
         let spawned_pump = std::thread::Builder::new()
             .name(format!("out-{}", &id[5..]).chars().take(15).collect())
             .stack_size(process::PUMP_STACK)
@@ -411,10 +680,8 @@ impl Engine {
             proc.signal(libc::SIGKILL);
             return Err(format!("cannot start an output thread: {e}"));
         }
-        if let Some(input) = &args.stdin {
+        if let Some((data, close)) = launch.initial_stdin {
             let writer = proc.clone();
-            let data = input.clone().into_bytes();
-            let close = args.close_stdin;
             let _ = std::thread::Builder::new()
                 .name(format!("in-{}", &id[5..]).chars().take(15).collect())
                 .stack_size(64 * 1024)
@@ -426,6 +693,259 @@ impl Engine {
                 });
         }
         Ok(proc)
+    }
+
+    /// `shell_execute` (trusted mode): runs to completion, no yield. `None` when cancelled.
+    pub fn shell_execute(&self, args: ShellExecArgs, ctx: &CallCtx<'_>) -> Option<Reply> {
+        let started = Instant::now();
+        let mut a = Map::new();
+        a.insert("tool".into(), Value::from("shell_execute"));
+        a.insert("mode".into(), Value::from(self.mode_name()));
+        a.insert(
+            "argv".into(),
+            Value::from(audit::redact_argv(&args.command, &self.secrets)),
+        );
+        let timeout_s = args
+            .timeout
+            .unwrap_or(self.config.shell_default_timeout_s)
+            .clamp(1, self.config.shell_max_timeout_s.max(1));
+        a.insert("timeout".into(), Value::from(timeout_s));
+        a.insert(
+            "output_limit".into(),
+            Value::from(self.config.shell_output_limit),
+        );
+        let reply = self.shell_execute_inner(&args, timeout_s, ctx, started, &mut a);
+        a.insert(
+            "duration_ms".into(),
+            Value::from(started.elapsed().as_millis() as u64),
+        );
+        if reply.is_none() {
+            a.insert("result_type".into(), Value::from("cancelled"));
+        }
+        self.audit.record(a);
+        reply
+    }
+
+    fn shell_execute_inner(
+        &self,
+        args: &ShellExecArgs,
+        timeout_s: u64,
+        ctx: &CallCtx<'_>,
+        started: Instant,
+        a: &mut Map<String, Value>,
+    ) -> Option<Reply> {
+        let reject = |a: &mut Map<String, Value>, reason: String| {
+            a.insert("result_type".into(), Value::from("rejected"));
+            a.insert("rejection_reason".into(), Value::from(reason.clone()));
+            Some(shell_error(&reason, "", "", 1, started, None))
+        };
+        let Some(policy) = &self.trusted else {
+            return reject(a, "shell_execute is only available in trusted mode".into());
+        };
+        if self.shutting_down.load(Ordering::SeqCst) {
+            return reject(a, "the server is shutting down".into());
+        }
+        if args.command.is_empty() {
+            return reject(a, "Empty command".into());
+        }
+        let pipeline = match tokenize::from_argv(&args.command) {
+            Ok(p) => p,
+            Err(e) => return reject(a, e),
+        };
+        let stages = match policy.check(&pipeline) {
+            Ok(s) => s,
+            Err(e) => return reject(a, e),
+        };
+        let cwd = match config::resolve_cwd(&self.config, args.directory.as_deref()) {
+            Ok(c) => c,
+            Err(e) => return reject(a, e),
+        };
+        a.insert("directory".into(), Value::from(cwd.display().to_string()));
+        a.insert(
+            "redirections".into(),
+            serde_json::json!({
+                "stdin": pipeline.stdin_path.is_some(),
+                "stdout": pipeline.stdout.as_ref().is_some_and(|r| !r.append),
+                "stdout_append": pipeline.stdout.as_ref().is_some_and(|r| r.append),
+            }),
+        );
+        let limit = self.config.max_processes;
+        if self.table.live_count() >= limit {
+            return reject(a, format!("Maximum process limit ({limit}) reached"));
+        }
+        let env = match policy.env(&[]) {
+            Ok(e) => e,
+            Err(e) => return reject(a, e),
+        };
+        let (input, output) = match policy.open_redirects(&cwd, &pipeline) {
+            Ok(f) => f,
+            Err(e) => return reject(a, e),
+        };
+        let stdin = match (input, &args.stdin) {
+            (Some(_), Some(_)) => {
+                return reject(
+                    a,
+                    "stdin and an input redirection (<) cannot be combined".into(),
+                )
+            }
+            (Some(f), None) => StdinSource::File(f),
+            (None, Some(_)) => StdinSource::Pipe,
+            (None, None) => StdinSource::Null,
+        };
+        self.table.retain(
+            Duration::from_millis(self.config.retention_ms),
+            self.config.max_retained,
+        );
+        let launch = Launch {
+            stages,
+            env,
+            cwd,
+            stdin,
+            stdout_file: output,
+            new_session: false,
+            display: args.command.join(" "),
+            name: Some("shell_execute".into()),
+            ring_bytes: self.config.shell_output_limit + 1,
+            output_cap: Some(self.config.shell_output_limit as u64),
+            timeout_ms: 0,
+            overlay: Vec::new(),
+            initial_stdin: args.stdin.clone().map(|s| (s.into_bytes(), true)),
+        };
+        let proc = match self.launch(launch) {
+            Ok(p) => p,
+            Err(e) => {
+                a.insert("result_type".into(), Value::from("process_error"));
+                a.insert("error".into(), Value::from(e.clone()));
+                return Some(shell_error(&e, "", "", 1, started, None));
+            }
+        };
+        a.insert("process_id".into(), Value::from(proc.info.id.clone()));
+        ctx.cancel.attach(&proc);
+        let deadline = started + Duration::from_secs(timeout_s);
+        let outcome = wait_loop(&proc, deadline, ctx, WaitMode::Wait, None);
+        if outcome == Outcome::Cancelled {
+            self.stop_quietly(&proc, CANCEL_GRACE);
+            return None;
+        }
+        if outcome != Outcome::Finished {
+            proc.set_reason(EndReason::TimedOut);
+            proc.signal(libc::SIGKILL);
+            let never = Cancel::default();
+            let quiet = CallCtx {
+                cancel: &never,
+                progress: None,
+            };
+            wait_loop(
+                &proc,
+                Instant::now() + Duration::from_secs(5),
+                &quiet,
+                WaitMode::Wait,
+                None,
+            );
+        }
+        let st = proc.lock();
+        let all = ReadReq {
+            since: None,
+            tail_lines: None,
+            streams: Streams::Both,
+            max_bytes: usize::MAX,
+        };
+        let out = st.output.read(&all);
+        let reason = st.reason;
+        let (exit_code, signal) = st.exit();
+        let signal_num = match st.leader {
+            Some((sys::WaitStatus::Signaled(n), _)) => Some(n),
+            _ => None,
+        };
+        let stage_status: Vec<Value> = st
+            .stage_exits
+            .iter()
+            .map(|e| match e {
+                Some(sys::WaitStatus::Exited(c)) => Value::from(*c),
+                Some(sys::WaitStatus::Signaled(n)) => Value::from(-n),
+                None => Value::Null,
+            })
+            .collect();
+        let over = [STDOUT, STDERR]
+            .map(|i| st.output.bytes_total(i) > self.config.shell_output_limit as u64);
+        drop(st);
+        let limit = self.config.shell_output_limit;
+        let mut stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let mut stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        truncate_utf8(&mut stdout, limit);
+        truncate_utf8(&mut stderr, limit);
+        a.insert("stdout_bytes".into(), Value::from(out.stdout.len()));
+        a.insert("stderr_bytes".into(), Value::from(out.stderr.len()));
+        a.insert(
+            "exit_code".into(),
+            exit_code.map_or(Value::Null, Value::from),
+        );
+        let stages = (stage_status.len() > 1).then_some(stage_status);
+        let (result_type, failure) = match (reason, exit_code, signal_num) {
+            (EndReason::TimedOut, _, _) => (
+                "timeout",
+                Some(format!("Command timed out after {timeout_s} seconds")),
+            ),
+            (EndReason::OutputCap, _, _) => {
+                let which = if over[STDOUT] || !over[STDERR] {
+                    "stdout"
+                } else {
+                    "stderr"
+                };
+                (
+                    "output_cap",
+                    Some(format!("{which} exceeded output limit of {limit} bytes")),
+                )
+            }
+            (_, Some(0), _) => ("success", None),
+            (_, Some(code), _) => (
+                "process_error",
+                Some(format!("Command failed with exit status {code}")),
+            ),
+            (_, None, Some(n)) => (
+                "process_error",
+                Some(format!("Command terminated by signal {n}")),
+            ),
+            (_, None, None) => (
+                "process_error",
+                Some("Command ended without an exit status".to_string()),
+            ),
+        };
+        a.insert("result_type".into(), Value::from(result_type));
+        let _ = signal;
+        let status = exit_code.unwrap_or_else(|| signal_num.map_or(1, |n| 128 + n));
+        Some(match failure {
+            Some(reason) => {
+                a.insert("error".into(), Value::from(reason.clone()));
+                shell_error(&reason, &stdout, &stderr, status, started, stages)
+            }
+            None => {
+                let mut m = Map::new();
+                m.insert("stdout".into(), Value::from(stdout.clone()));
+                m.insert("stderr".into(), Value::from(stderr.clone()));
+                m.insert("status".into(), Value::from(status));
+                m.insert(
+                    "execution_time".into(),
+                    Value::from(started.elapsed().as_secs_f64()),
+                );
+                if let Some(s) = stages {
+                    m.insert("stage_status".into(), Value::Array(s));
+                }
+                let mut texts: Vec<String> = [stdout, stderr]
+                    .into_iter()
+                    .filter(|t| !t.is_empty())
+                    .collect();
+                if texts.is_empty() {
+                    // Some clients refuse an empty content list.
+                    texts.push(String::new());
+                }
+                Reply {
+                    value: m,
+                    is_error: false,
+                    texts: Some(texts),
+                }
+            }
+        })
     }
 
     /// Sends SIGTERM, then SIGKILL after `grace`, without waiting.
@@ -629,6 +1149,7 @@ impl Engine {
             return Reply {
                 value: m,
                 is_error: was_running,
+                texts: None,
             };
         }
         m.insert("error".into(), Value::Null);
@@ -744,6 +1265,64 @@ impl Engine {
         }
         crate::tree::signal_all(&self.marker_prefix, libc::SIGKILL);
         all_done(start + limit);
+    }
+}
+
+/// `shell_execute` arguments.
+#[derive(Debug, Default)]
+pub struct ShellExecArgs {
+    /// argv, with `|`, `<`, `>`, `>>` elements as operators.
+    pub command: Vec<String>,
+    /// Input for the first stage.
+    pub stdin: Option<String>,
+    /// Working directory.
+    pub directory: Option<String>,
+    /// Timeout in seconds.
+    pub timeout: Option<u64>,
+}
+
+fn truncate_utf8(s: &mut String, max: usize) {
+    if s.len() > max {
+        let mut cut = max;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+    }
+}
+
+/// A failed `shell_execute`: the reason first, then the output captured so far.
+fn shell_error(
+    reason: &str,
+    stdout: &str,
+    stderr: &str,
+    status: i32,
+    started: Instant,
+    stages: Option<Vec<Value>>,
+) -> Reply {
+    let mut m = Map::new();
+    m.insert("error".into(), Value::from(reason));
+    m.insert("stdout".into(), Value::from(stdout));
+    m.insert("stderr".into(), Value::from(stderr));
+    m.insert("status".into(), Value::from(status));
+    m.insert(
+        "execution_time".into(),
+        Value::from(started.elapsed().as_secs_f64()),
+    );
+    if let Some(s) = stages {
+        m.insert("stage_status".into(), Value::Array(s));
+    }
+    let mut texts = vec![format!("Error executing command: {reason}")];
+    if !stdout.is_empty() {
+        texts.push(format!("stdout (captured before the error):\n{stdout}"));
+    }
+    if !stderr.is_empty() {
+        texts.push(format!("stderr (captured before the error):\n{stderr}"));
+    }
+    Reply {
+        value: m,
+        is_error: true,
+        texts: Some(texts),
     }
 }
 
@@ -984,6 +1563,11 @@ pub fn rfc3339(t: SystemTime) -> String {
         rem % 60,
         d.subsec_millis()
     )
+}
+
+/// The marker prefix of this server: `<pid>.<random>/`.
+pub fn new_marker_prefix() -> String {
+    format!("{}.{:08x}/", std::process::id(), random_u64() as u32)
 }
 
 /// 64 random bits from the standard library's hash seed (no extra dependency, no unsafe).

@@ -30,8 +30,10 @@
 
 #[macro_use]
 pub mod log;
+pub mod audit;
 pub mod config;
 pub mod engine;
+pub mod guardian;
 pub mod jsonrpc;
 pub mod mcp;
 pub mod pool;
@@ -43,6 +45,7 @@ mod server;
 pub mod sys;
 pub mod table;
 pub mod tree;
+pub mod trusted;
 
 use std::io::Write;
 use std::process::ExitCode;

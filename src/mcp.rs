@@ -11,7 +11,7 @@ use regex_lite::Regex;
 use serde_json::{json, Map, Value};
 
 use crate::config::{SIDE_EFFECTS, TRANSPORT_CEILING_MS};
-use crate::engine::{CallCtx, Engine, ExecArgs, ReadArgs, Reply};
+use crate::engine::{CallCtx, Engine, ExecArgs, ReadArgs, Reply, ShellExecArgs};
 use crate::ring::Streams;
 
 /// Protocol versions we speak, newest first.
@@ -69,6 +69,22 @@ struct ToolDef {
 }
 
 const TOOLS: &[ToolDef] = &[
+    ToolDef {
+        name: "shell_execute",
+        title: "Run an allowed command",
+        description: "Run an allowlisted command without a shell and return its output when it \
+            finishes. command is an argv array such as [\"ls\", \"-l\"]; elements that are exactly \
+            \"|\", \"<\", \">\" or \">>\" build a pipeline and redirections relative to directory \
+            (e.g. [\"grep\", \"x\", \"in.txt\", \"|\", \"wc\", \"-l\"]). No shell syntax, globbing or \
+            variables. Every stage must be allowlisted; dangerous options are refused. A non-zero \
+            exit, a timeout or too much output is an error that still returns the output so far.",
+        input: shell_execute_input,
+        output: shell_execute_output,
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: true,
+    },
     ToolDef {
         name: "exec",
         title: "Run a shell command",
@@ -198,6 +214,30 @@ fn exec_input() -> Value {
         },
         "required": ["command", "side_effects"]
     })
+}
+
+fn shell_execute_input() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "command": {"type": "array", "items": {"type": "string"}, "minItems": 1, "description": "Program and arguments; \"|\", \"<\", \">\", \">>\" elements are operators."},
+            "stdin": {"type": "string", "description": "Input for the first stage."},
+            "directory": {"type": "string", "description": "Working directory (relative to the server's)."},
+            "timeout": {"type": "integer", "minimum": 1, "description": "Seconds before the command is killed (default 30, at most 300)."}
+        },
+        "required": ["command"]
+    })
+}
+
+fn shell_execute_output() -> Value {
+    json!({"type": "object", "properties": {
+        "stdout": {"type": "string"},
+        "stderr": {"type": "string"},
+        "status": {"type": "integer"},
+        "execution_time": {"type": "number"},
+        "stage_status": {"type": "array", "items": {"type": ["integer", "null"]}},
+        "error": {"type": "string"}
+    }, "required": ["stdout", "stderr", "status", "execution_time"]})
 }
 
 fn process_output_props() -> Map<String, Value> {
@@ -379,9 +419,17 @@ pub fn is_known_tool(name: &str) -> bool {
 /// Wraps a tool reply as a `CallToolResult`.
 pub fn call_result(reply: Reply, version: &str) -> Value {
     let object = Value::Object(reply.value);
-    let text = serde_json::to_string(&object).unwrap_or_default();
+    let content: Vec<Value> = match reply.texts {
+        Some(texts) => texts
+            .into_iter()
+            .map(|t| json!({"type": "text", "text": t}))
+            .collect(),
+        None => vec![
+            json!({"type": "text", "text": serde_json::to_string(&object).unwrap_or_default()}),
+        ],
+    };
     let mut r = Map::new();
-    r.insert("content".into(), json!([{"type": "text", "text": text}]));
+    r.insert("content".into(), Value::Array(content));
     if has_structured(version) {
         r.insert("structuredContent".into(), object);
     }
@@ -399,6 +447,7 @@ pub fn call_tool(
     let a = Args { map: args };
     let result = match name {
         "exec" => exec(engine, &a, ctx),
+        "shell_execute" => shell_execute(engine, &a, ctx),
         "read" => read(engine, &a),
         "write" => write(engine, &a),
         "wait" => wait(engine, &a, ctx),
@@ -441,6 +490,31 @@ fn exec(engine: &Engine, a: &Args<'_>, ctx: &CallCtx<'_>) -> Outcome {
         tail_lines: a.uint("tail_lines")?,
     };
     Ok(engine.exec(args, ctx))
+}
+
+fn shell_execute(engine: &Engine, a: &Args<'_>, ctx: &CallCtx<'_>) -> Outcome {
+    let command = match a.get("command") {
+        Some(Value::Array(items)) => {
+            let mut argv = Vec::with_capacity(items.len());
+            for item in items {
+                match item {
+                    Value::String(s) => argv.push(s.clone()),
+                    other => return Err(format!("invalid argument command: every element must be a string, got {}", show(other))),
+                }
+            }
+            argv
+        }
+        Some(other) => return Err(format!("invalid argument command: expected an array of strings such as [\"ls\", \"-l\"], got {}", show(other))),
+        None => return Err(missing("command", "an array of strings such as [\"ls\", \"-l\"]")),
+    };
+    let timeout = a.uint("timeout")?;
+    let args = ShellExecArgs {
+        command,
+        stdin: a.string("stdin")?,
+        directory: a.string("directory")?,
+        timeout,
+    };
+    Ok(engine.shell_execute(args, ctx))
 }
 
 fn read_args(a: &Args<'_>) -> Result<ReadArgs, String> {
@@ -664,8 +738,6 @@ impl Args<'_> {
             }
             let value = match v {
                 Value::String(s) => s.clone(),
-                Value::Number(n) => n.to_string(),
-                Value::Bool(b) => b.to_string(),
                 other => {
                     return Err(format!(
                         "invalid argument {name}.{k}: expected a string, got {}",
@@ -693,11 +765,6 @@ impl Args<'_> {
                 ))
             }
             Some(Value::Array(a)) => a.clone(),
-            // Some clients send arrays as JSON text or a single string.
-            Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
-                Ok(Value::Array(a)) => a,
-                _ => s.split(',').map(|x| Value::from(x.trim())).filter(|x| x != "").collect(),
-            },
             Some(other) => return Err(format!("invalid argument side_effects: expected an array of strings, got {}", show(other))),
         };
         let mut out: Vec<String> = Vec::new();

@@ -67,6 +67,8 @@ pub enum EndReason {
     TimedOut,
     /// Internal error.
     Failed,
+    /// A stream went over the output cap (trusted mode).
+    OutputCap,
 }
 
 /// Static facts about a record.
@@ -76,6 +78,11 @@ pub struct Info {
     pub id: String,
     /// Leader pid, also the process group id.
     pub pid: u32,
+    /// Pids of every stage, in pipeline order (one entry for a shell command). The record's
+    /// exit status is the last stage's, as in a shell pipeline.
+    pub stages: Vec<u32>,
+    /// Stop the group when a stream exceeds this many bytes (trusted mode).
+    pub output_cap: Option<u64>,
     /// The command as given (redacted).
     pub command: String,
     /// The label given by the caller.
@@ -95,8 +102,10 @@ pub struct Info {
 pub struct State {
     /// Both streams.
     pub output: Output,
-    /// The leader's exit, once reaped, and when.
+    /// The exit of the last stage once every stage was reaped, and when.
     pub leader: Option<(WaitStatus, Instant)>,
+    /// The exit of each stage, once reaped.
+    pub stage_exits: Vec<Option<WaitStatus>>,
     /// The process group has no member left.
     pub group_gone: bool,
     /// End of file seen on stdout and stderr.
@@ -119,7 +128,7 @@ impl State {
         }
         match self.reason {
             EndReason::Natural => Status::Completed,
-            EndReason::Stopped => Status::Stopped,
+            EndReason::Stopped | EndReason::OutputCap => Status::Stopped,
             EndReason::TimedOut => Status::TimedOut,
             EndReason::Failed => Status::Failed,
         }
@@ -161,11 +170,13 @@ impl Proc {
     /// A record for a freshly spawned leader.
     pub fn new(info: Info, buffer_bytes: usize, stdin: Option<File>) -> Proc {
         let now = Instant::now();
+        let stages = info.stages.len();
         Proc {
             info,
             state: Mutex::new(State {
                 output: Output::new(buffer_bytes),
                 leader: None,
+                stage_exits: vec![None; stages],
                 group_gone: false,
                 eof: [false, false],
                 ended: None,
@@ -203,11 +214,17 @@ impl Proc {
         self.state.lock().output.read(req)
     }
 
-    /// Called by the reaper when the leader was reaped.
-    pub fn on_leader_exit(&self, status: WaitStatus) {
+    /// Called by the reaper when stage `pid` was reaped.
+    pub fn on_stage_exit(&self, pid: u32, status: WaitStatus) {
         let mut st = self.state.lock();
-        st.leader = Some((status, Instant::now()));
-        st.maybe_finish();
+        if let Some(i) = self.info.stages.iter().position(|&p| p == pid) {
+            st.stage_exits[i] = Some(status);
+        }
+        if st.stage_exits.iter().all(Option::is_some) {
+            let last = st.stage_exits.last().copied().flatten().unwrap_or(status);
+            st.leader = Some((last, Instant::now()));
+            st.maybe_finish();
+        }
         drop(st);
         self.cond.notify_all();
     }
@@ -218,6 +235,7 @@ impl Proc {
         let mut st = self.state.lock();
         if !st.group_gone && !sys::group_exists(self.info.pid) {
             st.group_gone = true;
+            crate::guardian::announce(self.info.pid, false);
             st.maybe_finish();
             drop(st);
             self.cond.notify_all();
@@ -319,8 +337,12 @@ const READ_CHUNK: usize = 32 * 1024;
 pub const PUMP_STACK: usize = READ_CHUNK + 64 * 1024;
 
 /// Reads both pipes until end of file, filtering into the ring. Runs on its own thread.
-pub fn pump(proc: Arc<Proc>, stdout: File, stderr: File, secrets: Arc<Secrets>) {
-    let mut files = [Some(stdout), Some(stderr)];
+pub fn pump(proc: Arc<Proc>, stdout: Option<File>, stderr: Option<File>, secrets: Arc<Secrets>) {
+    if stdout.is_none() || stderr.is_none() {
+        let mut st = proc.state.lock();
+        st.eof = [stdout.is_none() || st.eof[0], stderr.is_none() || st.eof[1]];
+    }
+    let mut files = [stdout, stderr];
     let mut filters = [Filter::new(secrets.clone()), Filter::new(secrets)];
     let mut buf = [0u8; READ_CHUNK];
     while files.iter().any(Option::is_some) {
@@ -358,6 +380,18 @@ pub fn pump(proc: Arc<Proc>, stdout: File, stderr: File, secrets: Arc<Secrets>) 
             } else {
                 filters[stream].feed(&buf[..n], &mut |bytes| out.push(stream, bytes));
                 st.last_output = Instant::now();
+            }
+            let over_cap = proc
+                .info
+                .output_cap
+                .is_some_and(|cap| st.output.bytes_total(stream) > cap)
+                && st.reason == EndReason::Natural
+                && st.ended.is_none();
+            if over_cap {
+                st.reason = EndReason::OutputCap;
+                if !st.group_gone {
+                    let _ = sys::killpg(proc.info.pid, libc::SIGKILL);
+                }
             }
             drop(st);
             proc.cond.notify_all();

@@ -39,7 +39,7 @@ pub enum Cmd {
 #[derive(Clone)]
 pub struct Reaper {
     tx: Sender<Cmd>,
-    /// Leaders by pid, registered before their fork can be reaped.
+    /// Every stage of every record by pid, registered before its fork can be reaped.
     pub leaders: Arc<Mutex<HashMap<u32, Arc<Proc>>>>,
 }
 
@@ -146,14 +146,20 @@ fn run(rx: Receiver<Cmd>, leaders: Arc<Mutex<HashMap<u32, Arc<Proc>>>>) {
 }
 
 fn reap_all(leaders: &Mutex<HashMap<u32, Arc<Proc>>>, awaiting: &mut Vec<Arc<Proc>>) {
+    // Holding the lock while reaping keeps a pipeline's first stage unreaped (a zombie, so
+    // its process group still exists) until every stage has joined that group.
+    let mut leaders = leaders.lock();
     loop {
         match sys::reap_any() {
             Ok(Some((pid, status))) => {
-                let proc = leaders.lock().remove(&pid);
-                if let Some(proc) = proc {
-                    crate::debug!("{} leader {pid} exited: {status:?}", proc.info.id);
-                    proc.on_leader_exit(status);
-                    awaiting.push(proc);
+                if let Some(proc) = leaders.remove(&pid) {
+                    crate::debug!("{} stage {pid} exited: {status:?}", proc.info.id);
+                    proc.on_stage_exit(pid, status);
+                    if proc.lock().leader.is_some()
+                        && !awaiting.iter().any(|p| Arc::ptr_eq(p, &proc))
+                    {
+                        awaiting.push(proc);
+                    }
                 }
             }
             Ok(None) => return,

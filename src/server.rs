@@ -90,6 +90,9 @@ impl Shutdown {
 pub fn run(config: Config) -> std::process::ExitCode {
     crate::log::set_level(config.log_level);
     crate::sys::cloexec_from(3);
+    // Fork the guardian first, while this process has a single thread.
+    let marker_prefix = crate::engine::new_marker_prefix();
+    crate::guardian::start(marker_prefix.clone());
     if let Err(e) = crate::sys::set_child_subreaper() {
         crate::warn!(
             "cannot become a child subreaper ({e}); orphaned descendants are reaped by init"
@@ -103,7 +106,13 @@ pub fn run(config: Config) -> std::process::ExitCode {
         }
     };
     let config = Arc::new(config);
-    let engine = Arc::new(Engine::new(config.clone(), reaper.clone()));
+    let engine = match Engine::new(config.clone(), reaper.clone(), marker_prefix) {
+        Ok(e) => Arc::new(e),
+        Err(message) => {
+            let _ = writeln!(io::stderr().lock(), "yieldshell: {message}");
+            return std::process::ExitCode::from(2);
+        }
+    };
     let shutdown = Arc::new(Shutdown {
         started: AtomicBool::new(false),
         engine: engine.clone(),

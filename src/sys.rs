@@ -31,6 +31,8 @@ pub enum WaitStatus {
 pub struct SpawnSpec<'a> {
     /// The program (looked up in the `PATH` of `env` when it has no `/`).
     pub program: &'a str,
+    /// `argv[0]` as the child sees it, when it differs from `program`.
+    pub arg0: Option<&'a str>,
     /// Arguments after the program name.
     pub args: &'a [String],
     /// The whole environment of the child.
@@ -45,7 +47,8 @@ pub struct SpawnSpec<'a> {
     pub stdin_file: Option<File>,
     /// Stderr target; `None` makes a pipe.
     pub stderr: Option<File>,
-    /// The process group to join; `None` makes the child lead a new session.
+    /// The process group to join (`Some(0)`: a new group in the server's session); `None`
+    /// makes the child lead a new session.
     pub join_group: Option<u32>,
 }
 
@@ -65,6 +68,9 @@ pub struct Spawned {
 /// environment and working directory. Every other descriptor of the server is close-on-exec.
 pub fn spawn(spec: SpawnSpec<'_>) -> io::Result<Spawned> {
     let mut cmd = Command::new(spec.program);
+    if let Some(arg0) = spec.arg0 {
+        cmd.arg0(arg0);
+    }
     cmd.args(spec.args)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
@@ -309,6 +315,143 @@ pub fn grow_pipe(file: &File, bytes: usize) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = (file, bytes);
+}
+
+/// How [`open_beneath`] opens the final component.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Read only.
+    Read,
+    /// Write, create, truncate.
+    Truncate,
+    /// Write, create, append.
+    Append,
+}
+
+/// Opens `rel` (relative, no `..`, checked by the caller) below directory `base`, one
+/// component at a time with `O_NOFOLLOW`: a symlink anywhere in the path fails with
+/// `ELOOP`, so the file opened is the one that was checked, with no window for a swap.
+pub fn open_beneath(base: &Path, rel: &Path, mode: OpenMode) -> io::Result<File> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let comps: Vec<&std::ffi::OsStr> = rel
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    let Some((last, dirs)) = comps.split_last() else {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "empty path"));
+    };
+    let base_c = CString::new(base.as_os_str().as_bytes())?;
+    // SAFETY: `base_c` is a valid NUL-terminated path; the result is checked below.
+    let fd = unsafe {
+        libc::open(
+            base_c.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just returned by open and is owned by nobody else.
+    let mut dir = unsafe { OwnedFd::from_raw_fd(fd) };
+    for comp in dirs {
+        let c = CString::new(comp.as_bytes())?;
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        // SAFETY: `dir` is an open directory descriptor and `c` a valid C string.
+        let fd = unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), flags) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: as above, a fresh descriptor we own.
+        dir = unsafe { OwnedFd::from_raw_fd(fd) };
+    }
+    let c = CString::new(last.as_bytes())?;
+    let flags = libc::O_NOFOLLOW
+        | libc::O_CLOEXEC
+        | libc::O_NONBLOCK
+        | match mode {
+            OpenMode::Read => libc::O_RDONLY,
+            OpenMode::Truncate => libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC,
+            OpenMode::Append => libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND,
+        };
+    // SAFETY: `dir` is an open directory descriptor, `c` a valid C string, and the mode
+    // argument is read only with O_CREAT.
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), flags, 0o644 as libc::c_uint) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor we own.
+    let file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    // O_NONBLOCK only kept a FIFO from blocking the open; the child gets a normal file.
+    // SAFETY: F_GETFL/F_SETFL on the descriptor we own.
+    unsafe {
+        let fl = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+        if fl >= 0 {
+            libc::fcntl(file.as_raw_fd(), libc::F_SETFL, fl & !libc::O_NONBLOCK);
+        }
+    }
+    Ok(file)
+}
+
+/// Forks a helper process that runs `body` and never returns to the caller's code.
+/// Returns the write end of a pipe whose read end `body` receives.
+///
+/// Must be called while the process has a single thread (before any thread is started):
+/// only then may the child run ordinary Rust code after `fork`.
+pub fn fork_helper(body: fn(File) -> i32) -> io::Result<File> {
+    let (read, write) = std::io::pipe()?;
+    // SAFETY: the caller guarantees that no other thread exists, so the child is a full copy
+    // of a single-threaded process and may allocate and take locks.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if pid == 0 {
+        drop(write);
+        let code = body(File::from(OwnedFd::from(read)));
+        // SAFETY: `_exit` ends the child without running the parent's atexit handlers or
+        // flushing buffers it shares with the parent.
+        unsafe { libc::_exit(code) };
+    }
+    drop(read);
+    Ok(File::from(OwnedFd::from(write)))
+}
+
+/// Detaches the calling process into a new session, points 0, 1 and 2 at `/dev/null`,
+/// closes every other descriptor except `keep`, and ignores SIGINT, SIGTERM, SIGHUP and
+/// SIGPIPE. For the guardian process only.
+pub fn detach_helper(keep: RawFd) {
+    // SAFETY: plain system calls on descriptors and signal dispositions of this process.
+    unsafe {
+        libc::setsid();
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+        if null >= 0 {
+            for fd in 0..3 {
+                libc::dup2(null, fd);
+            }
+            if null > 2 {
+                libc::close(null);
+            }
+        }
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
+            libc::signal(sig, libc::SIG_IGN);
+        }
+    }
+    let fds: Vec<RawFd> = match std::fs::read_dir("/proc/self/fd") {
+        Ok(dir) => dir
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+            .collect(),
+        Err(_) => (3..1024).collect(),
+    };
+    for fd in fds.into_iter().filter(|&fd| fd > 2 && fd != keep) {
+        // SAFETY: closing descriptors this process does not use; `keep` is spared.
+        unsafe {
+            libc::close(fd);
+        }
+    }
 }
 
 /// A handle on one process that stays valid across pid reuse (Linux `pidfd`).

@@ -5,7 +5,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = fs::read_dir(dir) else { return };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -23,7 +25,10 @@ fn sources() -> Vec<(PathBuf, String)> {
         rust_files(&root.join(dir), &mut files);
     }
     files.sort();
-    files.into_iter().map(|p| (p.clone(), fs::read_to_string(&p).unwrap())).collect()
+    files
+        .into_iter()
+        .map(|p| (p.clone(), fs::read_to_string(&p).unwrap()))
+        .collect()
 }
 
 /// The code of a file without its `#[cfg(test)] mod tests` tail.
@@ -37,7 +42,11 @@ fn non_test(text: &str) -> &str {
 #[test]
 fn every_file_starts_with_a_module_doc() {
     for (path, text) in sources() {
-        assert!(text.starts_with("//!"), "{} must start with a //! header", path.display());
+        assert!(
+            text.starts_with("//!"),
+            "{} must start with a //! header",
+            path.display()
+        );
     }
 }
 
@@ -54,10 +63,25 @@ fn unsafe_only_in_sys_with_safety_comments() {
             if code.starts_with("//") {
                 continue;
             }
-            if code.contains("unsafe {") || code.contains("unsafe fn") || code.contains("= unsafe") {
-                assert!(is_sys, "{}:{}: unsafe outside src/sys.rs", path.display(), i + 1);
-                let before = lines[..i].iter().rev().take(4).any(|l| l.contains("// SAFETY:"));
-                assert!(before, "{}:{}: unsafe without a // SAFETY: comment", path.display(), i + 1);
+            if code.contains("unsafe {") || code.contains("unsafe fn") || code.contains("= unsafe")
+            {
+                assert!(
+                    is_sys,
+                    "{}:{}: unsafe outside src/sys.rs",
+                    path.display(),
+                    i + 1
+                );
+                let before = lines[..i]
+                    .iter()
+                    .rev()
+                    .take(4)
+                    .any(|l| l.contains("// SAFETY:"));
+                assert!(
+                    before,
+                    "{}:{}: unsafe without a // SAFETY: comment",
+                    path.display(),
+                    i + 1
+                );
             }
         }
     }
@@ -70,23 +94,47 @@ fn no_bare_thread_spawn_and_no_stdout_printing() {
             continue;
         }
         let code = non_test(&text);
-        assert!(!code.contains("thread::spawn("), "{}: spawn threads through thread::Builder with a name", path.display());
+        assert!(
+            !code.contains("thread::spawn("),
+            "{}: spawn threads through thread::Builder with a name",
+            path.display()
+        );
         for bad in ["println!", "print!(", "dbg!(", "eprintln!", "eprint!("] {
-            assert!(!code.contains(bad), "{}: {bad} is not allowed (stdout is the protocol; use the log module)", path.display());
+            assert!(
+                !code.contains(bad),
+                "{}: {bad} is not allowed (stdout is the protocol; use the log module)",
+                path.display()
+            );
         }
         let stdout_ok = path.ends_with("src/server.rs") || path.ends_with("src/lib.rs");
-        assert!(stdout_ok || !code.contains("io::stdout()"), "{}: only the writer thread touches stdout", path.display());
+        assert!(
+            stdout_ok || !code.contains("io::stdout()"),
+            "{}: only the writer thread touches stdout",
+            path.display()
+        );
     }
 }
 
 #[test]
 fn request_path_modules_do_not_unwrap() {
-    for name in ["server.rs", "mcp.rs", "engine.rs", "process.rs", "table.rs", "pool.rs", "reaper.rs"] {
+    for name in [
+        "server.rs",
+        "mcp.rs",
+        "engine.rs",
+        "process.rs",
+        "table.rs",
+        "pool.rs",
+        "reaper.rs",
+    ] {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(name);
         let text = fs::read_to_string(&path).unwrap();
         let code = non_test(&text);
         for bad in [".unwrap()", ".expect("] {
-            assert!(!code.contains(bad), "{}: {bad} on a request path", path.display());
+            assert!(
+                !code.contains(bad),
+                "{}: {bad} on a request path",
+                path.display()
+            );
         }
     }
 }

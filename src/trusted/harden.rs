@@ -314,6 +314,15 @@ const ALIASES: &[(&str, &str)] = &[
     ("gdiff3", "diff3"),
     ("gsdiff", "sdiff"),
     ("ripgrep", "rg"),
+    // GNU coreutils and findutils installed with a `g` prefix (Homebrew on macOS).
+    ("genv", "env"),
+    ("gtimeout", "timeout"),
+    ("gnice", "nice"),
+    ("gnohup", "nohup"),
+    ("gstdbuf", "stdbuf"),
+    ("gchroot", "chroot"),
+    ("gxargs", "xargs"),
+    ("gtime", "time"),
 ];
 
 /// Finds the rule for a program and the name to show in a rejection.
@@ -496,25 +505,29 @@ const AWK_SHORT_OPTIONAL_VALUE: &[char] = &['d', 'D', 'L', 'o', 'p'];
 /// Optional-value short options whose value names an output file.
 const AWK_SHORT_FILE_OUTPUT: &[char] = &['d', 'o', 'p'];
 
-fn awk_long_prohibited(name: &str, has_value: bool) -> bool {
-    let candidates: Vec<&str> = if AWK_LONG_OPTIONS.contains(&name) {
-        vec![name]
-    } else {
-        AWK_LONG_OPTIONS
+/// The long options `name` can select: itself when exact, else every option it abbreviates.
+fn awk_long_candidates(name: &str) -> Vec<&'static str> {
+    match AWK_LONG_OPTIONS.iter().find(|o| **o == name) {
+        Some(exact) => vec![*exact],
+        None => AWK_LONG_OPTIONS
             .iter()
             .copied()
             .filter(|o| abbreviates(name, o))
-            .collect()
-    };
-    candidates.iter().any(|c| {
-        AWK_PROHIBITED_LONG.contains(c) || (has_value && AWK_FILE_OUTPUT_LONG.contains(c))
-    })
+            .collect(),
+    }
+}
+
+fn awk_long_prohibited(name: &str, has_value: bool) -> bool {
+    awk_long_candidates(name)
+        .iter()
+        .any(|c| AWK_PROHIBITED_LONG.contains(c) || (has_value && AWK_FILE_OUTPUT_LONG.contains(c)))
 }
 
 /// Options that load code from elsewhere, the program text itself, and every other operand.
 fn check_awk(args: &[String]) -> Result<(), String> {
     let reject = || Err(AWK_REASON.to_string());
-    // Values of -F, -v and their long forms are data: a field separator of `|` is harmless.
+    // Options and the values of -F, -v and their long forms are data: a field separator of `|`
+    // is harmless.
     let mut data_values: Vec<usize> = Vec::new();
     let mut program: Option<usize> = None;
     let mut i = 0;
@@ -531,14 +544,14 @@ fn check_awk(args: &[String]) -> Result<(), String> {
             program = Some(i - 1);
             break;
         }
+        // The option itself, with any attached value, has been checked here; it is data.
+        data_values.push(i - 1);
         if let Some((name, value)) = long_option(arg) {
             if awk_long_prohibited(name, value.is_some()) {
                 return reject();
             }
-            let takes_value = AWK_LONG_WITH_VALUE.iter().any(|o| *o == name)
-                || (!AWK_LONG_OPTIONS.contains(&name)
-                    && AWK_LONG_OPTIONS.iter().filter(|o| abbreviates(name, o)).count() == 1
-                    && AWK_LONG_WITH_VALUE.iter().any(|o| abbreviates(name, o)));
+            let candidates = awk_long_candidates(name);
+            let takes_value = candidates.len() == 1 && AWK_LONG_WITH_VALUE.contains(&candidates[0]);
             if value.is_none() && takes_value && i < args.len() {
                 data_values.push(i);
                 i += 1;
@@ -702,7 +715,11 @@ fn scan_awk(text: &str) -> AwkScan {
                 if bytes.get(i + 1) != Some(&b'=') && print_depth == Some(parens.len()) {
                     return AwkScan::Dangerous;
                 }
-                i += if bytes.get(i + 1) == Some(&b'=') { 2 } else { 1 };
+                i += if bytes.get(i + 1) == Some(&b'=') {
+                    2
+                } else {
+                    1
+                };
                 prev = AwkPrev::ExpectOperand;
                 continue;
             }
@@ -1097,6 +1114,8 @@ const GIT_DENIED_SUBCOMMANDS: &[&str] = &[
     "send-email",
     "instaweb",
     "web--browse",
+    // `git daemon --access-hook=CMD` runs a command per connection.
+    "daemon",
 ];
 
 /// Per-subcommand options that run a program: long names (matched with abbreviations) and
@@ -1178,7 +1197,11 @@ fn git_subcommand(args: &[String]) -> Result<Option<usize>, String> {
     while i < args.len() {
         let arg = args[i].as_str();
         if arg == "--" {
-            return Ok(if i + 1 < args.len() { Some(i + 1) } else { None });
+            return Ok(if i + 1 < args.len() {
+                Some(i + 1)
+            } else {
+                None
+            });
         }
         if arg.starts_with("-c") {
             return Err(GIT_CONFIG_OVERRIDE.to_string());
@@ -1236,7 +1259,11 @@ fn check_git(args: &[String]) -> Result<(), String> {
     if name == "submodule" && options.iter().any(|a| a == "foreach") {
         return Err(GIT_EXTERNAL.to_string());
     }
-    if name == "bisect" && options.iter().find(|a| !a.starts_with('-')).is_some_and(|a| a == "run")
+    if name == "bisect"
+        && options
+            .iter()
+            .find(|a| !a.starts_with('-'))
+            .is_some_and(|a| a == "run")
     {
         return Err(GIT_EXTERNAL.to_string());
     }
@@ -1330,4 +1357,661 @@ fn check_diff_program(args: &[String]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a hardening case expects.
+    #[derive(Debug)]
+    enum Expect {
+        /// Accepted.
+        Ok,
+        /// Rejected with a message containing this text.
+        Err(&'static str),
+    }
+    use Expect::{Err as E, Ok as A};
+
+    fn check_case(argv: &[&str], expect: &Expect) {
+        let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+        match (expect, check(&argv)) {
+            (A, Ok(())) => (),
+            (E(want), Err(msg)) => {
+                assert!(msg.contains(want), "{argv:?}: {msg:?} lacks {want:?}");
+            }
+            (A, Err(msg)) => panic!("{argv:?}: expected acceptance, got {msg:?}"),
+            (E(want), Ok(())) => panic!("{argv:?}: expected rejection {want:?}, got acceptance"),
+        }
+    }
+
+    const FIND_EXEC_R: Expect = E("policy: find -exec");
+    const FIND_OUT_R: Expect = E("policy: find file output");
+    const AWK_R: Expect = E("policy: awk external access");
+    const TAR_R: Expect = E("policy: tar command execution option");
+    const SORT_R: Expect = E("policy: sort external program or path option");
+    const GIT_CFG_R: Expect = E("policy: git command-scoped config");
+    const GIT_CONFIG_R: Expect = E("policy: git config");
+    const GIT_EXT_R: Expect = E("policy: git external program");
+    const GIT_OUT_R: Expect = E("policy: git file output");
+
+    const CASES: &[(&[&str], Expect)] = &[
+        // Always-rejected programs, with the original's exact message form.
+        (
+            &["sh", "-c", "id"],
+            E("Command rejected by default security policy: sh"),
+        ),
+        (
+            &["bash"],
+            E("Command rejected by default security policy: bash"),
+        ),
+        (&["/bin/bash", "-c", "id"], E("security policy: bash")),
+        (&["/usr/bin/zsh"], E("policy: zsh")),
+        (&["dash", "-c", "id"], E("policy: dash")),
+        (&["ash"], E("policy: ash")),
+        (&["fish"], E("policy: fish")),
+        (&["csh"], E("policy: csh")),
+        (&["tcsh"], E("policy: tcsh")),
+        (&["ksh"], E("policy: ksh")),
+        (&["mksh"], E("policy: mksh")),
+        (&["rbash"], E("policy: rbash")),
+        (&["pwsh", "-c", "x"], E("policy: pwsh")),
+        (&["BASH"], E("policy: bash")),
+        (&["./bash"], E("policy: bash")),
+        (&["bash5"], E("policy: bash")),
+        (&["busybox", "sh"], E("policy: busybox")),
+        (&["/bin/busybox", "awk", "BEGIN{}"], E("policy: busybox")),
+        (&["toybox"], E("policy: toybox")),
+        (
+            &["python", "-c", "1"],
+            E("Command rejected by default security policy: python"),
+        ),
+        (&["python3"], E("policy: python")),
+        (&["python3.12", "-c", "1"], E("policy: python")),
+        (&["/usr/bin/python3.11"], E("policy: python")),
+        (&["python3-dbg"], E("policy: python")),
+        (&["pythonw"], E("policy: python")),
+        (&["pypy3"], E("policy: pypy")),
+        (&["perl", "-e", "1"], E("policy: perl")),
+        (&["perl5.36"], E("policy: perl")),
+        (&["ruby"], E("policy: ruby")),
+        (&["ruby3.2"], E("policy: ruby")),
+        (&["irb"], E("policy: irb")),
+        (&["node", "-e", "1"], E("policy: node")),
+        (&["nodejs"], E("policy: nodejs")),
+        (&["deno"], E("policy: deno")),
+        (&["bun"], E("policy: bun")),
+        (&["php", "-r", "1;"], E("policy: php")),
+        (&["php8.2"], E("policy: php")),
+        (&["lua"], E("policy: lua")),
+        (&["lua5.4"], E("policy: lua")),
+        (&["lua-5.4"], E("policy: lua")),
+        (&["luajit"], E("policy: luajit")),
+        (&["tclsh8.6"], E("policy: tclsh")),
+        (&["expect"], E("policy: expect")),
+        (&["Rscript", "-e", "1"], E("policy: rscript")),
+        (&["R"], E("policy: r")),
+        (&["julia"], E("policy: julia")),
+        (&["osascript"], E("policy: osascript")),
+        (&["java", "Main.java"], E("policy: java")),
+        (&["pip", "install", "."], E("policy: pip")),
+        (&["pip3"], E("policy: pip")),
+        (&["pip3.12"], E("policy: pip")),
+        (&["npx", "cowsay"], E("policy: npx")),
+        (&["uvx", "x"], E("policy: uvx")),
+        (&["dc"], E("policy: dc")),
+        (&["ed"], E("policy: ed")),
+        (
+            &["env", "sh"],
+            E("Command rejected by default security policy: env"),
+        ),
+        (&["/usr/bin/env"], E("policy: env")),
+        (&["xargs", "rm"], E("policy: xargs")),
+        (&["timeout", "5", "sh"], E("policy: timeout")),
+        (&["nice", "sh"], E("policy: nice")),
+        (&["nohup", "sh"], E("policy: nohup")),
+        (&["setsid", "sh"], E("policy: setsid")),
+        (&["stdbuf", "-o0", "sh"], E("policy: stdbuf")),
+        (&["chroot", "/", "sh"], E("policy: chroot")),
+        (&["sudo", "ls"], E("policy: sudo")),
+        (&["su"], E("policy: su")),
+        (&["doas", "ls"], E("policy: doas")),
+        (&["pkexec"], E("policy: pkexec")),
+        (&["strace", "ls"], E("policy: strace")),
+        (&["ltrace", "ls"], E("policy: ltrace")),
+        (&["gdb", "-batch"], E("policy: gdb")),
+        (&["unshare", "sh"], E("policy: unshare")),
+        (&["nsenter"], E("policy: nsenter")),
+        (&["flock", "x", "sh"], E("policy: flock")),
+        (&["watch", "ls"], E("policy: watch")),
+        (&["time", "ls"], E("policy: time")),
+        (&["command", "ls"], E("policy: command")),
+        (&["exec", "ls"], E("policy: exec")),
+        (&["eval", "ls"], E("policy: eval")),
+        (&["script", "-c", "id"], E("policy: script")),
+        (&["ionice", "sh"], E("policy: ionice")),
+        (&["taskset", "1", "sh"], E("policy: taskset")),
+        (&["chrt", "0", "sh"], E("policy: chrt")),
+        (&["systemd-run", "sh"], E("policy: systemd-run")),
+        (&["parallel", "sh"], E("policy: parallel")),
+        (&["at", "now"], E("policy: at")),
+        (&["crontab", "-"], E("policy: crontab")),
+        (&["make", "-f", "-"], E("policy: make")),
+        (&["gmake"], E("policy: gmake")),
+        (&["tmux"], E("policy: tmux")),
+        (
+            &["/lib64/ld-linux-x86-64.so.2", "/bin/sh"],
+            E("policy: ld-linux-x86-64.so.2"),
+        ),
+        (&["vi"], E("policy: vi")),
+        (&["vim", "-c", ":!sh"], E("policy: vim")),
+        (&["view"], E("policy: view")),
+        (&["ex"], E("policy: ex")),
+        (&["nvim"], E("policy: nvim")),
+        (&["emacs"], E("policy: emacs")),
+        (&["nano"], E("policy: nano")),
+        (&["less", "f"], E("policy: less")),
+        (&["more", "f"], E("policy: more")),
+        (&["man", "ls"], E("policy: man")),
+        (&["pg"], E("policy: pg")),
+        (&["sed", "s/a/b/"], E("policy: sed")),
+        (&["gsed", "-n", "p"], E("policy: sed")),
+        (&["/usr/bin/sed"], E("policy: sed")),
+        (&["mysql"], E("policy: mysql")),
+        (&["psql"], E("policy: psql")),
+        (&["sqlite3", "db"], E("policy: sqlite3")),
+        (&["ssh", "host"], E("policy: ssh")),
+        (&["scp", "-S", "x", "a", "b"], E("policy: scp")),
+        (&["sftp"], E("policy: sftp")),
+        (&["ftp"], E("policy: ftp")),
+        (&["rsync", "-e", "sh", "a", "b"], E("policy: rsync")),
+        (&["zip", "-TT", "sh", "a.zip", "f"], E("policy: zip")),
+        (&["nc", "-e", "/bin/sh"], E("policy: nc")),
+        (&["socat", "exec:sh", "-"], E("policy: socat")),
+        (&["nmap", "--script", "x"], E("policy: nmap")),
+        (&["mail"], E("policy: mail")),
+        // Names that merely look like denied ones are accepted.
+        (&["ls"], A),
+        (&["/usr/bin/ls", "-la"], A),
+        (&["sha256sum", "f"], A),
+        (&["bzip2", "-d", "f"], A),
+        (&["shellcheck", "x.sh"], A),
+        (&["shred", "-u", "f"], A),
+        (&["perltidy", "x.pl"], A),
+        (&["envsubst"], A),
+        (&["printenv"], A),
+        (&["nodemon-like"], A),
+        (&["timeoutx"], A),
+        (&["sedx"], A),
+        (&["grep", "-e", "-exec", "f"], A),
+        (&["echo", "sh", "-c", "id"], A),
+        (&["cat", "python3"], A),
+        (&["unzip", "a.zip"], A),
+        (&["wc", "-l"], A),
+        // Empty and malformed names, control characters.
+        (&[], E("Empty command")),
+        (&[""], E("Empty command")),
+        (&["ls\n"], E("argument 0 contains a newline")),
+        (&["ls", "a\nb"], E("argument 1 contains a newline")),
+        (
+            &["echo", "ok", "x\ry"],
+            E("argument 2 contains a carriage return"),
+        ),
+        (&["echo", "a\0b"], E("argument 1 contains a NUL character")),
+        (
+            &["grep", "-e", "x", "f\n;id"],
+            E("argument 3 contains a newline"),
+        ),
+        (&["ls -la"], E("Unsafe command name: ls -la")),
+        (&[" ls"], E("Unsafe command name")),
+        (&["ls;id"], E("Unsafe command name: ls;id")),
+        (&["ls|id"], E("Unsafe command name")),
+        (&["ls&"], E("Unsafe command name")),
+        (&["a>b"], E("Unsafe command name")),
+        (&["`id`"], E("Unsafe command name")),
+        (&["ls", "a;b", "c&&d", "`x`", "$(y)"], A),
+        // find.
+        (&["find", ".", "-name", "*.rs"], A),
+        (&["find", ".", "-type", "f", "-print0"], A),
+        (&["find", ".", "-printf", "%p\\n"], A),
+        (&["find", ".", "-delete"], A),
+        (&["find", ".", "-name", "-exec"], FIND_EXEC_R),
+        (&["find", ".", "-exec", "sh", "-c", "id", ";"], FIND_EXEC_R),
+        (&["find", ".", "-execdir", "id", "+"], FIND_EXEC_R),
+        (&["find", ".", "-ok", "id", ";"], FIND_EXEC_R),
+        (&["find", ".", "-okdir", "id", ";"], FIND_EXEC_R),
+        (&["/usr/bin/find", ".", "-exec", "id", ";"], FIND_EXEC_R),
+        (&["gfind", ".", "-exec", "id", ";"], FIND_EXEC_R),
+        (&["bfind", ".", "-exec", "id", ";"], FIND_EXEC_R),
+        (
+            &["/opt/homebrew/bin/gfind", ".", "-execdir", "id", ";"],
+            FIND_EXEC_R,
+        ),
+        (&["find", ".", "-fprint", "/tmp/x"], FIND_OUT_R),
+        (&["find", ".", "-fprint0", "x"], FIND_OUT_R),
+        (&["find", ".", "-fprintf", "x", "%p"], FIND_OUT_R),
+        (&["find", ".", "-fls", "x"], FIND_OUT_R),
+        (&["find", "-exec-like"], A),
+        (&["find", ".", "-newer", "f", "!", "-name", "x"], A),
+        // awk: programs that are accepted.
+        (&["awk", "{print $1}"], A),
+        (&["awk", "$1 > 1"], A),
+        (&["awk", "$1 > 1 { print $2 }"], A),
+        (&["awk", "NR>1"], A),
+        (&["awk", "$1 >= 10 && $2 < 5"], A),
+        (&["awk", "{ if ($1 > 5) print $2 }"], A),
+        (&["awk", "{ x = $1 > 5; print x }"], A),
+        (&["awk", "{ print ($1 > 0) }"], A),
+        (&["awk", "{ print ($1 > 0), $2 }"], A),
+        (&["awk", "/a|b/ { print }"], A),
+        (&["awk", "/>/"], A),
+        (&["awk", "{ print \"a > b\" }"], A),
+        (&["awk", "{ print \"a | b\" }"], A),
+        (&["awk", "$1 == \"x\" || $2 == \"y\""], A),
+        (&["awk", "{ s += $1 } END { print s / NR }"], A),
+        (&["awk", "{ print $1 / 2 }"], A),
+        (&["awk", "-F", ":", "{print $1}", "/etc/passwd"], A),
+        (&["awk", "-F|", "{print $1}"], A),
+        (&["awk", "-F", "|", "{print $1}"], A),
+        (&["awk", "-v", "n=3", "NR > n"], A),
+        (&["awk", "-vn=3", "NR > n"], A),
+        (&["awk", "--", "$1 > 1", "f"], A),
+        (
+            &["awk", "{ print length($0) > 10 ? \"long\" : \"short\" }"],
+            AWK_R,
+        ),
+        (
+            &["awk", "{ print (length($0) > 10 ? \"long\" : \"short\") }"],
+            A,
+        ),
+        (&["awk", "BEGIN { while ((getline line) > 0) n++ }"], A),
+        (
+            &["awk", "{ a[$1]++ } END { for (k in a) print k, a[k] }"],
+            A,
+        ),
+        (&["awk", "{ gsub(/x/, \"y\"); print }"], A),
+        (&["awk", "{ if ($0 ~ /[|]/) print }"], A),
+        (&["gawk", "$3 > 100"], A),
+        (&["/usr/bin/mawk", "NR > 1 { print $1 }"], A),
+        (&["awk", "{print}", "a>b.txt"], A),
+        // awk: rejected programs.
+        (&["awk", "BEGIN{system(\"id\")}"], AWK_R),
+        (&["awk", "BEGIN { system (\"id\") }"], AWK_R),
+        (&["awk", "BEGIN { f = \"system\"; @f(\"id\") }"], AWK_R),
+        (&["awk", "{ print | \"sh\" }"], AWK_R),
+        (&["awk", "BEGIN { \"id\" | getline x; print x }"], AWK_R),
+        (&["awk", "BEGIN { print \"id\" |& \"sh\" }"], AWK_R),
+        (&["awk", "{ print > \"/tmp/x\" }"], AWK_R),
+        (&["awk", "{ print >> \"log\" }"], AWK_R),
+        (&["awk", "{print $1 > 0}"], AWK_R),
+        (&["awk", "{ printf \"%s\", $1 > \"f\" }"], AWK_R),
+        (&["awk", "{ printf(\"%s\", $1) > \"f\" }"], AWK_R),
+        (&["awk", "{ print(\"a\") > \"f\" }"], AWK_R),
+        (&["awk", "{ if (1) print > \"f\" }"], AWK_R),
+        (&["awk", "{ print \"a;\" > \"f\" }"], AWK_R),
+        (&["awk", "BEGIN { getline line < \"/etc/shadow\" }"], AWK_R),
+        (&["awk", "BEGIN { getline < \"f\" }"], AWK_R),
+        (&["awk", "@include \"x.awk\""], AWK_R),
+        (&["awk", "@load \"filefuncs\"; BEGIN{}"], AWK_R),
+        (&["awk", "{ if (1) /\"/; print > \"f\"; x = \"/\" }"], AWK_R),
+        (&["awk", "{ x = 1 / 2; print | \"sh\"; y = 3 / 4 }"], AWK_R),
+        (&["awk", "/[/]/ { print }"], AWK_R),
+        (&["awk", "{ print \"unterminated }"], AWK_R),
+        (&["awk", "{ print (1 }"], AWK_R),
+        (&["awk", "-f", "prog.awk"], AWK_R),
+        (&["awk", "--file=prog.awk"], AWK_R),
+        (&["awk", "--fi", "prog.awk"], AWK_R),
+        (&["awk", "-e", "BEGIN{}"], AWK_R),
+        (&["awk", "--source=BEGIN{}"], AWK_R),
+        (&["awk", "-E", "x"], AWK_R),
+        (&["awk", "--exec", "x"], AWK_R),
+        (&["awk", "-i", "inc"], AWK_R),
+        (&["awk", "--include=inc"], AWK_R),
+        (&["awk", "-l", "filefuncs"], AWK_R),
+        (&["awk", "--load", "ext"], AWK_R),
+        (&["awk", "-nf", "prog.awk"], AWK_R),
+        (&["awk", "-W", "exec", "x"], AWK_R),
+        (&["awk", "-Wexec=x"], AWK_R),
+        (&["mawk", "-W", "e", "x"], AWK_R),
+        (&["awk", "-D", "BEGIN{}"], AWK_R),
+        (&["awk", "--debug", "BEGIN{}"], AWK_R),
+        (&["awk", "-d/tmp/vars", "BEGIN{}"], AWK_R),
+        (&["awk", "--dump-variables=/tmp/vars", "BEGIN{}"], AWK_R),
+        (&["awk", "--profile=/tmp/p", "BEGIN{}"], AWK_R),
+        (&["awk", "-o/tmp/pretty", "BEGIN{}"], AWK_R),
+        (&["awk", "-d", "BEGIN{}"], A),
+        (&["awk", "-v", "x=1", "BEGIN{system(\"id\")}"], AWK_R),
+        (&["gawk", "BEGIN{system(\"id\")}"], AWK_R),
+        (&["mawk", "BEGIN{system(\"id\")}"], AWK_R),
+        (&["nawk", "BEGIN{system(\"id\")}"], AWK_R),
+        (&["/usr/bin/gawk", "{print|\"sh\"}"], AWK_R),
+        (&["original-awk", "{print > \"f\"}"], AWK_R),
+        (&["awk", "{print}", "x", "BEGIN{system(\"id\")}"], AWK_R),
+        // tar.
+        (&["tar", "-tf", "a.tar"], A),
+        (&["tar", "-czf", "out.tgz", "dir"], A),
+        (&["tar", "xzf", "a.tgz"], A),
+        (&["tar", "--checkpoint=10", "-cf", "a.tar", "d"], A),
+        (&["tar", "--checkpoint-action=dot", "-cf", "a.tar", "d"], A),
+        (&["tar", "-xf", "a.tar", "-C", "out"], A),
+        (&["tar", "--force-local", "-xf", "c:/a.tar"], A),
+        (&["tar", "-xf", "dir/a:b.tar"], A),
+        (
+            &["tar", "--checkpoint-action=exec=sh", "-cf", "a.tar", "d"],
+            TAR_R,
+        ),
+        (
+            &["tar", "--checkpoint-action", "exec=sh", "-cf", "a.tar", "d"],
+            TAR_R,
+        ),
+        (
+            &["tar", "--checkpoint-a=exec=sh", "-cf", "a.tar", "d"],
+            TAR_R,
+        ),
+        (&["tar", "--checkpoint-act", "exec=id"], TAR_R),
+        (&["tar", "--to-command=sh", "-xf", "a.tar"], TAR_R),
+        (&["tar", "--to-command", "sh", "-xf", "a.tar"], TAR_R),
+        (&["tar", "--to-com=sh", "-xf", "a.tar"], TAR_R),
+        (&["tar", "--use-compress-program=sh", "-xf", "a.tar"], TAR_R),
+        (&["tar", "--use-comp", "sh", "-xf", "a.tar"], TAR_R),
+        (&["tar", "--rsh-command=/bin/sh", "-xf", "h:a"], TAR_R),
+        (&["tar", "--rsh", "x"], TAR_R),
+        (&["tar", "--rmt-command=x", "-xf", "a"], TAR_R),
+        (&["tar", "--info-script=x", "-cf", "a", "d"], TAR_R),
+        (&["tar", "--new-volume-script", "x"], TAR_R),
+        (&["tar", "-I", "sh", "-xf", "a.tar"], TAR_R),
+        (&["tar", "-Ish", "-xf", "a.tar"], TAR_R),
+        (&["tar", "-xvIsh", "-f", "a.tar"], TAR_R),
+        (&["tar", "-xvI", "sh", "-f", "a.tar"], TAR_R),
+        (&["tar", "-F", "x", "-cf", "a", "d"], TAR_R),
+        (&["tar", "xIf", "sh", "a.tar"], TAR_R),
+        (&["tar", "cFf", "x", "a.tar", "d"], TAR_R),
+        (&["gtar", "--to-command=sh", "-xf", "a"], TAR_R),
+        (&["bsdtar", "--use-compress-program=sh", "-xf", "a"], TAR_R),
+        (&["/usr/bin/tar", "-I", "sh", "-xf", "a"], TAR_R),
+        (&["tar", "-xf", "-oProxyCommand=id:x"], TAR_R),
+        (&["tar", "-xf", "host:archive.tar"], TAR_R),
+        (&["tar", "--file=host:a.tar", "-x"], TAR_R),
+        (&["tar", "xf", "host:a.tar"], TAR_R),
+        (&["tar", "-xfhost:a.tar"], TAR_R),
+        (&["tar", "-cf", "a.tar", "--", "-I"], A),
+        // A separate value that looks like an option is scanned as one: a harmless false
+        // rejection, which keeps a misjudged value from hiding a real option.
+        (&["tar", "-cf", "-If.tar", "d"], TAR_R),
+        // sort.
+        (&["sort", "-r", "file"], A),
+        (&["sort", "-n", "-k", "2", "f"], A),
+        (&["sort", "-k", "-o", "f"], A),
+        (&["sort", "-t", "o", "f"], A),
+        (&["sort", "-to", "f"], A),
+        (&["sort", "-k2o", "f"], A),
+        (&["sort", "--key", "-o", "f"], A),
+        (&["sort", "--reverse", "--unique", "f"], A),
+        (&["sort", "--", "--output=data"], A),
+        (&["sort", "--", "-o"], A),
+        (&["sort", "-", "f"], A),
+        (&["sort", "--debug", "f"], A),
+        (&["sort", "--random-source=/dev/urandom", "-R", "f"], A),
+        (&["sort", "-o", "out", "in"], SORT_R),
+        (&["sort", "-oout", "in"], SORT_R),
+        (&["sort", "-o/tmp/x", "in"], SORT_R),
+        (&["sort", "-ro", "out", "in"], SORT_R),
+        (&["sort", "-rofile", "in"], SORT_R),
+        (&["sort", "-nro", "f"], SORT_R),
+        (&["sort", "-T", "/tmp", "f"], SORT_R),
+        (&["sort", "-rT", "/tmp", "f"], SORT_R),
+        (&["sort", "file", "-o", "out"], SORT_R),
+        (&["sort", "--output=out", "f"], SORT_R),
+        (&["sort", "--output", "out", "f"], SORT_R),
+        (&["sort", "--o", "out", "f"], SORT_R),
+        (&["sort", "--out=x", "f"], SORT_R),
+        (&["sort", "--compress-program=sh", "f"], SORT_R),
+        (&["sort", "--co", "sh", "f"], SORT_R),
+        (&["sort", "--comp=sh", "f"], SORT_R),
+        (&["sort", "--c", "f"], SORT_R),
+        (&["sort", "--files0-from=list"], SORT_R),
+        (&["sort", "--files0", "list"], SORT_R),
+        (&["sort", "--f=list"], SORT_R),
+        (&["sort", "--temporary-directory=/tmp", "f"], SORT_R),
+        (&["sort", "--te", "/tmp", "f"], SORT_R),
+        (&["gsort", "-o", "x", "f"], SORT_R),
+        (&["/usr/local/bin/gsort", "-ro", "x", "f"], SORT_R),
+        (&["sort", "-k", "1", "f", "-o", "x"], SORT_R),
+        // git: accepted.
+        (&["git", "status"], A),
+        (&["git", "log", "-p"], A),
+        (&["git", "log", "--oneline", "-n", "5"], A),
+        (&["git", "-C", "sub", "status"], A),
+        (&["git", "-C", "-c", "status"], A),
+        (&["git", "--git-dir=.git", "status"], A),
+        (&["git", "--no-pager", "diff"], A),
+        (&["git", "-P", "log"], A),
+        (&["git", "diff", "--stat"], A),
+        (&["git", "commit", "-c", "HEAD"], A),
+        (&["git", "commit", "-m", "msg"], A),
+        (&["git", "fetch", "-u", "origin"], A),
+        (&["git", "fetch", "--update-head-ok", "origin"], A),
+        (&["git", "clone", "https://example.com/r.git"], A),
+        (&["git", "clone", "-b", "main", "--depth", "1", "url"], A),
+        (&["git", "clone", "-bcu", "url"], A),
+        (&["git", "push", "origin", "main"], A),
+        (&["git", "rebase", "main"], A),
+        (&["git", "rebase", "-i", "HEAD~3"], A),
+        (&["git", "grep", "-n", "foo"], A),
+        // As for tar, a separate value is scanned like an option (a harmless false rejection).
+        (&["git", "grep", "-e", "-O", "x"], GIT_EXT_R),
+        (&["git", "grep", "-e", "O", "x"], A),
+        (&["git", "show", "HEAD:next::thing"], A),
+        (&["git", "log", "--output-indicator-new=+"], A),
+        (&["git", "submodule", "update", "--init"], A),
+        (&["git", "bisect", "start"], A),
+        (&["git", "archive", "--format=tar", "HEAD"], A),
+        (&["git", "log", "--", "config"], A),
+        // git: command-scoped config and git config.
+        (&["git", "-c", "user.name=x", "status"], GIT_CFG_R),
+        (&["git", "-c", "core.pager=sh", "log"], GIT_CFG_R),
+        (
+            &["git", "-c", "alias.pwn=!sh -c 'touch m'", "pwn"],
+            GIT_CFG_R,
+        ),
+        (&["git", "-cdiff.external=touch m", "diff"], GIT_CFG_R),
+        (&["git", "--git-dir=x", "-c", "a=b", "status"], GIT_CFG_R),
+        (&["git", "-C", "dir", "-c", "a=b", "status"], GIT_CFG_R),
+        (&["/usr/bin/git", "-c", "a=b", "status"], GIT_CFG_R),
+        (&["git", "--config-env=core.pager=X", "log"], GIT_EXT_R),
+        (&["git", "--config-env", "core.pager=X", "log"], GIT_EXT_R),
+        (&["git", "config", "alias.x", "!sh"], GIT_CONFIG_R),
+        (&["git", "config", "--get", "user.name"], GIT_CONFIG_R),
+        (&["git", "config", "--list"], GIT_CONFIG_R),
+        (
+            &["git", "-C", "dir", "config", "core.pager", "sh"],
+            GIT_CONFIG_R,
+        ),
+        (&["git", "--git-dir", "x", "config", "a", "b"], GIT_CONFIG_R),
+        (
+            &["git", "--work-tree", "x", "config", "a", "b"],
+            GIT_CONFIG_R,
+        ),
+        (
+            &["git", "--attr-source", "x", "config", "a", "b"],
+            GIT_CONFIG_R,
+        ),
+        (&["git", "--no-pager", "config", "a", "b"], GIT_CONFIG_R),
+        (&["git", "--", "config", "a", "b"], GIT_CONFIG_R),
+        // git: external programs.
+        (&["git", "--exec-path=/tmp", "status"], GIT_EXT_R),
+        (&["git", "--exec-path"], GIT_EXT_R),
+        (
+            &["git", "fetch", "--upload-pack=sh -c id", "origin"],
+            GIT_EXT_R,
+        ),
+        (
+            &["git", "fetch", "--upload-pack", "sh", "origin"],
+            GIT_EXT_R,
+        ),
+        (&["git", "fetch", "--upl=sh", "origin"], GIT_EXT_R),
+        (&["git", "pull", "--upload-pack=x"], GIT_EXT_R),
+        (&["git", "ls-remote", "--upload-pack=x", "."], GIT_EXT_R),
+        (&["git", "ls-remote", "-u", "x", "."], GIT_EXT_R),
+        (&["git", "ls-remote", "--u=x", "."], GIT_EXT_R),
+        (&["git", "ls-remote", "-qux", "."], GIT_EXT_R),
+        (&["git", "clone", "-u", "x", "url"], GIT_EXT_R),
+        (&["git", "clone", "-ux", "url"], GIT_EXT_R),
+        (&["git", "clone", "-qu", "x", "url"], GIT_EXT_R),
+        (&["git", "clone", "--u=x", "url"], GIT_EXT_R),
+        (
+            &["git", "clone", "-c", "core.hooksPath=x", "url"],
+            GIT_EXT_R,
+        ),
+        (&["git", "clone", "--config", "a=b", "url"], GIT_EXT_R),
+        (&["git", "clone", "--con=a=b", "url"], GIT_EXT_R),
+        (&["git", "clone", "--template=t", "url"], GIT_EXT_R),
+        (&["git", "init", "--template", "t"], GIT_EXT_R),
+        (&["git", "clone", "ext::sh -c id", "d"], GIT_EXT_R),
+        (&["git", "clone", "EXT::sh -c id", "d"], GIT_EXT_R),
+        (&["git", "fetch", "ext::sh -c id"], GIT_EXT_R),
+        (&["git", "remote", "add", "x", "ext::sh -c id"], GIT_EXT_R),
+        (
+            &["git", "archive", "--remote=ext::sh -c id", "HEAD"],
+            GIT_EXT_R,
+        ),
+        (
+            &["git", "archive", "--exec=x", "--remote=r", "HEAD"],
+            GIT_EXT_R,
+        ),
+        (&["git", "push", "--receive-pack=x", "origin"], GIT_EXT_R),
+        (&["git", "push", "--rece=x", "origin"], GIT_EXT_R),
+        (&["git", "push", "--exec=x", "origin"], GIT_EXT_R),
+        (&["git", "push", "--e=x", "origin"], GIT_EXT_R),
+        (&["git", "send-pack", "--receive-pack=x", "r"], GIT_EXT_R),
+        (&["git", "fetch-pack", "--exec=x", "r"], GIT_EXT_R),
+        (&["git", "rebase", "--exec", "id", "main"], GIT_EXT_R),
+        (&["git", "rebase", "-x", "id", "main"], GIT_EXT_R),
+        (&["git", "rebase", "-ix", "id", "main"], GIT_EXT_R),
+        (&["git", "rebase", "--ex=id", "main"], GIT_EXT_R),
+        (&["git", "grep", "--open-files-in-pager=sh", "x"], GIT_EXT_R),
+        (&["git", "grep", "-Osh", "x"], GIT_EXT_R),
+        (&["git", "grep", "-nO", "x"], GIT_EXT_R),
+        (&["git", "grep", "--open=sh", "x"], GIT_EXT_R),
+        (&["git", "difftool", "-x", "sh"], GIT_EXT_R),
+        (&["git", "difftool"], GIT_EXT_R),
+        (&["git", "mergetool"], GIT_EXT_R),
+        (&["git", "filter-branch", "--tree-filter", "id"], GIT_EXT_R),
+        (&["git", "send-email", "--sendmail-cmd=sh", "x"], GIT_EXT_R),
+        (&["git", "instaweb"], GIT_EXT_R),
+        (&["git", "daemon", "--access-hook=sh"], GIT_EXT_R),
+        (&["gtimeout", "5", "sh"], E("policy: timeout")),
+        (&["genv", "sh"], E("policy: env")),
+        (&["gxargs", "sh"], E("policy: xargs")),
+        (&["gawk5", "BEGIN{system(\"id\")}"], AWK_R),
+        (&["tar", "--to-stdout", "-xf", "a.tar"], A),
+        (&["tar", "--use-compress", "x", "-xf", "a.tar"], TAR_R),
+        (&["awk", "BEGIN { awk::system(\"id\") }"], AWK_R),
+        (&["awk", "BEGIN { split(s, a, /,/) }"], A),
+        (&["git", "submodule", "foreach", "id"], GIT_EXT_R),
+        (&["git", "submodule", "--quiet", "foreach", "id"], GIT_EXT_R),
+        (&["git", "bisect", "run", "sh", "-c", "id"], GIT_EXT_R),
+        (&["git", "-C", "d", "bisect", "run", "x"], GIT_EXT_R),
+        (&["git", "log", "--output=/tmp/x"], GIT_OUT_R),
+        (&["git", "diff", "--output", "x"], GIT_OUT_R),
+        (&["git", "format-patch", "--outp=x", "HEAD~1"], GIT_OUT_R),
+        (&["git", "archive", "-o", "/tmp/a.tar", "HEAD"], GIT_OUT_R),
+        (&["git", "archive", "--o=/tmp/a.tar", "HEAD"], GIT_OUT_R),
+        // fd, rg, split, diff3, sdiff.
+        (&["fd", "-e", "rs"], A),
+        (&["fd", "-x", "sh"], E("policy: fd --exec")),
+        (&["fd", "-Hx", "sh"], E("policy: fd --exec")),
+        (&["fd", "--exec", "sh"], E("policy: fd --exec")),
+        (&["fdfind", "--exec-batch=sh"], E("policy: fd --exec")),
+        (&["fd", "--", "-x"], A),
+        (&["rg", "foo"], A),
+        (&["rg", "--pre-glob", "*.gz", "foo"], A),
+        (&["rg", "--pre", "sh", "foo"], E("policy: rg --pre")),
+        (&["rg", "--pre=sh", "foo"], E("policy: rg --pre")),
+        (&["rg", "-e", "x", "--", "--pre"], A),
+        (&["split", "-l", "10", "f"], A),
+        (&["split", "--filter=sh", "f"], E("policy: split --filter")),
+        (&["split", "--fil", "sh", "f"], E("policy: split --filter")),
+        (&["gsplit", "--filter=sh", "f"], E("policy: split --filter")),
+        (&["diff3", "a", "b", "c"], A),
+        (
+            &["diff3", "--diff-program=sh", "a", "b", "c"],
+            E("external diff program"),
+        ),
+        (
+            &["sdiff", "--diff-prog", "sh", "a", "b"],
+            E("external diff program"),
+        ),
+        (&["diff", "a", "b"], A),
+    ];
+
+    #[test]
+    fn hardening_table() {
+        assert!(CASES.len() >= 300, "only {} hardening cases", CASES.len());
+        for (argv, expect) in CASES {
+            check_case(argv, expect);
+        }
+    }
+
+    #[test]
+    fn exact_texts() {
+        let argv = |items: &[&str]| items.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let cases: &[(&[&str], &str)] = &[
+            (&["env"], "Command rejected by default security policy: env"),
+            (
+                &["python3.12"],
+                "Command rejected by default security policy: python",
+            ),
+            (
+                &["find", "-exec"],
+                "Command rejected by default security policy: find -exec",
+            ),
+            (
+                &["sort", "-o", "x"],
+                "Command rejected by default security policy: sort external program or path option",
+            ),
+            (
+                &["git", "-c", "a=b"],
+                "Command rejected by default security policy: git command-scoped config",
+            ),
+            (
+                &["awk", "BEGIN{system(\"x\")}"],
+                "Command rejected by default security policy: awk external access",
+            ),
+            (&["ls;x"], "Unsafe command name: ls;x"),
+        ];
+        for (items, want) in cases {
+            assert_eq!(check(&argv(items)), Err(want.to_string()), "{items:?}");
+        }
+    }
+
+    #[test]
+    fn awk_scanner() {
+        let cases: &[(&str, AwkScan)] = &[
+            ("$1 > 1", AwkScan::Clean),
+            ("{print > \"f\"}", AwkScan::Dangerous),
+            ("/unterminated", AwkScan::Ambiguous),
+            ("/tmp/x", AwkScan::Clean),
+            ("x=a|b", AwkScan::Dangerous),
+        ];
+        for (text, want) in cases {
+            assert_eq!(scan_awk(text), *want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn version_stripping() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("python3.12", Some("python")),
+            ("lua-5.4", Some("lua")),
+            ("pip3", Some("pip")),
+            ("sqlite3", Some("sqlite")),
+            ("ls", None),
+            ("123", None),
+            ("x.", None),
+        ];
+        for (name, want) in cases {
+            assert_eq!(strip_version(name), *want, "{name:?}");
+        }
+    }
 }

@@ -78,7 +78,11 @@ impl TokenizeError {
 
 impl fmt::Display for TokenizeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}` at byte {} {}", self.token, self.offset, self.reason)
+        write!(
+            f,
+            "`{}` at byte {} {}",
+            self.token, self.offset, self.reason
+        )
     }
 }
 
@@ -141,8 +145,7 @@ pub fn from_argv(argv: &[String]) -> Result<Pipeline, String> {
     build(tokens)
 }
 
-const SEQUENCE_HINT: &str =
-    "is not supported: run one command per call, or join commands with |";
+const SEQUENCE_HINT: &str = "is not supported: run one command per call, or join commands with |";
 const CONDITIONAL_HINT: &str =
     "is not supported: run one command per call and check its result before the next";
 const BACKGROUND_HINT: &str = "is not supported: commands cannot be sent to the background \
@@ -298,7 +301,8 @@ impl<'a> Lexer<'a> {
 
     fn flush(&mut self) {
         if self.in_word {
-            self.tokens.push(Token::Word(std::mem::take(&mut self.word)));
+            self.tokens
+                .push(Token::Word(std::mem::take(&mut self.word)));
             self.in_word = false;
             self.word_quoted = false;
         }
@@ -322,7 +326,11 @@ impl<'a> Lexer<'a> {
         self.check_fd_prefix("<")?;
         match self.peek(1) {
             Some(b'<') => {
-                let token = if self.peek(2) == Some(b'<') { "<<<" } else { "<<" };
+                let token = if self.peek(2) == Some(b'<') {
+                    "<<<"
+                } else {
+                    "<<"
+                };
                 return Err(TokenizeError::new(token, at, HEREDOC_HINT));
             }
             Some(b'>') => {
@@ -527,9 +535,11 @@ fn build(tokens: Vec<Token>) -> Result<Pipeline, String> {
                 ))
             }
             None if operator == "<" => {
-                return Err("Missing path for input redirection: < must be followed by a file \
+                return Err(
+                    "Missing path for input redirection: < must be followed by a file \
                             name, for example `sort < data.txt`"
-                    .to_string())
+                        .to_string(),
+                )
             }
             None => {
                 return Err(format!(
@@ -549,9 +559,11 @@ fn build(tokens: Vec<Token>) -> Result<Pipeline, String> {
                 return Err("only one input redirection (<) is supported per command".to_string());
             }
             if stage_index != 0 {
-                return Err("input redirection (<) is only supported in the first command of a \
+                return Err(
+                    "input redirection (<) is only supported in the first command of a \
                             pipeline, for example `sort < data.txt | uniq`"
-                    .to_string());
+                        .to_string(),
+                );
             }
             pipeline.stdin_path = Some(target);
         } else {
@@ -634,11 +646,17 @@ mod tests {
             }
             (E(want), Err(e)) => {
                 let msg = e.to_string();
-                assert!(msg.contains(want), "input {input:?}: {msg:?} lacks {want:?}");
+                assert!(
+                    msg.contains(want),
+                    "input {input:?}: {msg:?} lacks {want:?}"
+                );
             }
             (T(want), Err(e)) => panic!("input {input:?}: expected {want:?}, got error {e}"),
             (E(want), Ok(tokens)) => {
-                panic!("input {input:?}: expected error {want:?}, got {:?}", render(&tokens))
+                panic!(
+                    "input {input:?}: expected error {want:?}, got {:?}",
+                    render(&tokens)
+                )
             }
         }
     }
@@ -722,7 +740,10 @@ mod tests {
         ("echo '#'", T(&["echo", "#"])),
         ("echo !x", T(&["echo", "!x"])),
         // Rejected sequencing and background operators.
-        ("ls; rm x", E("`;` at byte 2 is not supported: run one command per call")),
+        (
+            "ls; rm x",
+            E("`;` at byte 2 is not supported: run one command per call"),
+        ),
         ("ls;", E("`;` at byte 2")),
         ("a && b", E("`&&` at byte 2")),
         ("a&&b", E("`&&` at byte 1")),
@@ -731,7 +752,10 @@ mod tests {
         ("a & b", E("`&` at byte 2")),
         ("a |& b", E("`|&` at byte 2")),
         // Rejected substitutions and expansions.
-        ("echo `id`", E("``` at byte 5 is not supported: command substitution")),
+        (
+            "echo `id`",
+            E("``` at byte 5 is not supported: command substitution"),
+        ),
         ("echo $(id)", E("`$(` at byte 5 is not supported")),
         ("echo $((1+2))", E("`$((` at byte 5")),
         ("echo ${HOME}", E("`${` at byte 5 is not expanded")),
@@ -754,12 +778,18 @@ mod tests {
         ("ls\0x", E("`\\0` at byte 2 (a NUL character)")),
         ("echo 'a\0b'", E("`\\0` at byte 7")),
         // Rejected redirection forms.
-        ("cat <<EOF", E("`<<` at byte 4 is not supported: here-documents")),
+        (
+            "cat <<EOF",
+            E("`<<` at byte 4 is not supported: here-documents"),
+        ),
         ("cat <<< hi", E("`<<<` at byte 4")),
         ("cat <> f", E("`<>` at byte 4")),
         ("echo >| f", E("`>|` at byte 5")),
         ("echo >>| f", E("`>>|` at byte 5")),
-        ("echo x 2> err", E("`2>` at byte 7 is not supported: file-descriptor")),
+        (
+            "echo x 2> err",
+            E("`2>` at byte 7 is not supported: file-descriptor"),
+        ),
         ("echo x 2>&1", E("`2>` at byte 7")),
         ("echo x 2>>err", E("`2>>` at byte 7")),
         ("echo x 1>out", E("`1>` at byte 7")),
@@ -768,7 +798,10 @@ mod tests {
         ("echo x &> f", E("`&>` at byte 7")),
         ("cat <&3", E("`<&` at byte 4")),
         ("echo {fd}>x", E("`{fd}>` at byte 5")),
-        ("diff <(ls) x", E("`<(` at byte 5 is not supported: process substitution")),
+        (
+            "diff <(ls) x",
+            E("`<(` at byte 5 is not supported: process substitution"),
+        ),
         ("tee >(wc)", E("`>(` at byte 4")),
         // Redirection tokens glued to quotes.
         ("sort\">\"x", T(&["sort>x"])),
@@ -859,8 +892,14 @@ mod tests {
         check_parse_err("sort >", "Missing path for output redirection");
         check_parse_err("sort >>", "Missing path for output redirection: >>");
         check_parse_err("sort <", "Missing path for input redirection");
-        check_parse_err("sort > | x", "Invalid redirection target: operator found after >");
-        check_parse_err("sort < > x", "Invalid redirection target: operator found after <");
+        check_parse_err(
+            "sort > | x",
+            "Invalid redirection target: operator found after >",
+        );
+        check_parse_err(
+            "sort < > x",
+            "Invalid redirection target: operator found after <",
+        );
         check_parse_err("sort > ''", "empty redirection target");
         check_parse_err("sort < a < b", "only one input redirection");
         check_parse_err("sort > a > b", "only one output redirection");
@@ -913,8 +952,14 @@ mod tests {
             (&["ls", "&"], "Unexpected shell operator: &"),
             (&["sort", ">"], "Missing path for output redirection"),
             (&["sort", "<"], "Missing path for input redirection"),
-            (&["sort", ">", ">>", "x"], "Invalid redirection target: operator found"),
-            (&["a", "|", "b", "<", "in"], "only supported in the first command"),
+            (
+                &["sort", ">", ">>", "x"],
+                "Invalid redirection target: operator found",
+            ),
+            (
+                &["a", "|", "b", "<", "in"],
+                "only supported in the first command",
+            ),
         ];
         for (items, want) in cases {
             match from_argv(&argv(items)) {

@@ -1,0 +1,14 @@
+//! Black-box integration tests for the `yieldshell` binary.
+//!
+//! Every test starts its own server through `support::Server`, talks newline-delimited
+//! JSON-RPC to it over stdio and checks the contract of `/work/shared/SPEC.md`: the protocol
+//! (section 2), the shell-mode tools (3), the policy (6), processes (7) and configuration (8).
+//! Tests synchronise on output (`ready`) and on polled conditions, never on fixed sleeps.
+
+mod cursors;
+mod lifecycle;
+mod policy;
+mod protocol;
+mod support;
+mod tools;
+mod trusted;

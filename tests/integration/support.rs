@@ -1,0 +1,888 @@
+//! The harness: runs the `yieldshell` binary as a black box over stdio.
+//!
+//! `Server` spawns the binary with piped stdin, stdout and stderr. A reader thread parses every
+//! stdout line as JSON (anything else on stdout is recorded as a protocol violation and fails the
+//! test), routes responses by id to waiters and keeps every message, notifications included, in
+//! arrival order. A second thread buffers stderr, which is printed when a test fails. Dropping a
+//! `Server` closes its stdin, waits up to 5 s and then kills it.
+//!
+//! The free functions at the bottom look at `/proc` to prove that processes are gone, and
+//! `wait_until` is the only allowed form of waiting: tests never sleep to synchronise.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use parking_lot::{Condvar, Mutex};
+use serde_json::{json, Value};
+
+/// The newest protocol version the server supports.
+pub const LATEST: &str = "2025-11-25";
+
+/// Every protocol version the server negotiates, newest first.
+pub const VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// How long a request may take before the test fails.
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(20);
+
+/// The tools listed in shell mode.
+pub const SHELL_TOOLS: [&str; 7] = ["exec", "read", "write", "wait", "stop", "ps", "cleanup"];
+
+/// Variable names (or prefixes, ending in `_`) that must not leak from the developer's
+/// environment into the server under test.
+const SCRUBBED_PREFIXES: [&str; 3] = ["YIELDSHELL_", "MCP_YIELDSHELL_", "MCP_SHELL_"];
+const SCRUBBED_NAMES: [&str; 3] = ["ALLOW_COMMANDS", "ALLOWED_COMMANDS", "ALLOW_PATTERNS"];
+
+/// A running `yieldshell` process and the threads that talk to it.
+pub struct Server {
+    child: Mutex<Child>,
+    stdin: Mutex<Option<ChildStdin>>,
+    inner: Arc<Inner>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    reader: Option<thread::JoinHandle<()>>,
+    stderr_reader: Option<thread::JoinHandle<()>>,
+    next_id: AtomicI64,
+    version: Mutex<Option<String>>,
+    pid: u32,
+    exit: Mutex<Option<ExitStatus>>,
+}
+
+struct Inner {
+    state: Mutex<State>,
+    cond: Condvar,
+}
+
+#[derive(Default)]
+struct State {
+    /// Every message from stdout, in arrival order.
+    log: Vec<Value>,
+    /// Index into `log` of the next message `recv_any` returns.
+    cursor: usize,
+    /// Responses not yet taken by a waiter, keyed by the id's JSON text.
+    responses: HashMap<String, Value>,
+    /// Where in `log` each response arrived, keyed like `responses`.
+    response_index: HashMap<String, usize>,
+    /// Lines on stdout that are not well-formed protocol messages.
+    violations: Vec<String>,
+    /// Stdout reached EOF.
+    eof: bool,
+}
+
+impl Server {
+    /// Starts the server with a scrubbed environment.
+    pub fn start() -> Server {
+        Server::spawn(&[], &[])
+    }
+
+    /// Starts the server with extra environment variables.
+    pub fn with_env(env: &[(&str, &str)]) -> Server {
+        Server::spawn(env, &[])
+    }
+
+    /// Starts the server and performs the handshake at the latest version.
+    pub fn ready() -> Server {
+        let server = Server::start();
+        server.initialize(LATEST);
+        server
+    }
+
+    /// Starts the server with extra environment variables and performs the handshake.
+    pub fn ready_with_env(env: &[(&str, &str)]) -> Server {
+        let server = Server::with_env(env);
+        server.initialize(LATEST);
+        server
+    }
+
+    /// Starts the binary with the given environment additions and arguments.
+    pub fn spawn(env: &[(&str, &str)], args: &[&str]) -> Server {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_yieldshell"));
+        command
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (name, _) in std::env::vars_os() {
+            let Some(name) = name.to_str() else { continue };
+            if SCRUBBED_PREFIXES.iter().any(|p| name.starts_with(p))
+                || SCRUBBED_NAMES.contains(&name)
+            {
+                command.env_remove(name);
+            }
+        }
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        let mut child = command.spawn().expect("spawn the yieldshell binary");
+        let pid = child.id();
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut stderr_pipe = child.stderr.take().expect("piped stderr");
+
+        let inner = Arc::new(Inner {
+            state: Mutex::new(State::default()),
+            cond: Condvar::new(),
+        });
+        let reader = {
+            let inner = Arc::clone(&inner);
+            thread::Builder::new()
+                .name("test-stdout".into())
+                .spawn(move || read_stdout(stdout, &inner))
+                .expect("spawn the stdout reader")
+        };
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let stderr_reader = {
+            let stderr = Arc::clone(&stderr);
+            thread::Builder::new()
+                .name("test-stderr".into())
+                .spawn(move || {
+                    let mut buf = [0u8; 8192];
+                    loop {
+                        match stderr_pipe.read(&mut buf) {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => stderr.lock().extend_from_slice(&buf[..n]),
+                        }
+                    }
+                })
+                .expect("spawn the stderr reader")
+        };
+        Server {
+            child: Mutex::new(child),
+            stdin: Mutex::new(Some(stdin)),
+            inner,
+            stderr,
+            reader: Some(reader),
+            stderr_reader: Some(stderr_reader),
+            next_id: AtomicI64::new(1),
+            version: Mutex::new(None),
+            pid,
+            exit: Mutex::new(None),
+        }
+    }
+
+    /// The server's pid.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// Everything the server wrote to stderr so far, lossily decoded.
+    pub fn stderr_text(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.lock()).into_owned()
+    }
+
+    /// The protocol version negotiated by `initialize`, if any.
+    pub fn version(&self) -> Option<String> {
+        self.version.lock().clone()
+    }
+
+    /// Sends `initialize` with `version`, then `notifications/initialized`; returns the result.
+    pub fn initialize(&self, version: &str) -> Value {
+        let result = self.result(
+            "initialize",
+            json!({
+                "protocolVersion": version,
+                "capabilities": {},
+                "clientInfo": {"name": "yieldshell-tests", "version": "0.0.0"},
+            }),
+        );
+        let negotiated = result["protocolVersion"]
+            .as_str()
+            .unwrap_or_else(|| self.fail(&format!("initialize result without version: {result}")))
+            .to_owned();
+        *self.version.lock() = Some(negotiated);
+        self.notify("notifications/initialized", json!({}));
+        result
+    }
+
+    /// Writes one line (a newline is appended) to the server's stdin.
+    pub fn send_raw(&self, line: &str) {
+        self.send_raw_bytes(line.as_bytes());
+    }
+
+    /// Writes raw bytes followed by a newline to the server's stdin.
+    pub fn send_raw_bytes(&self, bytes: &[u8]) {
+        let mut line = bytes.to_vec();
+        line.push(b'\n');
+        let mut stdin = self.stdin.lock();
+        let Some(pipe) = stdin.as_mut() else {
+            drop(stdin);
+            self.fail("send after stdin was closed");
+        };
+        if let Err(e) = pipe.write_all(&line).and_then(|()| pipe.flush()) {
+            drop(stdin);
+            self.fail(&format!("writing to the server's stdin failed: {e}"));
+        }
+    }
+
+    /// Sends a JSON message as one line.
+    pub fn send(&self, message: &Value) {
+        self.send_raw(&message.to_string());
+    }
+
+    /// Sends a request without waiting for the answer; returns its id.
+    pub fn send_request(&self, method: &str, params: Value) -> Value {
+        let id = json!(self.next_id.fetch_add(1, Ordering::Relaxed));
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    /// Sends a notification.
+    pub fn notify(&self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// Waits for the response to `id`; `None` at the deadline.
+    pub fn try_response(&self, id: &Value, timeout: Duration) -> Option<Value> {
+        let key = id.to_string();
+        let deadline = Instant::now() + timeout;
+        let mut state = self.inner.state.lock();
+        loop {
+            if let Some(response) = state.responses.remove(&key) {
+                return Some(response);
+            }
+            if state.eof || self.inner.cond.wait_until(&mut state, deadline).timed_out() {
+                return state.responses.remove(&key);
+            }
+        }
+    }
+
+    /// Waits for the response to `id`, failing the test at the deadline.
+    pub fn response(&self, id: &Value, timeout: Duration) -> Value {
+        match self.try_response(id, timeout) {
+            Some(response) => response,
+            None => self.fail(&format!("no response to id {id} within {timeout:?}")),
+        }
+    }
+
+    /// Where in the message log the response to `id` arrived.
+    pub fn response_position(&self, id: &Value) -> Option<usize> {
+        self.inner
+            .state
+            .lock()
+            .response_index
+            .get(&id.to_string())
+            .copied()
+    }
+
+    /// Sends a request and returns the whole response message.
+    pub fn request(&self, method: &str, params: Value) -> Value {
+        self.request_with_deadline(method, params, DEFAULT_DEADLINE)
+    }
+
+    /// Sends a request and returns the whole response message, with a custom deadline.
+    pub fn request_with_deadline(&self, method: &str, params: Value, timeout: Duration) -> Value {
+        let id = self.send_request(method, params);
+        let response = self.response(&id, timeout);
+        self.check_violations();
+        response
+    }
+
+    /// Sends a request and returns its `result`, failing the test on an error response.
+    pub fn result(&self, method: &str, params: Value) -> Value {
+        let response = self.request(method, params);
+        match response.get("result") {
+            Some(result) => result.clone(),
+            None => self.fail(&format!("{method} failed: {response}")),
+        }
+    }
+
+    /// Sends a request and returns its `error` object, failing the test on a result.
+    pub fn rpc_error(&self, method: &str, params: Value) -> Value {
+        let response = self.request(method, params);
+        match response.get("error") {
+            Some(error) => error.clone(),
+            None => self.fail(&format!("{method} was expected to fail: {response}")),
+        }
+    }
+
+    /// Returns the next message in arrival order (any kind), or `None` at the deadline.
+    pub fn recv_any(&self, timeout: Duration) -> Option<Value> {
+        let deadline = Instant::now() + timeout;
+        let mut state = self.inner.state.lock();
+        loop {
+            if state.cursor < state.log.len() {
+                let message = state.log[state.cursor].clone();
+                state.cursor += 1;
+                return Some(message);
+            }
+            if state.eof || self.inner.cond.wait_until(&mut state, deadline).timed_out() {
+                return None;
+            }
+        }
+    }
+
+    /// Makes `recv_any` skip every message received so far.
+    pub fn skip_received(&self) {
+        let mut state = self.inner.state.lock();
+        state.cursor = state.log.len();
+    }
+
+    /// Collects messages in arrival order up to and including the response to `id`.
+    pub fn collect_until_response(&self, id: &Value, timeout: Duration) -> Vec<Value> {
+        let deadline = Instant::now() + timeout;
+        let mut seen = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Some(message) = self.recv_any(left) else {
+                self.fail(&format!(
+                    "no response to id {id} within {timeout:?}; received {seen:?}"
+                ));
+            };
+            let done = message.get("id") == Some(id) && message.get("method").is_none();
+            seen.push(message);
+            if done {
+                return seen;
+            }
+        }
+    }
+
+    /// Sends a ping and asserts that its answer is the next message on stdout.
+    pub fn assert_ping_is_next(&self) {
+        let id = self.send_request("ping", json!({}));
+        let next = self.recv_any(DEFAULT_DEADLINE);
+        let expected = json!({"jsonrpc": "2.0", "id": id, "result": {}});
+        if next.as_ref() != Some(&expected) {
+            self.fail(&format!(
+                "expected the ping answer {expected} as the next message, got {next:?}"
+            ));
+        }
+        self.try_response(&id, Duration::ZERO);
+    }
+
+    /// Sends a ping and asserts the answer is `{}`.
+    pub fn assert_alive(&self) {
+        let response = self.request("ping", json!({}));
+        assert_eq!(
+            response["result"],
+            json!({}),
+            "ping after the test: {response}"
+        );
+    }
+
+    /// Every notification received so far, in arrival order, with its position in the log.
+    pub fn notifications(&self) -> Vec<(usize, Value)> {
+        let state = self.inner.state.lock();
+        state
+            .log
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.get("method").is_some())
+            .map(|(i, m)| (i, m.clone()))
+            .collect()
+    }
+
+    /// Calls a tool and returns the CallToolResult (fails on a JSON-RPC error).
+    pub fn call(&self, tool: &str, args: Value) -> Value {
+        self.call_with_deadline(tool, args, DEFAULT_DEADLINE)
+    }
+
+    /// Calls a tool with a custom deadline and returns the CallToolResult.
+    pub fn call_with_deadline(&self, tool: &str, args: Value, timeout: Duration) -> Value {
+        let response = self.request_with_deadline(
+            "tools/call",
+            json!({"name": tool, "arguments": args}),
+            timeout,
+        );
+        let Some(result) = response.get("result") else {
+            self.fail(&format!(
+                "tools/call {tool} got a JSON-RPC error: {response}"
+            ));
+        };
+        let content = result["content"].as_array();
+        if content.is_none_or(|c| c.is_empty()) {
+            self.fail(&format!("tools/call {tool}: no content blocks: {result}"));
+        }
+        if let Some(flag) = result.get("isError") {
+            if !flag.is_boolean() {
+                self.fail(&format!(
+                    "tools/call {tool}: isError is not a boolean: {result}"
+                ));
+            }
+        }
+        result.clone()
+    }
+
+    /// Calls a tool, asserts `isError` is not true and returns the parsed result object.
+    pub fn call_ok(&self, tool: &str, args: Value) -> Value {
+        let result = self.call(tool, args.clone());
+        if is_error(&result) {
+            self.fail(&format!("{tool} {args} returned isError: {result}"));
+        }
+        self.result_object(&result)
+    }
+
+    /// Calls a tool, asserts `isError` is true and returns the CallToolResult.
+    pub fn call_err(&self, tool: &str, args: Value) -> Value {
+        let result = self.call(tool, args.clone());
+        if !is_error(&result) {
+            self.fail(&format!(
+                "{tool} {args} was expected to set isError: {result}"
+            ));
+        }
+        result
+    }
+
+    /// Parses the result object of a shell-mode tool from its text block, and checks that
+    /// `structuredContent` is the same object exactly when the negotiated version has it.
+    pub fn result_object(&self, result: &Value) -> Value {
+        let content = result["content"].as_array().cloned().unwrap_or_default();
+        if content.len() != 1 || content[0]["type"] != "text" {
+            self.fail(&format!("expected exactly one text block: {result}"));
+        }
+        let text = content[0]["text"].as_str().unwrap_or_default();
+        let parsed: Value = match serde_json::from_str(text) {
+            Ok(v @ Value::Object(_)) => v,
+            _ => self.fail(&format!("the text block is not a JSON object: {result}")),
+        };
+        let structured = result.get("structuredContent");
+        match self.version().as_deref() {
+            Some(v) if v >= "2025-06-18" && structured != Some(&parsed) => self.fail(&format!(
+                "structuredContent must equal the text block's object: {result}"
+            )),
+            Some(v) if v < "2025-06-18" && structured.is_some() => self.fail(&format!(
+                "structuredContent must be absent before 2025-06-18: {result}"
+            )),
+            _ => (),
+        }
+        parsed
+    }
+
+    /// `exec` with `side_effects: ["NONE"]` added unless given; returns the result object.
+    pub fn exec(&self, mut args: Value) -> Value {
+        if args.get("side_effects").is_none() {
+            args["side_effects"] = json!(["NONE"]);
+        }
+        self.call_ok("exec", args)
+    }
+
+    /// Runs `command` to completion (default yield) and returns the result object.
+    pub fn sh(&self, command: &str) -> Value {
+        self.exec(json!({"command": command}))
+    }
+
+    /// Starts `command` in the background (`yield_ms: 0`) and returns its `process_id`.
+    pub fn spawn_bg(&self, command: &str) -> String {
+        self.spawn_bg_with(json!({"command": command}))
+    }
+
+    /// Starts a command in the background (`yield_ms: 0`) and returns its `process_id`.
+    pub fn spawn_bg_with(&self, mut args: Value) -> String {
+        args["yield_ms"] = json!(0);
+        let result = self.exec(args);
+        assert_eq!(
+            result["status"], "backgrounded",
+            "exec yield_ms 0: {result}"
+        );
+        process_id(&result)
+    }
+
+    /// `wait` with an `until` regex; fails the test unless it matched.
+    pub fn wait_for_output(&self, process_id: &str, until: &str) -> Value {
+        let result = self.call_ok(
+            "wait",
+            json!({"process_id": process_id, "until": until, "timeout_ms": 15000}),
+        );
+        if result["wait_result"] != "matched" {
+            self.fail(&format!("waiting for /{until}/ in {process_id}: {result}"));
+        }
+        result
+    }
+
+    /// `wait` until the process exits; fails the test otherwise.
+    pub fn wait_exit_of(&self, process_id: &str) -> Value {
+        let result = self.call_ok(
+            "wait",
+            json!({"process_id": process_id, "timeout_ms": 15000}),
+        );
+        if result["wait_result"] != "exited" {
+            self.fail(&format!("waiting for {process_id} to exit: {result}"));
+        }
+        result
+    }
+
+    /// Reads the whole retained output of a process by chaining `since_seq = next_seq`.
+    pub fn read_all(&self, process_id: &str) -> (String, String) {
+        let (mut stdout, mut stderr) = (String::new(), String::new());
+        let mut since = 1;
+        for _ in 0..10_000 {
+            let r = self.call_ok(
+                "read",
+                json!({"process_id": process_id, "since_seq": since, "max_output_bytes": 20000}),
+            );
+            stdout.push_str(r["stdout"].as_str().unwrap_or_default());
+            stderr.push_str(r["stderr"].as_str().unwrap_or_default());
+            since = r["next_seq"].as_u64().expect("next_seq");
+            if r["capped"] != true {
+                return (stdout, stderr);
+            }
+        }
+        self.fail("read_all did not finish in 10000 reads");
+    }
+
+    /// The record of `process_id` in `ps`, if listed.
+    pub fn ps_entry(&self, process_id: &str) -> Option<Value> {
+        let ps = self.call_ok("ps", json!({"limit": 1000}));
+        ps["processes"]
+            .as_array()
+            .expect("ps processes")
+            .iter()
+            .find(|p| p["process_id"] == process_id)
+            .cloned()
+    }
+
+    /// Closes the server's stdin (EOF).
+    pub fn close_stdin(&self) {
+        self.stdin.lock().take();
+    }
+
+    /// Sends a signal to the server process.
+    pub fn signal(&self, signal: i32) {
+        let pid = libc::pid_t::try_from(self.pid).expect("pid fits pid_t");
+        send_signal(pid, signal);
+    }
+
+    /// Waits until the server exits; `None` at the deadline.
+    pub fn wait_exit(&self, timeout: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = *self.exit.lock() {
+                return Some(status);
+            }
+            let polled = self
+                .child
+                .lock()
+                .try_wait()
+                .expect("try_wait on the server");
+            if let Some(status) = polled {
+                *self.exit.lock() = Some(status);
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Fails if a line on stdout was not a well-formed protocol message.
+    pub fn check_violations(&self) {
+        let violations = self.inner.state.lock().violations.clone();
+        if !violations.is_empty() {
+            self.fail(&format!(
+                "stdout carried non-protocol output: {violations:?}"
+            ));
+        }
+    }
+
+    /// Fails the test with `message` and the server's stderr.
+    pub fn fail(&self, message: &str) -> ! {
+        let exited = match *self.exit.lock() {
+            Some(status) => Some(status),
+            None => self
+                .child
+                .try_lock()
+                .and_then(|mut c| c.try_wait().ok().flatten()),
+        };
+        let state = match exited {
+            Some(status) => format!("the server has exited ({status})"),
+            None => "the server is running".to_owned(),
+        };
+        let stderr = self.stderr_text();
+        let tail = tail_chars(&stderr, 8000);
+        panic!(
+            "{message}\n({state})\n--- yieldshell stderr (last 8000 chars) ---\n{tail}\n--- end ---"
+        );
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.close_stdin();
+        if self.wait_exit(Duration::from_secs(5)).is_none() {
+            let mut child = self.child.lock();
+            let _ = child.kill();
+            let _ = child.wait();
+            eprintln!("yieldshell did not exit within 5 s of stdin EOF; killed it");
+        }
+        // A descendant that inherited the protocol pipes would keep them open after the
+        // server exited: do not hang on it, report it.
+        let mut stdout_held = false;
+        if let Some(reader) = self.reader.take() {
+            if wait_until(Duration::from_secs(2), || reader.is_finished()) {
+                let _ = reader.join();
+            } else {
+                stdout_held = true;
+            }
+        }
+        if let Some(reader) = self.stderr_reader.take() {
+            if wait_until(Duration::from_secs(2), || reader.is_finished()) {
+                let _ = reader.join();
+            }
+        }
+        if thread::panicking() {
+            eprintln!(
+                "--- yieldshell stderr ---\n{}\n--- end ---",
+                tail_chars(&self.stderr_text(), 20000)
+            );
+            return;
+        }
+        self.check_violations();
+        if stdout_held {
+            self.fail("the server's stdout stayed open after it exited: a process holds it");
+        }
+    }
+}
+
+fn read_stdout(stdout: std::process::ChildStdout, inner: &Inner) {
+    let mut reader = BufReader::new(stdout);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => (),
+        }
+        let complete = line.last() == Some(&b'\n');
+        let text = String::from_utf8_lossy(&line).into_owned();
+        let mut state = inner.state.lock();
+        if !complete {
+            state
+                .violations
+                .push(format!("line without a final newline: {text:?}"));
+        }
+        match serde_json::from_slice::<Value>(&line) {
+            Ok(message) => {
+                if let Some(problem) = protocol_problem(&message) {
+                    state.violations.push(format!("{problem}: {text:?}"));
+                }
+                let index = state.log.len();
+                if message.get("method").is_none() {
+                    if let Some(id) = message.get("id") {
+                        let key = id.to_string();
+                        state.response_index.insert(key.clone(), index);
+                        state.responses.insert(key, message.clone());
+                    }
+                }
+                state.log.push(message);
+            }
+            Err(e) => state.violations.push(format!("not JSON ({e}): {text:?}")),
+        }
+        inner.cond.notify_all();
+    }
+    inner.state.lock().eof = true;
+    inner.cond.notify_all();
+}
+
+/// What is wrong with a message the server wrote, if anything.
+fn protocol_problem(message: &Value) -> Option<String> {
+    if let Some(batch) = message.as_array() {
+        return batch.iter().find_map(protocol_problem);
+    }
+    let Some(object) = message.as_object() else {
+        return Some("not a JSON object".into());
+    };
+    if object.get("jsonrpc") != Some(&json!("2.0")) {
+        return Some("jsonrpc is not \"2.0\"".into());
+    }
+    if object.contains_key("method") {
+        if object.contains_key("id") {
+            return Some("the server sent a request".into());
+        }
+        return None;
+    }
+    if object.contains_key("result") == object.contains_key("error") {
+        return Some("a response needs exactly one of result and error".into());
+    }
+    if !object.contains_key("id") && !object.contains_key("error") {
+        return Some("a result without id".into());
+    }
+    None
+}
+
+fn tail_chars(text: &str, n: usize) -> &str {
+    let count = text.chars().count();
+    if count <= n {
+        return text;
+    }
+    let skip = text.char_indices().nth(count - n).map_or(0, |(i, _)| i);
+    &text[skip..]
+}
+
+/// True when a CallToolResult has `isError: true`.
+pub fn is_error(result: &Value) -> bool {
+    result.get("isError") == Some(&json!(true))
+}
+
+/// The text of a CallToolResult's first content block.
+pub fn tool_text(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text block: {result}"))
+        .to_owned()
+}
+
+/// The `process_id` of a result object, checked against `^proc_[0-9a-f]{12}$`.
+pub fn process_id(result: &Value) -> String {
+    let id = result["process_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no process_id: {result}"));
+    let re = regex_lite::Regex::new("^proc_[0-9a-f]{12}$").expect("regex");
+    assert!(re.is_match(id), "process_id {id:?} is malformed: {result}");
+    id.to_owned()
+}
+
+/// The `pid` of a result object.
+pub fn pid_of(result: &Value) -> u32 {
+    let pid = result["pid"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no pid: {result}"));
+    u32::try_from(pid).expect("pid fits u32")
+}
+
+/// Polls `cond` every 10 ms until it holds (true) or `timeout` passes (false).
+pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A string unique to this test run, to find the processes a test started.
+pub fn unique_marker(label: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    format!(
+        "ysmark-{label}-{}-{}-{nanos:x}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// The state letter of `/proc/<pid>/stat` (`R`, `S`, `Z`...), `None` when the pid is absent.
+pub fn proc_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().next()?.chars().next()
+}
+
+/// The parent pid of `pid`, from `/proc/<pid>/stat`.
+pub fn proc_ppid(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// True when `pid` no longer runs: absent from `/proc` or a zombie.
+pub fn pid_gone(pid: u32) -> bool {
+    matches!(proc_state(pid), None | Some('Z') | Some('X'))
+}
+
+/// True when the process group `pgid` has no member left (`kill(-pgid, 0)` gives ESRCH).
+pub fn pgid_gone(pgid: u32) -> bool {
+    let pgid = libc::pid_t::try_from(pgid).expect("pgid fits pid_t");
+    assert!(pgid > 1, "refusing to probe process group {pgid}");
+    signal_result(-pgid, 0) == Err(libc::ESRCH)
+}
+
+/// Pids of zombie processes whose parent is `ppid`.
+pub fn zombie_children(ppid: u32) -> Vec<u32> {
+    all_pids()
+        .into_iter()
+        .filter(|&pid| proc_state(pid) == Some('Z') && proc_ppid(pid) == Some(ppid))
+        .collect()
+}
+
+/// Pids of live processes whose command line or environment contains `marker`.
+pub fn marked_processes(marker: &str) -> Vec<u32> {
+    let needle = marker.as_bytes();
+    let own = std::process::id();
+    all_pids()
+        .into_iter()
+        .filter(|&pid| pid != own)
+        .filter(|&pid| {
+            ["cmdline", "environ"].iter().any(|file| {
+                std::fs::read(format!("/proc/{pid}/{file}"))
+                    .is_ok_and(|bytes| bytes.windows(needle.len()).any(|w| w == needle))
+            })
+        })
+        .filter(|&pid| !pid_gone(pid))
+        .collect()
+}
+
+/// Number of open descriptors of `pid`.
+pub fn fd_count(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|dir| dir.count())
+        .unwrap_or(0)
+}
+
+fn all_pids() -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+/// Sends `signal` to `pid` (a negative pid means a process group), ignoring errors.
+pub fn send_signal(pid: libc::pid_t, signal: i32) {
+    let _ = signal_result(pid, signal);
+}
+
+fn signal_result(pid: libc::pid_t, signal: i32) -> Result<(), i32> {
+    // Through the server's own `sys` module: tests hold no `unsafe` either.
+    let result = if pid < 0 {
+        yieldshell::sys::killpg(pid.unsigned_abs(), signal)
+    } else {
+        yieldshell::sys::kill(pid as u32, signal)
+    };
+    result.map_err(|e| e.raw_os_error().unwrap_or(0))
+}
+
+/// A directory under the system temp dir, removed on drop. Its path is canonical.
+pub struct TempDir {
+    path: PathBuf,
+}
+
+impl TempDir {
+    pub fn new(label: &str) -> TempDir {
+        let path = std::env::temp_dir().join(unique_marker(label));
+        std::fs::create_dir_all(&path).expect("create a temp dir");
+        let path = path.canonicalize().expect("canonicalize the temp dir");
+        TempDir { path }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Creates `rel` (and parents) under the directory and returns its path.
+    pub fn mkdir(&self, rel: &str) -> PathBuf {
+        let path = self.path.join(rel);
+        std::fs::create_dir_all(&path).expect("create a directory");
+        path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// A path as `&str` (test paths are UTF-8).
+pub fn path_str(path: &Path) -> &str {
+    path.to_str().expect("UTF-8 path")
+}

@@ -1,0 +1,748 @@
+//! Shell-mode tool tests (SPEC section 3): argument validation and leniency, and the behaviour
+//! of `exec`, `write`, `wait` and `stop` on real child processes.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::support::{
+    pgid_gone, pid_gone, pid_of, process_id, tool_text, unique_marker, wait_until, zombie_children,
+    Server,
+};
+
+fn assert_names(text: &str, words: &[&str]) {
+    for word in words {
+        assert!(text.contains(word), "{text:?} should mention {word:?}");
+    }
+}
+
+// ---- argument errors and leniency ----
+
+#[test]
+fn exec_without_command_names_the_field() {
+    let server = Server::ready();
+    let result = server.call_err("exec", json!({"side_effects": ["NONE"]}));
+    assert_names(&tool_text(&result), &["command"]);
+    server.assert_alive();
+}
+
+#[test]
+fn exec_with_command_of_wrong_type_names_field_and_value() {
+    let server = Server::ready();
+    let result = server.call_err("exec", json!({"command": 123, "side_effects": ["NONE"]}));
+    assert_names(&tool_text(&result), &["command", "123"]);
+    let result = server.call_err(
+        "exec",
+        json!({"command": "true", "side_effects": ["NONE"], "yield_ms": "soon"}),
+    );
+    assert_names(&tool_text(&result), &["yield_ms", "soon"]);
+    let result = server.call_err(
+        "exec",
+        json!({"command": "true", "side_effects": ["NONE"], "env": {"A": 1}}),
+    );
+    assert_names(&tool_text(&result), &["env"]);
+    assert_eq!(
+        server.call_ok("ps", json!({}))["processes"],
+        json!([]),
+        "nothing may have been started"
+    );
+}
+
+#[test]
+fn exec_with_bad_side_effect_names_field_value_and_choices() {
+    let server = Server::ready();
+    let result = server.call_err(
+        "exec",
+        json!({"command": "true", "side_effects": ["BOGUS_EFFECT"]}),
+    );
+    assert_names(
+        &tool_text(&result),
+        &["side_effects", "BOGUS_EFFECT", "DELETES_FILES"],
+    );
+    // Categories are case-sensitive.
+    let result = server.call_err("exec", json!({"command": "true", "side_effects": ["none"]}));
+    assert_names(&tool_text(&result), &["side_effects", "none"]);
+    let result = server.call_err("exec", json!({"command": "true", "side_effects": "NONE"}));
+    assert_names(&tool_text(&result), &["side_effects"]);
+    let result = server.call_err("exec", json!({"command": "true"}));
+    assert_names(&tool_text(&result), &["side_effects"]);
+}
+
+#[test]
+fn read_with_bad_streams_value_names_the_field() {
+    let server = Server::ready();
+    let id = process_id(&server.sh("true"));
+    let result = server.call_err("read", json!({"process_id": id, "streams": "stdin"}));
+    assert_names(&tool_text(&result), &["streams", "stdin"]);
+    let result = server.call_err("read", json!({}));
+    assert_names(&tool_text(&result), &["process_id"]);
+}
+
+#[test]
+fn integers_given_as_strings_or_integral_floats_are_accepted() {
+    let server = Server::ready();
+    for yield_ms in [json!("100"), json!(100.0)] {
+        let started = Instant::now();
+        let result = server.exec(json!({"command": "sleep 3", "yield_ms": yield_ms}));
+        let elapsed = started.elapsed();
+        assert_eq!(
+            result["status"], "backgrounded",
+            "yield_ms {yield_ms}: {result}"
+        );
+        assert!(
+            elapsed < Duration::from_millis(1500),
+            "yield_ms {yield_ms} took {elapsed:?}"
+        );
+        server.call_ok(
+            "stop",
+            json!({"process_id": process_id(&result), "force_after_ms": "1000"}),
+        );
+    }
+    let result = server.exec(json!({
+        "command": "seq 1 100", "max_output_bytes": "10", "timeout_ms": 60000.0}));
+    assert_eq!(result["status"], "completed", "{result}");
+    assert_eq!(
+        result["stdout"], "1\n2\n3\n4\n5\n",
+        "max_output_bytes \"10\": {result}"
+    );
+    assert_eq!(result["capped"], true, "{result}");
+}
+
+#[test]
+fn booleans_given_as_strings_are_accepted() {
+    let server = Server::ready();
+    // close_stdin "false": cat keeps waiting for input.
+    let result = server.exec(json!({"command": "cat", "close_stdin": "false", "yield_ms": 300}));
+    assert_eq!(result["status"], "backgrounded", "{result}");
+    let id = process_id(&result);
+    let written = server.call_ok(
+        "write",
+        json!({"process_id": id, "input": "x", "newline": "true", "close_stdin": "true"}),
+    );
+    assert_eq!(written["ok"], true, "{written}");
+    let waited = server.wait_exit_of(&id);
+    assert_eq!(waited["exit_code"], 0, "{waited}");
+    assert_eq!(server.read_all(&id).0, "x\n");
+    // close_stdin "true": cat sees EOF at once.
+    let result = server.exec(json!({"command": "cat", "close_stdin": "true", "yield_ms": 5000}));
+    assert_eq!(result["status"], "completed", "{result}");
+}
+
+#[test]
+fn nulls_and_unknown_fields_are_accepted() {
+    let server = Server::ready();
+    let result = server.exec(json!({
+        "command": "echo ok",
+        "cwd": null, "env": null, "shell": null, "stdin": null, "name": null,
+        "yield_ms": null, "timeout_ms": null, "max_output_bytes": null, "tail_lines": null,
+        "close_stdin": null, "an_unknown_field": {"nested": [1, 2]},
+    }));
+    assert_eq!(result["status"], "completed", "{result}");
+    assert_eq!(result["stdout"], "ok\n", "{result}");
+    let id = process_id(&result);
+    let read = server.call_ok(
+        "read",
+        json!({"process_id": id, "since_seq": null, "streams": null, "extra": true}),
+    );
+    assert_eq!(read["stdout"], "ok\n", "{read}");
+    let ps = server.call_ok(
+        "ps",
+        json!({"include_completed": null, "limit": null, "x": 1}),
+    );
+    assert_eq!(ps["processes"].as_array().map(Vec::len), Some(1), "{ps}");
+}
+
+// ---- exec ----
+
+#[test]
+fn exec_fast_command_completes_with_output_and_exit_code() {
+    let server = Server::ready();
+    let result = server.sh("echo hello; echo err >&2");
+    assert_eq!(result["status"], "completed", "{result}");
+    assert_eq!(result["stdout"], "hello\n", "{result}");
+    assert_eq!(result["stderr"], "err\n", "{result}");
+    assert_eq!(result["exit_code"], 0, "{result}");
+    assert_eq!(result["signal"], Value::Null, "{result}");
+    assert!(
+        result.get("signal").is_some(),
+        "signal is present: {result}"
+    );
+    assert_eq!(result["start_seq"], 1, "{result}");
+    assert_eq!(result["next_seq"], 11, "10 bytes of output: {result}");
+    assert_eq!(result["truncated"], false, "{result}");
+    assert_eq!(result["capped"], false, "{result}");
+    process_id(&result);
+    assert!(pid_of(&result) > 1, "{result}");
+    assert!(result["duration_ms"].is_u64(), "{result}");
+    assert!(result["latest_seq"].is_u64(), "{result}");
+    assert!(result.get("message").is_none() || result["message"].is_null());
+}
+
+#[test]
+fn exec_non_zero_exit_is_not_a_tool_error() {
+    let server = Server::ready();
+    let result = server.sh("echo failing >&2; exit 3");
+    assert_eq!(result["status"], "completed", "{result}");
+    assert_eq!(result["exit_code"], 3, "{result}");
+    assert_eq!(result["signal"], Value::Null, "{result}");
+    assert_eq!(result["stderr"], "failing\n", "{result}");
+}
+
+#[test]
+fn exec_killed_by_a_signal_reports_it() {
+    let server = Server::ready();
+    let result = server.sh("kill -9 $$");
+    assert_eq!(result["exit_code"], Value::Null, "{result}");
+    assert_eq!(result["signal"], "SIGKILL", "{result}");
+}
+
+#[test]
+fn exec_output_without_final_newline() {
+    let server = Server::ready();
+    let result = server.sh("printf 'no newline'");
+    assert_eq!(result["stdout"], "no newline", "{result}");
+}
+
+#[test]
+fn exec_stdin_parameter_feeds_the_child() {
+    let server = Server::ready();
+    let result = server.exec(json!({"command": "cat; echo end", "stdin": "line1\nline2"}));
+    assert_eq!(result["status"], "completed", "{result}");
+    assert_eq!(result["stdout"], "line1\nline2end\n", "{result}");
+    // Without stdin the child reads EOF at once.
+    let result = server.exec(json!({"command": "cat; echo done", "yield_ms": 5000}));
+    assert_eq!(result["status"], "completed", "{result}");
+    assert_eq!(result["stdout"], "done\n", "{result}");
+}
+
+#[test]
+fn exec_env_is_added_and_cwd_is_used() {
+    let server = Server::ready();
+    let dir = crate::support::TempDir::new("cwd");
+    let result = server.exec(json!({
+        "command": "echo \"$YS_A-$YS_B\"; pwd",
+        "env": {"YS_A": "one", "YS_B": "two"},
+        "cwd": crate::support::path_str(dir.path()),
+    }));
+    assert_eq!(
+        result["stdout"],
+        format!("one-two\n{}\n", dir.path().display()),
+        "{result}"
+    );
+    // The server's environment is inherited.
+    let result = server.sh("test -n \"$PATH\" && echo has-path");
+    assert_eq!(result["stdout"], "has-path\n", "{result}");
+}
+
+#[test]
+fn exec_backgrounds_at_yield_ms() {
+    let server = Server::ready();
+    let started = Instant::now();
+    let result = server.exec(json!({"command": "echo first; sleep 30", "yield_ms": 400}));
+    let elapsed = started.elapsed();
+    assert_eq!(result["status"], "backgrounded", "{result}");
+    let id = process_id(&result);
+    assert!(
+        result["message"].as_str().is_some_and(|m| m.len() > 10),
+        "backgrounded carries a message: {result}"
+    );
+    assert_eq!(result["stdout"], "first\n", "initial snapshot: {result}");
+    assert!(
+        elapsed >= Duration::from_millis(380) && elapsed < Duration::from_millis(3000),
+        "yield_ms 400 returned after {elapsed:?}"
+    );
+    let duration = result["duration_ms"].as_u64().unwrap_or(0);
+    assert!((380..3000).contains(&duration), "{result}");
+    let entry = server.ps_entry(&id).expect("listed in ps");
+    assert_eq!(entry["status"], "running", "{entry}");
+    server.call_ok("stop", json!({"process_id": id, "force_after_ms": 1000}));
+}
+
+#[test]
+fn exec_yield_zero_returns_at_once() {
+    let server = Server::ready();
+    let started = Instant::now();
+    let result = server.exec(json!({"command": "sleep 30", "yield_ms": 0}));
+    let elapsed = started.elapsed();
+    assert_eq!(result["status"], "backgrounded", "{result}");
+    assert!(
+        elapsed < Duration::from_millis(1000),
+        "yield_ms 0 took {elapsed:?}"
+    );
+    let id = process_id(&result);
+    let pid = pid_of(&result);
+    assert!(!pid_gone(pid), "the child runs");
+    server.call_ok("stop", json!({"process_id": id, "force_after_ms": 1000}));
+}
+
+#[test]
+fn exec_timeout_stops_the_group() {
+    let server = Server::ready();
+    let started = Instant::now();
+    let result = server.exec(json!({
+        "command": "echo begun; sleep 30", "timeout_ms": 500, "yield_ms": 20000}));
+    let elapsed = started.elapsed();
+    assert_eq!(result["status"], "timed_out", "{result}");
+    assert_eq!(result["signal"], "SIGTERM", "{result}");
+    assert_eq!(result["exit_code"], Value::Null, "{result}");
+    assert_eq!(
+        result["stdout"], "begun\n",
+        "output survives the timeout: {result}"
+    );
+    assert!(
+        elapsed >= Duration::from_millis(450) && elapsed < Duration::from_millis(5000),
+        "timeout 500 ms returned after {elapsed:?}"
+    );
+    let pid = pid_of(&result);
+    assert!(
+        wait_until(Duration::from_secs(3), || pgid_gone(pid)),
+        "group is gone"
+    );
+    let id = process_id(&result);
+    let read = server.call_ok("read", json!({"process_id": id}));
+    assert_eq!(read["status"], "timed_out", "{read}");
+}
+
+#[test]
+fn exec_timeout_applies_after_backgrounding() {
+    let server = Server::ready();
+    let result = server.exec(json!({"command": "sleep 30", "timeout_ms": 700, "yield_ms": 0}));
+    let id = process_id(&result);
+    let waited = server.wait_exit_of(&id);
+    assert_eq!(waited["status"], "timed_out", "{waited}");
+    assert_eq!(waited["signal"], "SIGTERM", "{waited}");
+    let pid = pid_of(&result);
+    assert!(
+        wait_until(Duration::from_secs(3), || pgid_gone(pid)),
+        "group is gone"
+    );
+}
+
+#[test]
+fn exec_returns_promptly_when_the_shell_leaves_a_background_job() {
+    let server = Server::ready();
+    let started = Instant::now();
+    let result = server.exec(json!({
+        "command": "(sleep 2; echo late) & echo started", "yield_ms": 20000}));
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed < Duration::from_millis(1500),
+        "the shell exited at once; exec took {elapsed:?}: {result}"
+    );
+    assert_eq!(result["status"], "backgrounded", "{result}");
+    assert_eq!(result["exit_code"], 0, "the shell's exit code: {result}");
+    assert_eq!(result["stdout"], "started\n", "{result}");
+    let id = process_id(&result);
+    let waited = server.wait_exit_of(&id);
+    assert_eq!(waited["status"], "completed", "{waited}");
+    assert_eq!(waited["exit_code"], 0, "{waited}");
+    let (stdout, _) = server.read_all(&id);
+    assert_eq!(stdout, "started\nlate\n", "the later output stays readable");
+}
+
+#[test]
+fn exec_with_a_server_like_background_job_can_be_stopped() {
+    let server = Server::ready();
+    let marker = unique_marker("bgjob");
+    let started = Instant::now();
+    let result = server.exec(json!({
+        "command": "sleep 30 & echo started",
+        "env": {"YS_MARKER": marker},
+        "yield_ms": 20000,
+    }));
+    assert!(started.elapsed() < Duration::from_millis(1500), "{result}");
+    assert_eq!(result["status"], "backgrounded", "{result}");
+    assert_eq!(result["exit_code"], 0, "{result}");
+    assert_eq!(result["stdout"], "started\n", "{result}");
+    let id = process_id(&result);
+    assert_eq!(
+        server.ps_entry(&id).expect("listed")["status"],
+        "running",
+        "the group still runs"
+    );
+    assert_eq!(crate::support::marked_processes(&marker).len(), 1);
+    let stopped = server.call_ok("stop", json!({"process_id": id, "force_after_ms": 1000}));
+    assert_eq!(stopped["stopped"], true, "{stopped}");
+    assert!(
+        crate::support::marked_processes(&marker).is_empty(),
+        "sleep survived stop"
+    );
+}
+
+#[test]
+fn exec_in_missing_cwd_fails_to_start() {
+    let server = Server::ready();
+    let missing = "/nonexistent/yieldshell-test-dir";
+    let result = server.call_err(
+        "exec",
+        json!({"command": "true", "side_effects": ["NONE"], "cwd": missing}),
+    );
+    let object = server.result_object(&result);
+    assert_eq!(object["status"], "failed_to_start", "{object}");
+    let keys: Vec<&String> = object.as_object().expect("object").keys().collect();
+    assert_eq!(keys.len(), 2, "only status and error: {object}");
+    assert!(
+        object["error"]
+            .as_str()
+            .is_some_and(|e| e.contains(missing)),
+        "{object}"
+    );
+    assert_eq!(server.call_ok("ps", json!({}))["processes"], json!([]));
+}
+
+#[test]
+fn exec_cwd_that_is_a_file_fails_to_start() {
+    let server = Server::ready();
+    let dir = crate::support::TempDir::new("file-cwd");
+    let file = dir.path().join("plain-file");
+    std::fs::write(&file, "x").expect("write a file");
+    let result = server.call_err(
+        "exec",
+        json!({"command": "true", "side_effects": ["NONE"],
+               "cwd": crate::support::path_str(&file)}),
+    );
+    assert_eq!(server.result_object(&result)["status"], "failed_to_start");
+}
+
+#[test]
+fn exec_process_ids_are_unique() {
+    let server = Server::ready();
+    let mut ids = std::collections::HashSet::new();
+    for _ in 0..5 {
+        assert!(ids.insert(process_id(&server.sh("true"))));
+    }
+}
+
+// ---- write ----
+
+#[test]
+fn write_feeds_an_open_stdin_until_closed() {
+    let server = Server::ready();
+    let result = server.exec(json!({"command": "cat", "close_stdin": false, "yield_ms": 200}));
+    assert_eq!(result["status"], "backgrounded", "{result}");
+    let id = process_id(&result);
+    let written = server.call_ok(
+        "write",
+        json!({"process_id": id, "input": "hello", "newline": true}),
+    );
+    assert_eq!(written["ok"], true, "{written}");
+    assert_eq!(written["process_id"], id.as_str(), "{written}");
+    let echoed = server.wait_for_output(&id, "hello");
+    assert_eq!(echoed["stdout"], "hello\n", "{echoed}");
+    assert_eq!(echoed["status"], "running", "{echoed}");
+    let written = server.call_ok(
+        "write",
+        json!({"process_id": id, "input": "bye", "close_stdin": true}),
+    );
+    assert_eq!(written["ok"], true, "{written}");
+    let waited = server.wait_exit_of(&id);
+    assert_eq!(waited["status"], "completed", "{waited}");
+    assert_eq!(waited["exit_code"], 0, "{waited}");
+    assert_eq!(server.read_all(&id).0, "hello\nbye");
+}
+
+#[test]
+fn write_to_a_finished_process_fails() {
+    let server = Server::ready();
+    let id = process_id(&server.sh("true"));
+    let result = server.call_err("write", json!({"process_id": id, "input": "x"}));
+    let object = server.result_object(&result);
+    assert_eq!(object["ok"], false, "{object}");
+    assert_eq!(object["process_id"], id.as_str(), "{object}");
+    assert!(
+        object["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{object}"
+    );
+}
+
+#[test]
+fn write_after_stdin_was_closed_fails() {
+    let server = Server::ready();
+    let id = server.spawn_bg("sleep 30");
+    let result = server.call_err("write", json!({"process_id": id, "input": "x"}));
+    let object = server.result_object(&result);
+    assert_eq!(object["ok"], false, "{object}");
+    assert!(
+        object["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{object}"
+    );
+    server.call_ok("stop", json!({"process_id": id, "force_after_ms": 1000}));
+}
+
+// ---- wait ----
+
+#[test]
+fn wait_returns_exited_with_the_output() {
+    let server = Server::ready();
+    let id = server.spawn_bg("sleep 0.3; echo done; exit 4");
+    let waited = server.wait_exit_of(&id);
+    assert_eq!(waited["wait_result"], "exited", "{waited}");
+    assert_eq!(waited["status"], "completed", "{waited}");
+    assert_eq!(waited["exit_code"], 4, "{waited}");
+    assert_eq!(waited["stdout"], "done\n", "{waited}");
+    assert!(
+        waited["waited_ms"].as_u64().is_some_and(|ms| ms < 10_000),
+        "{waited}"
+    );
+    // Waiting on a finished process returns at once.
+    let started = Instant::now();
+    let again = server.wait_exit_of(&id);
+    assert!(started.elapsed() < Duration::from_millis(1000), "{again}");
+}
+
+#[test]
+fn wait_until_matches_new_output() {
+    let server = Server::ready();
+    let id = server.spawn_bg("sleep 0.5; echo not-yet; sleep 0.5; echo ready; sleep 30");
+    let started = Instant::now();
+    let waited = server.call_ok(
+        "wait",
+        json!({"process_id": id, "until": "re[a-z]dy", "timeout_ms": 20000}),
+    );
+    let elapsed = started.elapsed();
+    assert_eq!(waited["wait_result"], "matched", "{waited}");
+    assert_eq!(waited["status"], "running", "{waited}");
+    assert!(
+        waited["stdout"]
+            .as_str()
+            .is_some_and(|s| s.contains("ready")),
+        "{waited}"
+    );
+    assert!(
+        elapsed < Duration::from_secs(5),
+        "matched after {elapsed:?}"
+    );
+    server.call_ok("stop", json!({"process_id": id, "force_after_ms": 1000}));
+}
+
+#[test]
+fn wait_until_ignores_output_before_since_seq() {
+    let server = Server::ready();
+    let id = server.spawn_bg("echo ready; sleep 30");
+    let first = server.wait_for_output(&id, "ready");
+    let next = first["next_seq"].as_u64().expect("next_seq");
+    assert_eq!(next, 7, "\"ready\\n\" is 6 bytes: {first}");
+    let waited = server.call_ok(
+        "wait",
+        json!({"process_id": id, "until": "ready", "since_seq": next, "timeout_ms": 400}),
+    );
+    assert_eq!(waited["wait_result"], "deadline_reached", "{waited}");
+    server.call_ok("stop", json!({"process_id": id, "force_after_ms": 1000}));
+}
+
+#[test]
+fn wait_with_invalid_until_regex_is_an_error() {
+    let server = Server::ready();
+    let id = server.spawn_bg("sleep 30");
+    let result = server.call_err("wait", json!({"process_id": id, "until": "(unclosed"}));
+    assert_names(&tool_text(&result), &["until"]);
+    server.call_ok("stop", json!({"process_id": id, "force_after_ms": 1000}));
+}
+
+#[test]
+fn wait_deadline_never_kills() {
+    let server = Server::ready();
+    let result = server.exec(json!({"command": "sleep 30", "yield_ms": 0}));
+    let id = process_id(&result);
+    let started = Instant::now();
+    let waited = server.call_ok("wait", json!({"process_id": id, "timeout_ms": 300}));
+    let elapsed = started.elapsed();
+    assert_eq!(waited["wait_result"], "deadline_reached", "{waited}");
+    assert_eq!(waited["status"], "running", "{waited}");
+    assert!(
+        elapsed >= Duration::from_millis(280),
+        "returned after {elapsed:?}"
+    );
+    assert!(
+        elapsed < Duration::from_millis(3000),
+        "returned after {elapsed:?}"
+    );
+    assert!(
+        waited["waited_ms"].as_u64().is_some_and(|ms| ms >= 280),
+        "{waited}"
+    );
+    assert!(!pid_gone(pid_of(&result)), "wait must not stop the process");
+    let read = server.call_ok("read", json!({"process_id": id}));
+    assert_eq!(read["status"], "running", "{read}");
+    server.call_ok("stop", json!({"process_id": id, "force_after_ms": 1000}));
+}
+
+// ---- stop ----
+
+#[test]
+fn stop_terminates_with_sigterm() {
+    let server = Server::ready();
+    let result = server.exec(json!({"command": "sleep 100", "yield_ms": 0}));
+    let id = process_id(&result);
+    let pid = pid_of(&result);
+    let stopped = server.call_ok("stop", json!({"process_id": id}));
+    assert_eq!(stopped["stopped"], true, "{stopped}");
+    assert_eq!(stopped["signal"], "SIGTERM", "{stopped}");
+    assert_eq!(stopped["status"], "stopped", "{stopped}");
+    assert_eq!(stopped["process_id"], id.as_str(), "{stopped}");
+    assert_eq!(stopped["exit_code"], Value::Null, "{stopped}");
+    assert!(pgid_gone(pid), "stop returns once the group is gone");
+    assert!(
+        wait_until(Duration::from_secs(2), || zombie_children(server.pid())
+            .is_empty()),
+        "zombies left: {:?}",
+        zombie_children(server.pid())
+    );
+    let read = server.call_ok("read", json!({"process_id": id}));
+    assert_eq!(read["status"], "stopped", "{read}");
+    assert_eq!(read["signal"], "SIGTERM", "{read}");
+}
+
+#[test]
+fn stop_escalates_to_sigkill_after_the_grace() {
+    let server = Server::ready();
+    let result = server.exec(json!({
+        "command": "trap '' TERM; echo ready; sleep 100", "yield_ms": 0}));
+    let id = process_id(&result);
+    let pid = pid_of(&result);
+    server.wait_for_output(&id, "ready");
+    let started = Instant::now();
+    let stopped = server.call_ok("stop", json!({"process_id": id, "force_after_ms": 500}));
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed >= Duration::from_millis(450),
+        "stop returned before the grace: {elapsed:?}"
+    );
+    assert!(
+        elapsed < Duration::from_millis(3000),
+        "stop took {elapsed:?}"
+    );
+    assert_eq!(stopped["stopped"], true, "{stopped}");
+    assert_eq!(stopped["status"], "stopped", "{stopped}");
+    assert_eq!(
+        stopped["signal"], "SIGTERM",
+        "the requested signal: {stopped}"
+    );
+    assert!(pgid_gone(pid), "the group is gone when stop returns");
+    let read = server.call_ok("read", json!({"process_id": id}));
+    assert_eq!(read["status"], "stopped", "{read}");
+    assert_eq!(read["exit_code"], Value::Null, "{read}");
+    assert_eq!(
+        read["signal"], "SIGKILL",
+        "killed by the escalation: {read}"
+    );
+}
+
+#[test]
+fn stop_reaches_a_background_grandchild() {
+    let server = Server::ready();
+    let result = server.exec(json!({"command": "sleep 100 & echo $!; wait", "yield_ms": 0}));
+    let id = process_id(&result);
+    let waited = server.wait_for_output(&id, "[0-9]+\n");
+    let grandchild: u32 = waited["stdout"]
+        .as_str()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or_else(|| panic!("grandchild pid: {waited}"));
+    assert!(!pid_gone(grandchild), "the grandchild runs");
+    let stopped = server.call_ok("stop", json!({"process_id": id, "force_after_ms": 2000}));
+    assert_eq!(stopped["stopped"], true, "{stopped}");
+    assert!(pid_gone(grandchild), "the grandchild survived stop");
+    assert!(pgid_gone(pid_of(&result)));
+}
+
+#[test]
+fn stop_with_invalid_signal_sends_nothing() {
+    let server = Server::ready();
+    let result = server.exec(json!({"command": "sleep 100", "yield_ms": 0}));
+    let id = process_id(&result);
+    let pid = pid_of(&result);
+    let failed = server.call_err("stop", json!({"process_id": id, "signal": "SIGFOO"}));
+    assert_names(&tool_text(&failed), &["SIGFOO"]);
+    assert!(
+        !pid_gone(pid),
+        "an invalid signal must not stop the process"
+    );
+    let read = server.call_ok("read", json!({"process_id": id}));
+    assert_eq!(read["status"], "running", "{read}");
+    let stopped = server.call_ok("stop", json!({"process_id": id, "force_after_ms": 1000}));
+    assert_eq!(stopped["stopped"], true, "{stopped}");
+}
+
+#[test]
+fn stop_signal_names_are_case_insensitive_without_sig() {
+    let server = Server::ready();
+    for (given, normalised) in [("int", "SIGINT"), ("sigkill", "SIGKILL"), ("Hup", "SIGHUP")] {
+        let result = server.exec(json!({"command": "sleep 100", "yield_ms": 0}));
+        let id = process_id(&result);
+        let stopped = server.call_ok(
+            "stop",
+            json!({"process_id": id, "signal": given, "force_after_ms": 2000}),
+        );
+        assert_eq!(stopped["stopped"], true, "{given}: {stopped}");
+        assert_eq!(stopped["signal"], normalised, "{given}: {stopped}");
+        assert_eq!(stopped["status"], "stopped", "{given}: {stopped}");
+        assert!(pgid_gone(pid_of(&result)), "{given}");
+    }
+}
+
+#[test]
+fn stop_of_a_finished_process_reports_not_stopped() {
+    let server = Server::ready();
+    let id = process_id(&server.sh("exit 5"));
+    let result = server.call("stop", json!({"process_id": id}));
+    let object = server.result_object(&result);
+    assert_eq!(object["stopped"], false, "{object}");
+    assert_eq!(object["status"], "completed", "{object}");
+    assert_eq!(object["exit_code"], 5, "{object}");
+}
+
+// ---- descriptors ----
+
+#[test]
+fn child_sees_only_stdio_descriptors() {
+    let server = Server::ready();
+    let result = server.sh("ls -1 /proc/$$/fd; true");
+    assert_eq!(result["stdout"], "0\n1\n2\n", "{result}");
+    let result = server.exec(json!({
+        "command": "ls -1 /proc/$$/fd; true", "close_stdin": false, "yield_ms": 5000}));
+    assert_eq!(
+        result["stdout"], "0\n1\n2\n",
+        "with stdin kept open: {result}"
+    );
+}
+
+#[test]
+fn child_stdio_is_not_the_protocol_pipes() {
+    let server = Server::ready();
+    let server_out = std::fs::read_link(format!("/proc/{}/fd/1", server.pid())).expect("fd 1");
+    let server_in = std::fs::read_link(format!("/proc/{}/fd/0", server.pid())).expect("fd 0");
+    let result = server.sh("readlink /proc/$$/fd/0 /proc/$$/fd/1 /proc/$$/fd/2; true");
+    let stdout = result["stdout"].as_str().unwrap_or_default().to_owned();
+    for line in stdout.lines() {
+        assert_ne!(line, server_out.to_str().unwrap_or_default(), "{stdout}");
+        assert_ne!(line, server_in.to_str().unwrap_or_default(), "{stdout}");
+    }
+    assert_eq!(stdout.lines().count(), 3, "{result}");
+}
+
+#[test]
+fn server_descriptors_return_to_baseline() {
+    let server = Server::ready();
+    server.sh("true");
+    let baseline = crate::support::fd_count(server.pid());
+    for _ in 0..5 {
+        server.sh("echo out; echo err >&2");
+    }
+    let id = server.spawn_bg("sleep 100 & sleep 100");
+    server.call_ok("stop", json!({"process_id": id, "force_after_ms": 1000}));
+    let id = server.exec(json!({"command": "cat", "close_stdin": false, "yield_ms": 0}));
+    let id = process_id(&id);
+    server.call_ok(
+        "write",
+        json!({"process_id": id, "input": "x", "close_stdin": true}),
+    );
+    server.wait_exit_of(&id);
+    let settled = wait_until(Duration::from_secs(3), || {
+        crate::support::fd_count(server.pid()) == baseline
+    });
+    assert!(
+        settled,
+        "server fds: baseline {baseline}, now {}",
+        crate::support::fd_count(server.pid())
+    );
+}

@@ -1,0 +1,300 @@
+//! Trusted mode through the real binary: escape attempts, pipelines, the minimal
+//! environment, `exec` with the own parser, and the audit log (SPEC sections 4 and 5).
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::support::{is_error, Server, TempDir};
+
+const ALLOWED: &str =
+    "echo,ls,cat,grep,wc,seq,yes,head,tail,printenv,sleep,od,printf,find,git,sort,env,xargs,sh";
+
+/// A trusted-mode server working in `dir`, auditing to `dir/audit.log`.
+fn trusted(dir: &TempDir, extra: &[(&str, &str)]) -> Server {
+    let audit = dir.path().join("audit.log");
+    let cwd = dir.path().to_str().expect("utf-8 path").to_string();
+    let audit = audit.to_str().expect("utf-8 path").to_string();
+    let mut env: Vec<(&str, &str)> = vec![
+        ("ALLOW_COMMANDS", ALLOWED),
+        ("YIELDSHELL_DEFAULT_CWD", &cwd),
+        ("YIELDSHELL_AUDIT_LOG", &audit),
+    ];
+    env.extend_from_slice(extra);
+    Server::ready_with_env(&env)
+}
+
+fn audit_lines(dir: &TempDir) -> Vec<Value> {
+    let text = std::fs::read_to_string(dir.path().join("audit.log")).unwrap_or_default();
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("audit line {l:?}: {e}")))
+        .collect()
+}
+
+/// All text blocks of a `shell_execute` result, joined (stdout, then stderr, or the error
+/// followed by the captured output).
+fn tool_text(result: &Value) -> String {
+    let blocks = result["content"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no content: {result}"));
+    blocks
+        .iter()
+        .filter_map(|b| b["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("")
+}
+
+fn run(server: &Server, command: &[&str], extra: Value) -> Value {
+    let mut args = json!({ "command": command });
+    if let (Value::Object(a), Value::Object(e)) = (&mut args, extra) {
+        a.extend(e);
+    }
+    server.call("shell_execute", args)
+}
+
+#[test]
+fn escape_attempts_are_rejected_before_any_process_starts() {
+    let dir = TempDir::new("trusted-escape");
+    std::os::unix::fs::symlink("/etc", dir.path().join("outside")).expect("symlink");
+    std::fs::write(dir.path().join("data.txt"), "b\na\n").expect("write");
+    let server = trusted(&dir, &[]);
+    let cases: &[(&[&str], &str)] = &[
+        (&["echo", "x", ">", "/tmp/yieldshell-abs"], "absolute"),
+        (&["echo", "x", ">", "../up.txt"], "'..'"),
+        (&["echo", "x", ">", "outside/x"], "symlink"),
+        (&["cat", "<", "outside/passwd"], "symlink"),
+        (
+            &["/bin/sh", "-c", "id"],
+            "Command rejected by default security policy: sh",
+        ),
+        (
+            &["sh", "-c", "id"],
+            "Command rejected by default security policy: sh",
+        ),
+        (
+            &["env", "sh"],
+            "Command rejected by default security policy: env",
+        ),
+        (
+            &["xargs", "sh"],
+            "Command rejected by default security policy: xargs",
+        ),
+        (&["find", ".", "-exec", "sh", "-c", "id", "+"], "find -exec"),
+        (
+            &["git", "-c", "core.pager=sh", "log"],
+            "git command-scoped config",
+        ),
+        (
+            &["sort", "--compress-program=sh", "data.txt"],
+            "sort external program or path option",
+        ),
+        (
+            &["sort", "-ro", "/tmp/x", "data.txt"],
+            "sort external program or path option",
+        ),
+        (&["ls", "a\nb"], "newline"),
+        (&["ls", ";", "id"], "Unexpected shell operator"),
+        (&["/usr/bin/ls"], "Command not allowed: /usr/bin/ls"),
+        (&["rm", "-rf", "."], "Command not allowed: rm"),
+        (&["echo", "x", ">", ".git/config"], ".git"),
+    ];
+    for (argv, expected) in cases {
+        let result = run(&server, argv, json!({}));
+        let text = tool_text(&result);
+        assert!(is_error(&result), "{argv:?} must be rejected: {result}");
+        assert!(
+            text.starts_with("Error executing command: "),
+            "{argv:?}: {text}"
+        );
+        assert!(
+            text.contains(expected),
+            "{argv:?}: expected {expected:?} in {text:?}"
+        );
+    }
+    assert!(!std::path::Path::new("/tmp/yieldshell-abs").exists());
+    // The own parser of exec rejects what a shell would interpret.
+    for (command, token) in [
+        ("ls $(id)", "$("),
+        ("ls `id`", "`"),
+        ("ls; id", ";"),
+        ("ls && id", "&&"),
+        ("ls\nid", "newline"),
+    ] {
+        let result = server.call(
+            "exec",
+            json!({"command": command, "side_effects": ["NONE"]}),
+        );
+        let object = server.result_object(&result);
+        assert_eq!(object["status"], "failed_to_start", "{command:?}: {result}");
+        let error = object["error"].as_str().unwrap_or_default().to_lowercase();
+        assert!(error.contains(token), "{command:?}: {error}");
+    }
+    // No process was started by any of them.
+    let ps = server.call_ok("ps", json!({}));
+    assert_eq!(ps_len(&ps), 0, "{ps}");
+    // Every attempt is in the audit log, as a rejection with its reason.
+    let lines = audit_lines(&dir);
+    assert_eq!(lines.len(), cases.len() + 5, "{lines:?}");
+    for line in &lines {
+        assert_eq!(line["result_type"], "rejected", "{line}");
+        assert!(
+            line["rejection_reason"]
+                .as_str()
+                .is_some_and(|r| !r.is_empty()),
+            "{line}"
+        );
+    }
+}
+
+fn ps_len(ps: &Value) -> usize {
+    ps["processes"].as_array().map_or(usize::MAX, Vec::len)
+}
+
+#[test]
+fn pipelines_stream_and_report_every_stage() {
+    let dir = TempDir::new("trusted-pipes");
+    let server = trusted(&dir, &[]);
+    let result = run(
+        &server,
+        &["seq", "1", "100000", "|", "grep", "7", "|", "wc", "-l"],
+        json!({}),
+    );
+    assert!(!is_error(&result), "{result}");
+    assert_eq!(tool_text(&result).trim(), "40951");
+    let object = &result["structuredContent"];
+    assert_eq!(object["stage_status"], json!([0, 0, 0]), "{result}");
+    // A later stage that exits early ends the pipeline (yes gets SIGPIPE).
+    let result = server.call_with_deadline(
+        "shell_execute",
+        json!({"command": ["yes", "|", "head", "-n", "3"]}),
+        Duration::from_secs(10),
+    );
+    assert_eq!(tool_text(&result), "y\ny\ny\n");
+    // Binary bytes pass between stages unchanged.
+    let result = run(
+        &server,
+        &["printf", "\\000\\377\\001", "|", "od", "-An", "-tx1"],
+        json!({}),
+    );
+    assert_eq!(tool_text(&result).trim(), "00 ff 01", "{result}");
+    // stdin feeds the first stage.
+    let result = run(
+        &server,
+        &["cat", "|", "wc", "-c"],
+        json!({"stdin": "hello"}),
+    );
+    assert_eq!(tool_text(&result).trim(), "5", "{result}");
+    // Redirection inside the working directory works.
+    let result = run(&server, &["seq", "3", ">", "out.txt"], json!({}));
+    assert!(!is_error(&result), "{result}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("out.txt")).expect("out.txt"),
+        "1\n2\n3\n"
+    );
+    let result = run(
+        &server,
+        &["cat", "<", "out.txt", "|", "wc", "-l"],
+        json!({}),
+    );
+    assert_eq!(tool_text(&result).trim(), "3");
+}
+
+#[test]
+fn a_pipeline_timeout_is_an_error_that_keeps_the_output() {
+    let dir = TempDir::new("trusted-timeout");
+    std::fs::write(dir.path().join("log.txt"), "first line\n").expect("write");
+    let server = trusted(&dir, &[]);
+    let result = run(
+        &server,
+        &["tail", "-f", "log.txt", "|", "cat"],
+        json!({"timeout": 1}),
+    );
+    assert!(is_error(&result), "{result}");
+    let text = tool_text(&result);
+    assert!(text.contains("Command timed out after 1 seconds"), "{text}");
+    assert!(
+        text.contains("first line"),
+        "the output so far is returned: {text}"
+    );
+    let lines = audit_lines(&dir);
+    assert_eq!(
+        lines.last().map(|l| l["result_type"].clone()),
+        Some(json!("timeout"))
+    );
+}
+
+#[test]
+fn the_child_environment_is_minimal() {
+    let dir = TempDir::new("trusted-env");
+    let server = trusted(
+        &dir,
+        &[
+            ("SECRET_TOKEN", "do-not-leak-123"),
+            ("LANG", "C.UTF-8"),
+            ("MCP_SHELL_CHILD_ENV_ALLOWLIST", "LANG"),
+        ],
+    );
+    let result = run(&server, &["printenv"], json!({}));
+    let text = tool_text(&result);
+    assert!(
+        !text.contains("SECRET_TOKEN") && !text.contains("do-not-leak"),
+        "{text}"
+    );
+    assert!(text.contains("LANG=C.UTF-8"), "{text}");
+    assert!(
+        text.contains("PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"),
+        "{text}"
+    );
+    // exec may set only allowlisted names.
+    let result = server.call(
+        "exec",
+        json!({"command": "printenv", "side_effects": ["NONE"], "env": {"LD_PRELOAD": "/x.so"}}),
+    );
+    let object = server.result_object(&result);
+    assert_eq!(object["status"], "failed_to_start");
+    assert!(
+        object["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("LD_PRELOAD"),
+        "{object}"
+    );
+}
+
+#[test]
+fn exec_in_trusted_mode_yields_reads_and_stops() {
+    let dir = TempDir::new("trusted-exec");
+    let server = trusted(&dir, &[]);
+    let object = server.exec(json!({"command": "seq 1 3 | wc -l"}));
+    assert_eq!(
+        (object["status"].as_str(), object["stdout"].as_str()),
+        (Some("completed"), Some("3\n")),
+        "{object}"
+    );
+    let result = server.call(
+        "exec",
+        json!({"command": "sh -c 'sleep 1'", "side_effects": ["NONE"]}),
+    );
+    assert_eq!(server.result_object(&result)["status"], "failed_to_start");
+    std::fs::write(dir.path().join("log.txt"), "line\n").expect("write");
+    let object = server.exec(json!({"command": "tail -f log.txt | cat", "yield_ms": 300}));
+    assert_eq!(object["status"], "backgrounded", "{object}");
+    let id = object["process_id"]
+        .as_str()
+        .expect("process_id")
+        .to_string();
+    let read = server.call_ok("read", json!({"process_id": id}));
+    assert_eq!(read["status"], "running");
+    let stop = server.call_ok("stop", json!({"process_id": id, "force_after_ms": 1000}));
+    assert_eq!(
+        (stop["stopped"].as_bool(), stop["status"].as_str()),
+        (Some(true), Some("stopped")),
+        "{stop}"
+    );
+    let lines = audit_lines(&dir);
+    let types: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l["result_type"].as_str())
+        .collect();
+    assert_eq!(types, ["success", "rejected", "backgrounded"], "{lines:?}");
+}
