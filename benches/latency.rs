@@ -121,7 +121,19 @@ fn responsiveness(report: &mut Report) {
     }
     // Let the floods fill their rings so that the pumps are in their steady state.
     std::thread::sleep(Duration::from_millis(size(300, 20)));
-    let loaded = Stats::new(ping_samples(&mut s, pings));
+    // Interleave pings with echo round trips through `cat`: the scheduling floor that any
+    // process on this machine sees under the same load.
+    let mut cat = Echo::start();
+    let mut loaded = Vec::with_capacity(pings);
+    let mut floor = Vec::with_capacity(pings);
+    for _ in 0..pings {
+        loaded.extend(ping_samples(&mut s, 1));
+        let t = Instant::now();
+        cat.round_trip();
+        floor.push(ms(t.elapsed()));
+    }
+    drop(cat);
+    let (loaded, floor) = (Stats::new(loaded), Stats::new(floor));
     let threads = common::threads(s.pid());
     let done = s.shutdown();
 
@@ -147,7 +159,63 @@ fn responsiveness(report: &mut Report) {
             .min(loaded.min())
             .baseline(idle.median(), "idle server p50"),
     );
+    report.add(
+        Figure::new(
+            "  reference: `cat` echo p99, same load",
+            "ms",
+            floor.pct(99.0),
+        )
+        .min(floor.min())
+        .note(format!(
+            "p50 {} ms, max {} ms: the scheduling floor of a 2-thread pipe round trip",
+            common::num(floor.median()),
+            common::num(floor.max())
+        )),
+    );
     done.report(report, &format!("{} live records", floods + sleepers));
+}
+
+/// A `cat` that echoes lines: a round trip through it is the cheapest possible server.
+struct Echo {
+    child: std::process::Child,
+    input: std::process::ChildStdin,
+    output: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl Echo {
+    fn start() -> Echo {
+        let mut child = Command::new("cat")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("spawn cat");
+        let input = child.stdin.take().expect("stdin");
+        let output = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        Echo {
+            child,
+            input,
+            output,
+        }
+    }
+
+    fn round_trip(&mut self) {
+        use std::io::{BufRead, Write};
+        let msg = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
+        self.input.write_all(msg).expect("write to cat");
+        self.input.flush().expect("flush to cat");
+        let mut line = Vec::new();
+        self.output
+            .read_until(b'\n', &mut line)
+            .expect("read from cat");
+        assert_eq!(line, msg);
+    }
+}
+
+impl Drop for Echo {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// Round trips of `ping`, spaced by about half a millisecond so that they sample the load

@@ -37,11 +37,27 @@ fn main() {
     let empty = Stats::new((0..samples).map(|_| ps_wire_ms(&mut s, 0).0).collect());
 
     let t = Instant::now();
+    let mut execs = Vec::with_capacity(procs);
     for _ in 0..procs {
+        let e = Instant::now();
         let r = s.exec("sleep 600", json!({"yield_ms": 0}));
+        execs.push(ms(e.elapsed()));
         assert_eq!(r["status"], "backgrounded", "{r}");
     }
     let spawn_ms = ms(t.elapsed());
+    let tenth = (procs / 10).max(1);
+    let first = Stats::new(execs[..tenth].to_vec());
+    let last = Stats::new(execs[procs - tenth..].to_vec());
+    report.add(
+        Figure::new(
+            &format!("exec (yield_ms 0), last {tenth} of {procs}"),
+            "ms",
+            last.median(),
+        )
+        .min(last.min())
+        .baseline(first.median(), "first execs")
+        .note("the cost of a spawn as the number of live processes grows"),
+    );
     std::thread::sleep(Duration::from_millis(size(300, 20)));
 
     let mut wire = Vec::new();

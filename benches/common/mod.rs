@@ -126,12 +126,18 @@ impl Server {
         self.child.id()
     }
 
-    /// `initialize` plus `notifications/initialized`; returns the `initialize` response.
+    /// `initialize` (latest protocol version) plus `notifications/initialized`; returns
+    /// the `initialize` response.
     pub fn initialize(&mut self) -> Value {
+        self.initialize_version("2025-11-25")
+    }
+
+    /// `initialize` asking for protocol `version`, plus `notifications/initialized`.
+    pub fn initialize_version(&mut self, version: &str) -> Value {
         let r = self.request(
             "initialize",
             json!({
-                "protocolVersion": "2025-11-25",
+                "protocolVersion": version,
                 "capabilities": {},
                 "clientInfo": {"name": "yieldshell-bench", "version": "0"}
             }),
@@ -552,8 +558,10 @@ pub struct Figure {
     pub unit: &'static str,
     /// The headline value (a median, a percentile, or a single reading).
     pub value: f64,
-    /// The best sample, when there were several.
+    /// The best sample, when there were several (the shortest time, or the highest rate).
     pub min: Option<f64>,
+    /// Whether a higher value is better (rates): the best sample is then labelled `best`.
+    pub higher_is_better: bool,
     /// The baseline measured in the same run, and what it is.
     pub baseline: Option<(f64, String)>,
     /// The target.
@@ -570,6 +578,7 @@ impl Figure {
             unit,
             value,
             min: None,
+            higher_is_better: false,
             baseline: None,
             target: Target::None,
             note: String::new(),
@@ -579,6 +588,13 @@ impl Figure {
     /// Sets the minimum.
     pub fn min(mut self, min: f64) -> Figure {
         self.min = Some(min);
+        self
+    }
+
+    /// Sets the best sample of a rate (higher is better).
+    pub fn best(mut self, best: f64) -> Figure {
+        self.min = Some(best);
+        self.higher_is_better = true;
         self
     }
 
@@ -669,7 +685,8 @@ impl Report {
     pub fn add(&mut self, f: Figure) {
         let mut line = format!("{:<34} {:>10} {}", f.name, num(f.value), f.unit);
         if let Some(m) = f.min {
-            let _ = write!(line, "  (min {})", num(m));
+            let label = if f.higher_is_better { "best" } else { "min" };
+            let _ = write!(line, "  ({label} {})", num(m));
         }
         if let Some((b, what)) = &f.baseline {
             let _ = write!(line, " | baseline {} {} [{what}]", num(*b), f.unit);
@@ -705,7 +722,7 @@ impl Drop for Report {
             return;
         }
         println!("\n{} (markdown):\n", self.bench);
-        println!("| figure | median | min | baseline | ratio | target | met |");
+        println!("| figure | median | min (best) | baseline | ratio | target | met |");
         println!("|---|---|---|---|---|---|---|");
         for f in &self.figures {
             let min = f.min.map_or("-".into(), num);
