@@ -87,13 +87,16 @@ impl Server {
         cmd.env(TAG_VAR, &tag)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+            .stderr(Stdio::piped());
         for (k, v) in env {
             cmd.env(k, v);
         }
         let spawned_at = Instant::now();
         let mut child = cmd.spawn().expect("spawn yieldshell");
         let stdin = child.stdin.take();
+        if let Some(err) = child.stderr.take() {
+            forward_stderr(err);
+        }
         let stdout = BufReader::with_capacity(1 << 20, child.stdout.take().expect("stdout"));
         let busy_since = Arc::new(AtomicU64::new(0));
         let done = Arc::new(AtomicBool::new(false));
@@ -346,6 +349,24 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.shutdown();
     }
+}
+
+/// Drains the server's stderr on a thread, forwarding everything but the audit lines (one
+/// per execution: the server still pays for writing them, the reader is spared).
+fn forward_stderr(err: std::process::ChildStderr) {
+    let spawned = std::thread::Builder::new()
+        .name("bench-stderr".into())
+        .spawn(move || {
+            let mut lines = BufReader::new(err);
+            let mut line = Vec::new();
+            while matches!(lines.read_until(b'\n', &mut line), Ok(n) if n > 0) {
+                if !line.starts_with(b"yieldshell: AUDIT ") {
+                    let _ = std::io::stderr().write_all(&line);
+                }
+                line.clear();
+            }
+        });
+    spawned.expect("spawn stderr reader");
 }
 
 fn start_watchdog(pid: u32, epoch: Instant, busy_since: Arc<AtomicU64>, done: Arc<AtomicBool>) {
