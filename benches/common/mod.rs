@@ -696,6 +696,16 @@ impl Report {
             "smoke test: tiny sizes, one iteration each; the numbers mean nothing"
         };
         println!("== {bench}: {mode}");
+        // The machine is shared: say how busy it was, so that runs can be compared.
+        let load = fs::read_to_string("/proc/loadavg").unwrap_or_default();
+        let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+        println!(
+            "   load average {} on {cpus} CPUs",
+            load.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
         Report {
             bench,
             figures: Vec::new(),
