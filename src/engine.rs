@@ -290,6 +290,9 @@ pub struct Engine {
     pub trusted: Option<Policy>,
     /// The audit log.
     pub audit: Audit,
+    /// The output reader.
+    #[cfg(target_os = "linux")]
+    ingest: crate::ingest::Ingest,
     /// Prefix of every marker of this server (`<pid>.<nonce>/`).
     pub marker_prefix: String,
     id_base: u64,
@@ -328,9 +331,14 @@ impl Engine {
             None => Secrets::default(),
         });
         let audit = Audit::open(config.audit_log.as_deref())?;
+        #[cfg(target_os = "linux")]
+        let ingest = crate::ingest::Ingest::start()
+            .map_err(|e| format!("cannot start the output reader: {e}"))?;
         let random = random_u64();
         Ok(Engine {
             audit,
+            #[cfg(target_os = "linux")]
+            ingest,
             config,
             table: Table::default(),
             reaper,
@@ -668,18 +676,7 @@ impl Engine {
                 Duration::from_millis(self.config.timeout_grace_ms),
             ));
         }
-        let pump_proc = proc.clone();
-        let (stdout, stderr) = (started.stdout, started.stderr);
-        let spawned_pump = std::thread::Builder::new()
-            .name(format!("out-{}", &id[5..]).chars().take(15).collect())
-            .stack_size(process::PUMP_STACK)
-            .spawn(move || process::pump(pump_proc, stdout, stderr, secrets));
-        if let Err(e) = spawned_pump {
-            crate::error!("cannot start the output thread of {id}: {e}");
-            proc.set_reason(EndReason::Failed);
-            proc.signal(libc::SIGKILL);
-            return Err(format!("cannot start an output thread: {e}"));
-        }
+        self.start_output(&proc, started.stdout, started.stderr, secrets)?;
         if let Some((data, close)) = launch.initial_stdin {
             let writer = proc.clone();
             let _ = std::thread::Builder::new()
@@ -946,6 +943,41 @@ impl Engine {
                 }
             }
         })
+    }
+
+    /// Starts reading a record's output: the shared ingest thread on Linux, a pump thread
+    /// per record elsewhere.
+    fn start_output(
+        &self,
+        proc: &Arc<Proc>,
+        stdout: Option<std::fs::File>,
+        stderr: Option<std::fs::File>,
+        secrets: Arc<Secrets>,
+    ) -> Result<(), String> {
+        #[cfg(target_os = "linux")]
+        {
+            self.ingest.register(proc, stdout, stderr, &secrets);
+            Ok(())
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let pump_proc = proc.clone();
+            let spawned = std::thread::Builder::new()
+                .name(
+                    format!("out-{}", &proc.info.id[5..])
+                        .chars()
+                        .take(15)
+                        .collect(),
+                )
+                .stack_size(process::PUMP_STACK)
+                .spawn(move || process::pump(pump_proc, stdout, stderr, secrets));
+            spawned.map(|_| ()).map_err(|e| {
+                crate::error!("cannot start the output thread of {}: {e}", proc.info.id);
+                proc.set_reason(EndReason::Failed);
+                proc.signal(libc::SIGKILL);
+                format!("cannot start an output thread: {e}")
+            })
+        }
     }
 
     /// Sends SIGTERM, then SIGKILL after `grace`, without waiting.

@@ -6,12 +6,12 @@
 //!  stdin ─► main thread (server::read_loop) ─► worker-N (pool) ─► engine ─► process/table
 //!                 │ ping, tools/list inline        │                  │
 //!                 ▼                                ▼                  ▼
-//!             rpc-out ◄──────── responses ─────────┘        out-N pump threads fill rings
+//!             rpc-out ◄──────── responses ─────────┘     ingest (epoll) fills the rings
 //!  signals ─► reaper (waitpid, group checks, deadlines: timeout, SIGKILL after grace)
 //! ```
 //!
 //! Modules in reading order: `config` (options), `log`, `sys` (all `unsafe`), `ring` (output
-//! buffers and cursors), `redact` (UTF-8 and secret filter), `tree` (descendants that left
+//! buffers and cursors), `redact` (UTF-8 and secret filter), `ingest` (the epoll reader of every pipe), `tree` (descendants that left
 //! their group), `process` (one record), `table` (the registry), `reaper`, `pool`,
 //! `jsonrpc` (wire types), `engine` (the shell-mode tools), `mcp` (handshake, schemas,
 //! arguments), `server` (main loop and shutdown).
@@ -34,6 +34,8 @@ pub mod audit;
 pub mod config;
 pub mod engine;
 pub mod guardian;
+#[cfg(target_os = "linux")]
+pub mod ingest;
 pub mod jsonrpc;
 pub mod mcp;
 pub mod pool;

@@ -214,6 +214,40 @@ impl Proc {
         self.state.lock().output.read(req)
     }
 
+    /// Takes bytes read from `stream` (or its end of file, with `None`) through the
+    /// stream's filter into the ring, enforces the output cap, and wakes waiters.
+    pub fn take_output(&self, stream: usize, filter: &mut Filter, data: Option<&[u8]>) {
+        let mut st = self.state.lock();
+        let out = &mut st.output;
+        match data {
+            None => {
+                filter.finish(&mut |bytes| out.push(stream, bytes));
+                st.eof[stream] = true;
+                if st.maybe_finish() {
+                    self.release_stdin();
+                }
+            }
+            Some(bytes) => {
+                filter.feed(bytes, &mut |b| out.push(stream, b));
+                st.last_output = Instant::now();
+            }
+        }
+        let over_cap = self
+            .info
+            .output_cap
+            .is_some_and(|cap| st.output.bytes_total(stream) > cap)
+            && st.reason == EndReason::Natural
+            && st.ended.is_none();
+        if over_cap {
+            st.reason = EndReason::OutputCap;
+            if !st.group_gone {
+                let _ = sys::killpg(self.info.pid, libc::SIGKILL);
+            }
+        }
+        drop(st);
+        self.cond.notify_all();
+    }
+
     /// Closes the server's end of stdin once the record finished, so that finished records
     /// hold no descriptor. A writer still holding it notices within a second and gives up.
     fn release_stdin(&self) {
@@ -369,12 +403,13 @@ pub const PUMP_STACK: usize = READ_CHUNK + 64 * 1024;
 
 /// Reads both pipes until end of file, filtering into the ring. Runs on its own thread.
 pub fn pump(proc: Arc<Proc>, stdout: Option<File>, stderr: Option<File>, secrets: Arc<Secrets>) {
-    if stdout.is_none() || stderr.is_none() {
-        let mut st = proc.state.lock();
-        st.eof = [stdout.is_none() || st.eof[0], stderr.is_none() || st.eof[1]];
-    }
-    let mut files = [stdout, stderr];
     let mut filters = [Filter::new(secrets.clone()), Filter::new(secrets)];
+    let mut files = [stdout, stderr];
+    for stream in [STDOUT, STDERR] {
+        if files[stream].is_none() {
+            proc.take_output(stream, &mut filters[stream], None);
+        }
+    }
     let mut buf = [0u8; READ_CHUNK];
     while files.iter().any(Option::is_some) {
         let fds = [
@@ -395,49 +430,33 @@ pub fn pump(proc: Arc<Proc>, stdout: Option<File>, stderr: Option<File>, secrets
             let Some(file) = files[stream].as_mut() else {
                 continue;
             };
-            let n = match file.read(&mut buf) {
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                Err(_) => 0,
-            };
-            let mut st = proc.state.lock();
-            let out = &mut st.output;
-            if n == 0 {
-                filters[stream].finish(&mut |bytes| out.push(stream, bytes));
-                st.eof[stream] = true;
-                if st.maybe_finish() {
-                    proc.release_stdin();
+            match read_chunk(file, &mut buf) {
+                Some(0) => {
+                    proc.take_output(stream, &mut filters[stream], None);
+                    files[stream] = None;
                 }
-                files[stream] = None;
-            } else {
-                filters[stream].feed(&buf[..n], &mut |bytes| out.push(stream, bytes));
-                st.last_output = Instant::now();
+                Some(n) => proc.take_output(stream, &mut filters[stream], Some(&buf[..n])),
+                None => (),
             }
-            let over_cap = proc
-                .info
-                .output_cap
-                .is_some_and(|cap| st.output.bytes_total(stream) > cap)
-                && st.reason == EndReason::Natural
-                && st.ended.is_none();
-            if over_cap {
-                st.reason = EndReason::OutputCap;
-                if !st.group_gone {
-                    let _ = sys::killpg(proc.info.pid, libc::SIGKILL);
-                }
-            }
-            drop(st);
-            proc.cond.notify_all();
         }
     }
     // Either both streams ended, or polling failed: make sure the record can finish.
-    let mut st = proc.state.lock();
-    st.eof = [true, true];
-    if st.maybe_finish() {
-        proc.release_stdin();
+    for stream in [STDOUT, STDERR] {
+        if files[stream].is_some() {
+            proc.take_output(stream, &mut filters[stream], None);
+        }
     }
-    drop(st);
-    proc.cond.notify_all();
+}
+
+/// Reads once; `Some(0)` is end of file (or an error, which ends the stream the same way),
+/// `None` means try again later.
+pub fn read_chunk(file: &mut File, buf: &mut [u8]) -> Option<usize> {
+    match file.read(buf) {
+        Ok(n) => Some(n),
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => None,
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => None,
+        Err(_) => Some(0),
+    }
 }
 
 /// How long after the leader's exit a still-busy record is reported as backgrounded.

@@ -1,6 +1,8 @@
 //! The reaper thread: reaps every child, watches groups, and owns every deadline.
 //!
-//! SIGCHLD wakes it (through signal-hook's self-pipe, forwarded as a channel message).
+//! SIGCHLD wakes it directly: signal-hook writes a byte to a socket pair the reaper polls
+//! (no thread in between). Commands arrive on a channel, followed by a byte on the same
+//! socket, so one `poll` with the next deadline as its timeout is the only place it sleeps.
 //! It then reaps with `waitpid(-1, WNOHANG)` until nothing is left: a leader's exit is
 //! recorded on its record; any other pid is an orphaned descendant that was reparented to
 //! us (the server is a child subreaper) and is simply reaped, so no zombie stays. After
@@ -16,10 +18,13 @@
 //! leader it does not know yet.
 
 use std::collections::{BTreeMap, HashMap};
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{select, Receiver, Sender};
+use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use parking_lot::Mutex;
 
 use crate::process::{EndReason, Proc};
@@ -27,8 +32,6 @@ use crate::sys;
 
 /// What the reaper is asked to do.
 pub enum Cmd {
-    /// SIGCHLD arrived.
-    Child,
     /// Stop this record at `at` (runtime timeout), with `grace` before SIGKILL.
     Timeout(Arc<Proc>, Instant, Duration),
     /// Send SIGKILL at `at` unless the record finished.
@@ -39,6 +42,7 @@ pub enum Cmd {
 #[derive(Clone)]
 pub struct Reaper {
     tx: Sender<Cmd>,
+    waker: Arc<UnixStream>,
     /// Every stage of every record by pid, registered before its fork can be reaped.
     pub leaders: Arc<Mutex<HashMap<u32, Arc<Proc>>>>,
 }
@@ -55,54 +59,65 @@ const GROUP_CHECK: Duration = Duration::from_millis(100);
 const FORCE_END_AFTER: Duration = Duration::from_secs(2);
 
 impl Reaper {
-    /// Starts the reaper thread. The returned sender is for SIGCHLD forwarding.
+    /// Starts the reaper thread and routes SIGCHLD to it.
     pub fn start() -> std::io::Result<Reaper> {
         // Unbounded: commands are small and few (one per spawn or stop).
         let (tx, rx) = crossbeam_channel::unbounded();
+        let (wake_read, wake_write) = UnixStream::pair()?;
+        wake_read.set_nonblocking(true)?;
+        wake_write.set_nonblocking(true)?;
+        signal_hook::low_level::pipe::register(libc::SIGCHLD, wake_write.try_clone()?)?;
         let leaders: Arc<Mutex<HashMap<u32, Arc<Proc>>>> = Arc::default();
         let reaper = Reaper {
             tx,
+            waker: Arc::new(wake_write),
             leaders: leaders.clone(),
         };
         std::thread::Builder::new()
             .name("reaper".into())
             .stack_size(256 * 1024)
-            .spawn(move || run(rx, leaders))?;
+            .spawn(move || run(rx, wake_read, leaders))?;
         Ok(reaper)
     }
 
     /// Sends a command; a dead reaper means shutdown is under way, so errors are ignored.
     pub fn send(&self, cmd: Cmd) {
-        let _ = self.tx.send(cmd);
+        if self.tx.send(cmd).is_ok() {
+            // A full socket already holds a wake-up: losing this byte is harmless.
+            let _ = (&*self.waker).write(&[1]);
+        }
     }
 }
 
-fn run(rx: Receiver<Cmd>, leaders: Arc<Mutex<HashMap<u32, Arc<Proc>>>>) {
+fn run(rx: Receiver<Cmd>, mut wake: UnixStream, leaders: Arc<Mutex<HashMap<u32, Arc<Proc>>>>) {
     let mut jobs: BTreeMap<(Instant, u64), (Job, Arc<Proc>)> = BTreeMap::new();
     let mut seq = 0u64;
     let mut awaiting: Vec<Arc<Proc>> = Vec::new();
     loop {
         let now = Instant::now();
-        let mut wake = jobs.keys().next().map(|(at, _)| *at);
+        let mut wake_at = jobs.keys().next().map(|(at, _)| *at);
         if !awaiting.is_empty() {
             let check = now + GROUP_CHECK;
-            wake = Some(wake.map_or(check, |w| w.min(check)));
+            wake_at = Some(wake_at.map_or(check, |w| w.min(check)));
         }
-        let timeout = wake.map_or(Duration::from_secs(3600), |w| {
+        let timeout = wake_at.map_or(Duration::from_secs(3600), |w| {
             w.saturating_duration_since(now)
         });
-        let msg = select! {
-            recv(rx) -> msg => match msg {
-                Ok(m) => Some(m),
-                Err(_) => return,
-            },
-            default(timeout) => None,
-        };
+        // Round up, so that a deadline less than a millisecond away is not a busy loop.
+        let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
+        if let Err(e) = sys::poll_read2([Some(wake.as_raw_fd()), None], ms) {
+            crate::error!("poll failed in the reaper: {e}");
+        }
+        let mut drain = [0u8; 256];
+        while matches!(wake.read(&mut drain), Ok(n) if n > 0) {}
         let mut due: Vec<(Instant, Job, Arc<Proc>)> = Vec::new();
-        match msg {
-            Some(Cmd::Child) | None => (),
-            Some(Cmd::Timeout(proc, at, grace)) => due.push((at, Job::Timeout(grace), proc)),
-            Some(Cmd::Kill(proc, at)) => due.push((at, Job::Kill, proc)),
+        loop {
+            match rx.try_recv() {
+                Ok(Cmd::Timeout(proc, at, grace)) => due.push((at, Job::Timeout(grace), proc)),
+                Ok(Cmd::Kill(proc, at)) => due.push((at, Job::Kill, proc)),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => return,
+            }
         }
         if reap_all(&leaders, &mut awaiting) {
             // Deadlines of finished records are moot: drop them now rather than at their

@@ -28,7 +28,7 @@ use crate::engine::{CallCtx, Cancel, Engine};
 use crate::jsonrpc::{self, Incoming};
 use crate::mcp;
 use crate::pool::Pool;
-use crate::reaper::{Cmd, Reaper};
+use crate::reaper::Reaper;
 
 /// Longest accepted input line.
 const MAX_LINE: usize = 64 * 1024 * 1024;
@@ -139,7 +139,7 @@ pub fn run(config: Config) -> std::process::ExitCode {
         crate::error!("cannot start the stdout writer: {e}");
         return std::process::ExitCode::from(1);
     }
-    if let Err(e) = start_signals(reaper, shutdown.clone()) {
+    if let Err(e) = start_signals(shutdown.clone()) {
         crate::error!("cannot install signal handlers: {e}");
         return std::process::ExitCode::from(1);
     }
@@ -156,19 +156,17 @@ pub fn run(config: Config) -> std::process::ExitCode {
     }
 }
 
-fn start_signals(reaper: Reaper, shutdown: Arc<Shutdown>) -> io::Result<()> {
-    use signal_hook::consts::{SIGCHLD, SIGHUP, SIGINT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGCHLD, SIGTERM, SIGINT, SIGHUP])?;
+/// Turns SIGTERM, SIGINT and SIGHUP into shutdown. (SIGCHLD goes straight to the reaper.)
+fn start_signals(shutdown: Arc<Shutdown>) -> io::Result<()> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP])?;
     std::thread::Builder::new()
         .name("signals".into())
         .stack_size(128 * 1024)
         .spawn(move || {
             for signal in signals.forever() {
-                match signal {
-                    SIGCHLD => reaper.send(Cmd::Child),
-                    other => shutdown
-                        .trigger(&format!("signal {}", crate::sys::signal_name(other)), false),
-                }
+                let why = format!("signal {}", crate::sys::signal_name(signal));
+                shutdown.trigger(&why, false);
             }
         })?;
     Ok(())

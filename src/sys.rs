@@ -712,6 +712,80 @@ pub fn detach_helper(keep: RawFd) {
     }
 }
 
+/// An epoll instance (Linux): many pipes, one waiting thread.
+#[cfg(target_os = "linux")]
+pub struct Epoll {
+    fd: OwnedFd,
+}
+
+#[cfg(target_os = "linux")]
+impl Epoll {
+    /// A new instance, close-on-exec.
+    pub fn new() -> io::Result<Epoll> {
+        // SAFETY: epoll_create1 takes a flag and returns a new descriptor or -1.
+        let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a fresh descriptor owned by nobody else.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        Ok(Epoll { fd })
+    }
+
+    /// Watches `fd` for input (level-triggered), reporting `token`.
+    pub fn add(&self, fd: RawFd, token: u64) -> io::Result<()> {
+        let mut ev = libc::epoll_event {
+            events: (libc::EPOLLIN | libc::EPOLLRDHUP) as u32,
+            u64: token,
+        };
+        // SAFETY: both descriptors are open and `ev` is a valid event the kernel copies.
+        let rc = unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Stops watching `fd`.
+    pub fn delete(&self, fd: RawFd) {
+        // SAFETY: a null event is allowed for EPOLL_CTL_DEL since Linux 2.6.9.
+        unsafe {
+            libc::epoll_ctl(
+                self.fd.as_raw_fd(),
+                libc::EPOLL_CTL_DEL,
+                fd,
+                std::ptr::null_mut(),
+            );
+        }
+    }
+
+    /// Waits for events; returns the tokens that are ready. Retries on `EINTR`.
+    pub fn wait(&self, tokens: &mut Vec<u64>, max: usize, timeout_ms: i32) -> io::Result<()> {
+        let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; max.max(1)];
+        loop {
+            // SAFETY: `events` has room for `max` entries, which is what we pass.
+            let n = unsafe {
+                libc::epoll_wait(
+                    self.fd.as_raw_fd(),
+                    events.as_mut_ptr(),
+                    events.len() as i32,
+                    timeout_ms,
+                )
+            };
+            if n >= 0 {
+                tokens.clear();
+                // Copy the packed field out before use.
+                tokens.extend(events[..n as usize].iter().map(|e| e.u64));
+                return Ok(());
+            }
+            let err = io::Error::last_os_error();
+            if err.raw_os_error() != Some(libc::EINTR) {
+                return Err(err);
+            }
+        }
+    }
+}
+
 /// A handle on one process that stays valid across pid reuse (Linux `pidfd`).
 pub struct ProcHandle {
     pid: u32,

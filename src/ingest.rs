@@ -1,0 +1,131 @@
+//! Output ingestion: one thread reads every output pipe of every record (Linux, epoll).
+//!
+//! A thread per process would cost a stack and a thread creation per `exec`, and fifty
+//! flooding processes would mean fifty runnable server threads competing with the thread
+//! that answers `ping`. Instead one `ingest` thread waits on an epoll set holding every
+//! pipe, reads up to 64 KiB from each ready pipe, runs the bytes through the stream's
+//! filter into the record's ring (`Proc::take_output`), and forgets a pipe at its end of
+//! file. Registration happens on the spawning thread: the entry goes into the shared map
+//! first, then the pipe into the epoll set, so the thread never sees a token it cannot
+//! find. On other systems each record gets its own pump thread (`process::pump`).
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::process::{self, Proc};
+use crate::redact::{Filter, Secrets};
+use crate::ring::{STDERR, STDOUT};
+use crate::sys;
+
+struct Entry {
+    proc: Arc<Proc>,
+    stream: usize,
+    file: File,
+    filter: Filter,
+}
+
+/// The ingestion thread's handle.
+pub struct Ingest {
+    epoll: Arc<sys::Epoll>,
+    entries: Arc<Mutex<HashMap<u64, Entry>>>,
+    next: AtomicU64,
+}
+
+/// Bytes read per pipe per wake-up.
+const CHUNK: usize = 64 * 1024;
+/// Events handled per `epoll_wait`.
+const BATCH: usize = 64;
+
+impl Ingest {
+    /// Starts the thread.
+    pub fn start() -> std::io::Result<Ingest> {
+        let epoll = Arc::new(sys::Epoll::new()?);
+        let entries: Arc<Mutex<HashMap<u64, Entry>>> = Arc::default();
+        let (e, m) = (epoll.clone(), entries.clone());
+        std::thread::Builder::new()
+            .name("ingest".into())
+            .stack_size(256 * 1024)
+            .spawn(move || run(&e, &m))?;
+        Ok(Ingest {
+            epoll,
+            entries,
+            next: AtomicU64::new(1),
+        })
+    }
+
+    /// Starts reading a record's pipes. A missing stream (redirected to a file) is at its
+    /// end already.
+    pub fn register(
+        &self,
+        proc: &Arc<Proc>,
+        stdout: Option<File>,
+        stderr: Option<File>,
+        secrets: &Arc<Secrets>,
+    ) {
+        for (stream, file) in [(STDOUT, stdout), (STDERR, stderr)] {
+            let mut filter = Filter::new(secrets.clone());
+            let Some(file) = file else {
+                proc.take_output(stream, &mut filter, None);
+                continue;
+            };
+            let token = self.next.fetch_add(1, Ordering::Relaxed);
+            let fd = file.as_raw_fd();
+            self.entries.lock().insert(
+                token,
+                Entry {
+                    proc: proc.clone(),
+                    stream,
+                    file,
+                    filter,
+                },
+            );
+            if let Err(e) = self.epoll.add(fd, token) {
+                crate::error!("cannot watch the output of {}: {e}", proc.info.id);
+                if let Some(mut entry) = self.entries.lock().remove(&token) {
+                    entry.proc.take_output(stream, &mut entry.filter, None);
+                }
+            }
+        }
+    }
+}
+
+fn run(epoll: &sys::Epoll, entries: &Mutex<HashMap<u64, Entry>>) {
+    let mut buf = vec![0u8; CHUNK];
+    let mut ready = Vec::with_capacity(BATCH);
+    loop {
+        if let Err(e) = epoll.wait(&mut ready, BATCH, -1) {
+            crate::error!("epoll_wait failed: {e}");
+            return;
+        }
+        for &token in &ready {
+            // Take the entry out while reading, so that the map's lock is never held
+            // across a read or a record's lock.
+            let Some(mut entry) = entries.lock().remove(&token) else {
+                continue;
+            };
+            match process::read_chunk(&mut entry.file, &mut buf) {
+                Some(0) => {
+                    epoll.delete(entry.file.as_raw_fd());
+                    entry
+                        .proc
+                        .take_output(entry.stream, &mut entry.filter, None);
+                    // Dropping the entry closes the pipe.
+                }
+                Some(n) => {
+                    entry
+                        .proc
+                        .take_output(entry.stream, &mut entry.filter, Some(&buf[..n]));
+                    entries.lock().insert(token, entry);
+                }
+                None => {
+                    entries.lock().insert(token, entry);
+                }
+            }
+        }
+    }
+}
