@@ -72,13 +72,15 @@ fn cancelled_wait_sends_no_response_and_keeps_the_process() {
     let pid = pid_of(&server.ps_entry(&process).expect("listed"));
     let id = server.send_request(
         "tools/call",
-        json!({"name": "wait", "arguments": {"process_id": process, "timeout_ms": 20000}}),
+        json!({"name": "wait", "arguments": {"process_id": process, "timeout_ms": 1000}}),
     );
     // The wait is in flight once a later request has been answered.
     server.assert_alive();
     server.notify("notifications/cancelled", json!({"requestId": id}));
+    // The observation window outlasts the wait's own 1 s deadline: an uncancelled wait
+    // would answer within it.
     assert_eq!(
-        server.try_response(&id, Duration::from_millis(800)),
+        server.try_response(&id, Duration::from_millis(2000)),
         None,
         "a cancelled wait gets no response"
     );

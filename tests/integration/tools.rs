@@ -709,15 +709,25 @@ fn child_sees_only_stdio_descriptors() {
 #[test]
 fn child_stdio_is_not_the_protocol_pipes() {
     let server = Server::ready();
-    let server_out = std::fs::read_link(format!("/proc/{}/fd/1", server.pid())).expect("fd 1");
-    let server_in = std::fs::read_link(format!("/proc/{}/fd/0", server.pid())).expect("fd 0");
-    let result = server.sh("readlink /proc/$$/fd/0 /proc/$$/fd/1 /proc/$$/fd/2; true");
-    let stdout = result["stdout"].as_str().unwrap_or_default().to_owned();
-    for line in stdout.lines() {
-        assert_ne!(line, server_out.to_str().unwrap_or_default(), "{stdout}");
-        assert_ne!(line, server_in.to_str().unwrap_or_default(), "{stdout}");
+    let server_fds: Vec<String> = (0..3)
+        .map(|fd| {
+            let link = std::fs::read_link(format!("/proc/{}/fd/{fd}", server.pid()));
+            link.expect("server fd").to_string_lossy().into_owned()
+        })
+        .collect();
+    for close_stdin in [true, false] {
+        let result = server.exec(json!({
+            "command": "readlink /proc/$$/fd/0 /proc/$$/fd/1 /proc/$$/fd/2; true",
+            "close_stdin": close_stdin, "yield_ms": 5000}));
+        let stdout = result["stdout"].as_str().unwrap_or_default().to_owned();
+        assert_eq!(stdout.lines().count(), 3, "{result}");
+        for line in stdout.lines() {
+            assert!(
+                !server_fds.iter().any(|fd| fd == line),
+                "a child descriptor is one of the server's stdio {server_fds:?}: {stdout}"
+            );
+        }
     }
-    assert_eq!(stdout.lines().count(), 3, "{result}");
 }
 
 #[test]
