@@ -312,7 +312,13 @@ fn sigkill_of_the_server_leaves_no_child_behind() {
     let id = server.spawn_bg_with(json!({
         "command": "trap '' TERM; echo ready; sleep 100", "env": {"YS_MARKER": marker}}));
     server.wait_for_output(&id, "ready");
-    assert_eq!(marked_processes(&marker).len(), 2, "sh and sleep");
+    // `ready` comes before the shell forks sleep.
+    assert!(
+        wait_until(Duration::from_secs(5), || marked_processes(&marker).len()
+            == 2),
+        "sh and sleep: {:?}",
+        marked_processes(&marker)
+    );
     server.signal(libc::SIGKILL);
     server.wait_exit(Duration::from_secs(5)).expect("killed");
     assert!(
