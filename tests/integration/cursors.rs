@@ -214,6 +214,31 @@ fn tail_lines_returns_the_newest_lines() {
 }
 
 #[test]
+fn tail_lines_never_drops_the_newest_output_to_fit_the_budget() {
+    let server = Server::ready();
+    // stdout's last line starts before stderr's output and ends after it.
+    let result = server.exec(json!({
+        "command": "head -c 30000 /dev/zero | tr '\\0' a; sleep 0.2; \
+                    head -c 30000 /dev/zero | tr '\\0' b >&2; sleep 0.2; echo end",
+        "tail_lines": 1, "max_output_bytes": 1000, "yield_ms": 20000}));
+    let out = text(&result, "stdout");
+    let err = text(&result, "stderr");
+    assert!(
+        out.ends_with("end\n"),
+        "the newest bytes (stdout's \"end\") are kept; got stdout of {} bytes, stderr of {}",
+        out.len(),
+        err.len()
+    );
+    assert!(
+        out.len() + err.len() <= 1000,
+        "{} + {}",
+        out.len(),
+        err.len()
+    );
+    assert_eq!(result["next_seq"], 60005, "{}", result["next_seq"]);
+}
+
+#[test]
 fn tail_lines_without_final_newline() {
     let server = Server::ready();
     let id = process_id(&server.sh("printf 'a\\nb\\nc\\nd'"));

@@ -399,3 +399,31 @@ fn no_zombies_after_commands_finish() {
     let entry = server.ps_entry(&id).expect("listed");
     assert_eq!(entry["status"], "completed", "{entry}");
 }
+
+#[test]
+fn cancelling_an_exec_after_it_backgrounded_is_ignored() {
+    let server = Server::ready();
+    let id = server.send_request(
+        "tools/call",
+        json!({"name": "exec", "arguments": {
+            "command": "sleep 30", "side_effects": ["NONE"], "yield_ms": 0}}),
+    );
+    let response = server.response(&id, Duration::from_secs(10));
+    let object = server.result_object(&response["result"]);
+    assert_eq!(object["status"], "backgrounded", "{object}");
+    let process = object["process_id"]
+        .as_str()
+        .expect("process_id")
+        .to_owned();
+    server.notify("notifications/cancelled", json!({"requestId": id}));
+    server.assert_alive();
+    let waited = server.call_ok("wait", json!({"process_id": process, "timeout_ms": 300}));
+    assert_eq!(
+        waited["status"], "running",
+        "a finished request is not cancelled: {waited}"
+    );
+    server.call_ok(
+        "stop",
+        json!({"process_id": process, "force_after_ms": 1000}),
+    );
+}

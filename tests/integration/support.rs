@@ -712,6 +712,23 @@ fn tail_chars(text: &str, n: usize) -> &str {
     &text[skip..]
 }
 
+/// Runs the binary to completion with a scrubbed environment (for `--help`, `--version` and
+/// startup errors); stdin is `/dev/null`.
+pub fn run_binary(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_yieldshell"));
+    command.args(args).stdin(Stdio::null());
+    for (name, _) in std::env::vars_os() {
+        let Some(name) = name.to_str() else { continue };
+        if SCRUBBED_PREFIXES.iter().any(|p| name.starts_with(p)) || SCRUBBED_NAMES.contains(&name) {
+            command.env_remove(name);
+        }
+    }
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.output().expect("run the yieldshell binary")
+}
+
 /// True when a CallToolResult has `isError: true`.
 pub fn is_error(result: &Value) -> bool {
     result.get("isError") == Some(&json!(true))
