@@ -214,6 +214,14 @@ impl Proc {
         self.state.lock().output.read(req)
     }
 
+    /// Closes the server's end of stdin once the record finished, so that finished records
+    /// hold no descriptor. A writer still holding it notices within a second and gives up.
+    fn release_stdin(&self) {
+        if let Some(mut slot) = self.stdin.try_lock() {
+            *slot = None;
+        }
+    }
+
     /// Called by the reaper when stage `pid` was reaped.
     pub fn on_stage_exit(&self, pid: u32, status: WaitStatus) {
         let mut st = self.state.lock();
@@ -223,7 +231,9 @@ impl Proc {
         if st.stage_exits.iter().all(Option::is_some) {
             let last = st.stage_exits.last().copied().flatten().unwrap_or(status);
             st.leader = Some((last, Instant::now()));
-            st.maybe_finish();
+            if st.maybe_finish() {
+                self.release_stdin();
+            }
         }
         drop(st);
         self.cond.notify_all();
@@ -236,7 +246,9 @@ impl Proc {
         if !st.group_gone && !sys::group_exists(self.info.pid) {
             st.group_gone = true;
             crate::guardian::announce(self.info.pid, false);
-            st.maybe_finish();
+            if st.maybe_finish() {
+                self.release_stdin();
+            }
             drop(st);
             self.cond.notify_all();
             return true;
@@ -273,7 +285,9 @@ impl Proc {
         let mut st = self.state.lock();
         if st.ended.is_none() && st.leader.is_some() && st.group_gone {
             st.eof = [true, true];
-            st.maybe_finish();
+            if st.maybe_finish() {
+                self.release_stdin();
+            }
         }
         drop(st);
         self.cond.notify_all();
@@ -289,7 +303,7 @@ impl Proc {
         let Some(file) = slot.as_mut() else {
             return Err("stdin is closed".into());
         };
-        let result = write_all_until(file, data, deadline);
+        let result = write_all_until(file, data, deadline, &|| self.is_finished());
         if close || result.is_err() {
             *slot = None;
         }
@@ -302,7 +316,12 @@ impl Proc {
     }
 }
 
-fn write_all_until(file: &mut File, mut data: &[u8], deadline: Instant) -> Result<(), String> {
+fn write_all_until(
+    file: &mut File,
+    mut data: &[u8],
+    deadline: Instant,
+    finished: &dyn Fn() -> bool,
+) -> Result<(), String> {
     while !data.is_empty() {
         match file.write(data) {
             Ok(0) => return Err("stdin accepted no bytes".into()),
@@ -315,7 +334,12 @@ fn write_all_until(file: &mut File, mut data: &[u8], deadline: Instant) -> Resul
                         data.len()
                     ));
                 }
-                let ms = left.as_millis().min(i32::MAX as u128) as i32;
+                if finished() {
+                    return Err("the process finished before reading all of its stdin".into());
+                }
+                // Wake at least once a second to notice that the process finished while a
+                // descendant still holds its stdin open without reading.
+                let ms = left.as_millis().min(1000) as i32;
                 if let Err(e) = sys::poll_write(file.as_raw_fd(), ms.max(1)) {
                     return Err(format!("waiting for stdin failed: {e}"));
                 }
@@ -375,7 +399,9 @@ pub fn pump(proc: Arc<Proc>, stdout: Option<File>, stderr: Option<File>, secrets
             if n == 0 {
                 filters[stream].finish(&mut |bytes| out.push(stream, bytes));
                 st.eof[stream] = true;
-                st.maybe_finish();
+                if st.maybe_finish() {
+                    proc.release_stdin();
+                }
                 files[stream] = None;
             } else {
                 filters[stream].feed(&buf[..n], &mut |bytes| out.push(stream, bytes));
@@ -400,7 +426,9 @@ pub fn pump(proc: Arc<Proc>, stdout: Option<File>, stderr: Option<File>, secrets
     // Either both streams ended, or polling failed: make sure the record can finish.
     let mut st = proc.state.lock();
     st.eof = [true, true];
-    st.maybe_finish();
+    if st.maybe_finish() {
+        proc.release_stdin();
+    }
     drop(st);
     proc.cond.notify_all();
 }
