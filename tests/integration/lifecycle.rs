@@ -427,3 +427,34 @@ fn cancelling_an_exec_after_it_backgrounded_is_ignored() {
         json!({"process_id": process, "force_after_ms": 1000}),
     );
 }
+
+#[test]
+fn a_timeout_reaches_a_descendant_that_left_the_group() {
+    let server = Server::ready();
+    let marker = unique_marker("setsid-timeout");
+    let result = server.exec(json!({
+        "command": "setsid sleep 100 & echo ready; sleep 100",
+        "env": {"YS_MARKER": marker}, "timeout_ms": 700, "yield_ms": 20000}));
+    assert_eq!(result["status"], "timed_out", "{result}");
+    assert!(
+        wait_until(Duration::from_secs(3), || marked_processes(&marker)
+            .is_empty()),
+        "left behind: {:?}",
+        marked_processes(&marker)
+    );
+}
+
+#[test]
+fn a_timeout_escalates_to_sigkill_for_a_term_ignoring_group() {
+    let server = Server::ready_with_env(&[("YIELDSHELL_TIMEOUT_GRACE_MS", "300")]);
+    let started = Instant::now();
+    let result = server.exec(json!({
+        "command": "trap '' TERM; echo ready; sleep 100", "timeout_ms": 300, "yield_ms": 20000}));
+    let elapsed = started.elapsed();
+    assert_eq!(result["status"], "timed_out", "{result}");
+    assert_eq!(result["signal"], "SIGKILL", "{result}");
+    assert_eq!(result["exit_code"], Value::Null, "{result}");
+    assert_eq!(result["stdout"], "ready\n", "{result}");
+    assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
+    assert!(pgid_gone(pid_of(&result)));
+}
