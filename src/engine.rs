@@ -1246,7 +1246,7 @@ impl Engine {
         let live = self.table.live();
         for p in &live {
             p.set_reason(EndReason::Stopped);
-            p.signal(libc::SIGTERM);
+            p.signal_group(libc::SIGTERM);
         }
         crate::tree::signal_all(&self.marker_prefix, libc::SIGTERM);
         let all_done = |until: Instant| {
@@ -1260,7 +1260,7 @@ impl Engine {
         all_done(start + grace);
         for p in &live {
             if !p.is_finished() {
-                p.signal(libc::SIGKILL);
+                p.signal_group(libc::SIGKILL);
             }
         }
         crate::tree::signal_all(&self.marker_prefix, libc::SIGKILL);

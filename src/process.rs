@@ -264,6 +264,13 @@ impl Proc {
         }
     }
 
+    /// Sends `signal` to the process group only (shutdown signals the strays of all records
+    /// with one scan of `/proc` instead of one per record).
+    pub fn signal_group(&self, signal: i32) -> bool {
+        let st = self.state.lock();
+        !st.group_gone && sys::killpg(self.info.pid, signal).is_ok()
+    }
+
     /// Sends `signal` to the process group and to every marked descendant that left it.
     /// Returns false when nothing was left to signal.
     pub fn signal(&self, signal: i32) -> bool {

@@ -104,7 +104,12 @@ fn run(rx: Receiver<Cmd>, leaders: Arc<Mutex<HashMap<u32, Arc<Proc>>>>) {
             Some(Cmd::Timeout(proc, at, grace)) => due.push((at, Job::Timeout(grace), proc)),
             Some(Cmd::Kill(proc, at)) => due.push((at, Job::Kill, proc)),
         }
-        reap_all(&leaders, &mut awaiting);
+        if reap_all(&leaders, &mut awaiting) {
+            // Deadlines of finished records are moot: drop them now rather than at their
+            // due time (a default timeout is an hour away), so that the records' buffers
+            // are freed when the table lets go of them.
+            jobs.retain(|_, (_, proc)| !proc.is_finished());
+        }
         // Fire due jobs; follow-up jobs are scheduled after the loop.
         let now = Instant::now();
         let mut follow = Vec::new();
@@ -145,13 +150,16 @@ fn run(rx: Receiver<Cmd>, leaders: Arc<Mutex<HashMap<u32, Arc<Proc>>>>) {
     }
 }
 
-fn reap_all(leaders: &Mutex<HashMap<u32, Arc<Proc>>>, awaiting: &mut Vec<Arc<Proc>>) {
+/// Reaps every exited child; returns whether anything was reaped.
+fn reap_all(leaders: &Mutex<HashMap<u32, Arc<Proc>>>, awaiting: &mut Vec<Arc<Proc>>) -> bool {
+    let mut reaped = false;
     // Holding the lock while reaping keeps a pipeline's first stage unreaped (a zombie, so
     // its process group still exists) until every stage has joined that group.
     let mut leaders = leaders.lock();
     loop {
         match sys::reap_any() {
             Ok(Some((pid, status))) => {
+                reaped = true;
                 if let Some(proc) = leaders.remove(&pid) {
                     crate::debug!("{} stage {pid} exited: {status:?}", proc.info.id);
                     proc.on_stage_exit(pid, status);
@@ -162,10 +170,10 @@ fn reap_all(leaders: &Mutex<HashMap<u32, Arc<Proc>>>, awaiting: &mut Vec<Arc<Pro
                     }
                 }
             }
-            Ok(None) => return,
+            Ok(None) => return reaped,
             Err(e) => {
                 crate::error!("waitpid failed: {e}");
-                return;
+                return reaped;
             }
         }
     }

@@ -243,6 +243,7 @@ fn assert_shutdown(server: &Server, marker: &str, pids: &[u32], started: Instant
 
 #[test]
 fn stdin_eof_stops_every_child_and_exits_zero_within_two_seconds() {
+    let _quiet = crate::support::time_bound();
     let server = Server::ready();
     let marker = unique_marker("eof");
     let pids = start_stubborn_children(&server, &marker);
@@ -252,6 +253,7 @@ fn stdin_eof_stops_every_child_and_exits_zero_within_two_seconds() {
 }
 
 fn signal_shutdown(signal: i32, label: &str) {
+    let _quiet = crate::support::time_bound();
     let server = Server::ready();
     let marker = unique_marker(label);
     let pids = start_stubborn_children(&server, &marker);
@@ -277,6 +279,7 @@ fn sighup_stops_every_child_and_exits_zero_within_two_seconds() {
 
 #[test]
 fn eof_during_a_blocked_exec_still_exits_promptly() {
+    let _quiet = crate::support::time_bound();
     let server = Server::ready();
     let marker = unique_marker("blocked-eof");
     let id = server.send_request(

@@ -10,6 +10,7 @@ mod cursors;
 mod lifecycle;
 mod policy;
 mod protocol;
+mod reliability;
 mod support;
 mod tools;
 mod trusted;

@@ -446,6 +446,7 @@ fn crlf_line_endings_are_accepted() {
 
 #[test]
 fn ping_and_ps_answer_quickly_while_exec_and_wait_block() {
+    let _quiet = crate::support::time_bound();
     let server = Server::ready();
     let waited = server.spawn_bg("sleep 5");
     let wait_id = server.send_request(

@@ -1013,3 +1013,16 @@ impl Drop for TempDir {
 pub fn path_str(path: &Path) -> &str {
     path.to_str().expect("UTF-8 path")
 }
+
+static LOAD: parking_lot::RwLock<()> = parking_lot::const_rwlock(());
+
+/// Held by a test that loads the machine on purpose (floods, thousands of calls), so that
+/// tests with a time bound never run beside it on a small machine.
+pub fn heavy_load() -> parking_lot::RwLockWriteGuard<'static, ()> {
+    LOAD.write()
+}
+
+/// Held by a test that asserts a time bound (shutdown within 2 s, ping within 100 ms).
+pub fn time_bound() -> parking_lot::RwLockReadGuard<'static, ()> {
+    LOAD.read()
+}

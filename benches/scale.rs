@@ -1,0 +1,140 @@
+//! Scale bench of the real binary: 1,000 live `sleep 600` processes. Measures `ps` of all
+//! of them, the server's resident memory with them, its idle resident memory right after
+//! `initialize`, and that nothing it started survives its shutdown.
+//!
+//! Baselines, measured in the same run: `ps` on the same server before any process was
+//! started; the resident memory of an idle `cat` (the floor of a small process here) for
+//! the idle figure; the server's own idle memory for the 1,000-process figure.
+#![allow(clippy::print_stdout)]
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{ms, size, Figure, Report, Server, Stats, Target};
+use serde_json::{json, Value};
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+fn main() {
+    let mut report = Report::new("scale");
+    let procs: usize = size(1000, 20);
+    let samples = size(30, 1);
+    let mut s = Server::start(&[("YIELDSHELL_MAX_PROCESSES", procs.to_string())]);
+
+    // Idle memory right after initialize (after a moment for the threads to settle).
+    std::thread::sleep(Duration::from_millis(size(200, 20)));
+    let idle_rss = s.rss();
+    let cat_rss = idle_cat_rss();
+    report.add(
+        Figure::new("idle VmRSS after initialize", "MiB", idle_rss as f64 / MIB)
+            .baseline(cat_rss as f64 / MIB, "idle `cat`")
+            .target(Target::AtMost(4.0))
+            .note(format!("server threads {}", common::threads(s.pid()))),
+    );
+
+    let empty = Stats::new((0..samples).map(|_| ps_wire_ms(&mut s, 0).0).collect());
+
+    let t = Instant::now();
+    let mut execs = Vec::with_capacity(procs);
+    for _ in 0..procs {
+        let e = Instant::now();
+        let r = s.exec("sleep 600", json!({"yield_ms": 0}));
+        execs.push(ms(e.elapsed()));
+        assert_eq!(r["status"], "backgrounded", "{r}");
+    }
+    let spawn_ms = ms(t.elapsed());
+    let tenth = (procs / 10).max(1);
+    let first = Stats::new(execs[..tenth].to_vec());
+    let last = Stats::new(execs[procs - tenth..].to_vec());
+    report.add(
+        Figure::new(
+            &format!("exec (yield_ms 0), last {tenth} of {procs}"),
+            "ms",
+            last.median(),
+        )
+        .min(last.min())
+        .baseline(first.median(), "first execs")
+        .note("the cost of a spawn as the number of live processes grows"),
+    );
+    std::thread::sleep(Duration::from_millis(size(300, 20)));
+
+    let mut wire = Vec::new();
+    let mut parse = Vec::new();
+    for _ in 0..samples {
+        let (w, p) = ps_wire_ms(&mut s, procs);
+        wire.push(w);
+        parse.push(p);
+    }
+    let (wire, parse) = (Stats::new(wire), Stats::new(parse));
+    report.add(
+        Figure::new(
+            &format!("ps of {procs} live processes"),
+            "ms",
+            wire.median(),
+        )
+        .min(wire.min())
+        .baseline(empty.median(), "ps of 0 processes")
+        .target(Target::AtMost(10.0))
+        .note(format!(
+            "request to response line; parsing it in the bench adds {} ms",
+            common::num(parse.median())
+        )),
+    );
+
+    let loaded_rss = s.rss();
+    let threads = common::threads(s.pid());
+    report.add(
+        Figure::new(
+            &format!("VmRSS with {procs} idle processes"),
+            "MiB",
+            loaded_rss as f64 / MIB,
+        )
+        .baseline(idle_rss as f64 / MIB, "idle server")
+        .target(Target::AtMost(64.0))
+        .note(format!(
+            "{} KiB per process, server threads {threads}, {procs} execs took {} ms ({} ms each)",
+            common::num((loaded_rss.saturating_sub(idle_rss)) as f64 / 1024.0 / procs as f64),
+            common::num(spawn_ms),
+            common::num(spawn_ms / procs as f64)
+        )),
+    );
+
+    let live = common::tagged_pids(&s.tag).len() - 1; // minus the server itself
+    let done = s.shutdown();
+    done.report(&mut report, &format!("{procs} records ({live} pids)"));
+}
+
+/// One `ps` (limit 1000): milliseconds from request to response line, then to parse it.
+fn ps_wire_ms(s: &mut Server, expect: usize) -> (f64, f64) {
+    let t = Instant::now();
+    let id = s.send(
+        "tools/call",
+        Some(json!({"name": "ps", "arguments": {"limit": 1000}})),
+    );
+    let line = s.read_line();
+    let wire = ms(t.elapsed());
+    let t = Instant::now();
+    let v: Value = serde_json::from_slice(&line).expect("json");
+    let parse = ms(t.elapsed());
+    assert_eq!(v["id"].as_u64(), Some(id), "one request at a time");
+    let r = common::tool_result(&v).expect("ps");
+    let n = r["processes"].as_array().map_or(0, Vec::len);
+    assert_eq!(n, expect, "ps lists every live process");
+    (wire, parse)
+}
+
+/// VmRSS of an idle `cat` blocked on its stdin.
+fn idle_cat_rss() -> u64 {
+    let mut cat = Command::new("cat")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("spawn cat");
+    std::thread::sleep(Duration::from_millis(20));
+    let rss = common::proc_status_kib(cat.id(), "VmRSS:").unwrap_or(0) * 1024;
+    drop(cat.stdin.take());
+    let _ = cat.wait();
+    rss
+}
