@@ -539,3 +539,13 @@ fn error_results_match_the_output_schema_too() {
         }
     }
 }
+
+#[test]
+fn tools_list_with_an_unknown_cursor_is_invalid_params() {
+    let server = Server::ready();
+    // The server never hands out a cursor, so any cursor is invalid (mcp-protocol.md §4).
+    let error = server.rpc_error("tools/list", json!({"cursor": "bogus"}));
+    assert_eq!(error["code"], -32602, "{error}");
+    let result = server.result("tools/list", json!({}));
+    assert!(result.get("nextCursor").is_none(), "{result}");
+}
