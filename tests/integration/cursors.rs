@@ -214,6 +214,31 @@ fn tail_lines_returns_the_newest_lines() {
 }
 
 #[test]
+fn tail_lines_never_drops_the_newest_output_to_fit_the_budget() {
+    let server = Server::ready();
+    // stdout's last line starts before stderr's output and ends after it.
+    let result = server.exec(json!({
+        "command": "head -c 30000 /dev/zero | tr '\\0' a; sleep 0.2; \
+                    head -c 30000 /dev/zero | tr '\\0' b >&2; sleep 0.2; echo end",
+        "tail_lines": 1, "max_output_bytes": 1000, "yield_ms": 20000}));
+    let out = text(&result, "stdout");
+    let err = text(&result, "stderr");
+    assert!(
+        out.ends_with("end\n"),
+        "the newest bytes (stdout's \"end\") are kept; got stdout of {} bytes, stderr of {}",
+        out.len(),
+        err.len()
+    );
+    assert!(
+        out.len() + err.len() <= 1000,
+        "{} + {}",
+        out.len(),
+        err.len()
+    );
+    assert_eq!(result["next_seq"], 60005, "{}", result["next_seq"]);
+}
+
+#[test]
 fn tail_lines_without_final_newline() {
     let server = Server::ready();
     let id = process_id(&server.sh("printf 'a\\nb\\nc\\nd'"));
@@ -280,6 +305,62 @@ fn reads_never_split_a_utf8_character() {
     let result = server.exec(json!({"command": "printf 'ééééé'", "max_output_bytes": 3}));
     assert_eq!(result["stdout"], "é", "{result}");
     assert_eq!(result["capped"], true, "{result}");
+}
+
+#[test]
+fn eviction_never_leaves_half_a_character() {
+    // An odd buffer size makes byte-wise eviction stop inside a 2-byte character.
+    for size in ["4095", "4097"] {
+        let server = Server::ready_with_env(&[
+            ("YIELDSHELL_MAX_BUFFER_BYTES", size),
+            ("YIELDSHELL_MAX_OUTPUT_BYTES", "100000"),
+        ]);
+        let result = server.exec(json!({
+            "command": "yes é | head -n 3000 | tr -d '\\n'", "yield_ms": 20000}));
+        assert_eq!(result["status"], "completed", "{}", result["status"]);
+        let exec_out = text(&result, "stdout");
+        assert!(
+            !exec_out.contains('\u{FFFD}'),
+            "buffer {size}: exec output starts inside a character: {:?}",
+            exec_out.chars().take(4).collect::<String>()
+        );
+        let id = process_id(&result);
+        let r = server.call_ok(
+            "read",
+            json!({"process_id": id, "since_seq": 1, "max_output_bytes": 100000}),
+        );
+        let out = text(&r, "stdout");
+        assert_eq!(r["truncated"], true, "buffer {size}");
+        assert!(
+            !out.contains('\u{FFFD}'),
+            "buffer {size}: a read split a character (start_seq {}): {:?}",
+            r["start_seq"],
+            out.chars().take(4).collect::<String>()
+        );
+        assert!(out.chars().all(|c| c == 'é'), "buffer {size}");
+        assert!(out.len() <= 4097, "buffer {size}: {} bytes", out.len());
+        assert_eq!(seq(&r, "next_seq"), 6001, "buffer {size}");
+        assert_eq!(
+            seq(&r, "next_seq") - seq(&r, "start_seq"),
+            out.len() as u64,
+            "buffer {size}: start_seq is the first returned byte"
+        );
+    }
+}
+
+#[test]
+fn a_cursor_inside_a_character_never_returns_half_of_it() {
+    let server = Server::ready();
+    let id = process_id(&server.sh("printf 'aé€'"));
+    for since in [3, 5, 6] {
+        let r = server.call_ok("read", json!({"process_id": id, "since_seq": since}));
+        let out = text(&r, "stdout");
+        assert!(
+            !out.contains('\u{FFFD}'),
+            "since_seq {since} is inside a character; got {out:?}"
+        );
+        assert_eq!(r["next_seq"], 7, "{r}");
+    }
 }
 
 #[test]

@@ -72,13 +72,15 @@ fn cancelled_wait_sends_no_response_and_keeps_the_process() {
     let pid = pid_of(&server.ps_entry(&process).expect("listed"));
     let id = server.send_request(
         "tools/call",
-        json!({"name": "wait", "arguments": {"process_id": process, "timeout_ms": 20000}}),
+        json!({"name": "wait", "arguments": {"process_id": process, "timeout_ms": 1000}}),
     );
     // The wait is in flight once a later request has been answered.
     server.assert_alive();
     server.notify("notifications/cancelled", json!({"requestId": id}));
+    // The observation window outlasts the wait's own 1 s deadline: an uncancelled wait
+    // would answer within it.
     assert_eq!(
-        server.try_response(&id, Duration::from_millis(800)),
+        server.try_response(&id, Duration::from_millis(2000)),
         None,
         "a cancelled wait gets no response"
     );
@@ -313,7 +315,7 @@ fn sigkill_of_the_server_leaves_no_child_behind() {
     let id = server.spawn_bg_with(json!({
         "command": "trap '' TERM; echo ready; sleep 100", "env": {"YS_MARKER": marker}}));
     server.wait_for_output(&id, "ready");
-    // The shell starts sleep right after printing: wait for it rather than race it.
+    // `ready` comes before the shell forks sleep.
     assert!(
         wait_until(Duration::from_secs(5), || marked_processes(&marker).len()
             == 2),
@@ -399,4 +401,63 @@ fn no_zombies_after_commands_finish() {
     );
     let entry = server.ps_entry(&id).expect("listed");
     assert_eq!(entry["status"], "completed", "{entry}");
+}
+
+#[test]
+fn cancelling_an_exec_after_it_backgrounded_is_ignored() {
+    let server = Server::ready();
+    let id = server.send_request(
+        "tools/call",
+        json!({"name": "exec", "arguments": {
+            "command": "sleep 30", "side_effects": ["NONE"], "yield_ms": 0}}),
+    );
+    let response = server.response(&id, Duration::from_secs(10));
+    let object = server.result_object(&response["result"]);
+    assert_eq!(object["status"], "backgrounded", "{object}");
+    let process = object["process_id"]
+        .as_str()
+        .expect("process_id")
+        .to_owned();
+    server.notify("notifications/cancelled", json!({"requestId": id}));
+    server.assert_alive();
+    let waited = server.call_ok("wait", json!({"process_id": process, "timeout_ms": 300}));
+    assert_eq!(
+        waited["status"], "running",
+        "a finished request is not cancelled: {waited}"
+    );
+    server.call_ok(
+        "stop",
+        json!({"process_id": process, "force_after_ms": 1000}),
+    );
+}
+
+#[test]
+fn a_timeout_reaches_a_descendant_that_left_the_group() {
+    let server = Server::ready();
+    let marker = unique_marker("setsid-timeout");
+    let result = server.exec(json!({
+        "command": "setsid sleep 100 & echo ready; sleep 100",
+        "env": {"YS_MARKER": marker}, "timeout_ms": 700, "yield_ms": 20000}));
+    assert_eq!(result["status"], "timed_out", "{result}");
+    assert!(
+        wait_until(Duration::from_secs(3), || marked_processes(&marker)
+            .is_empty()),
+        "left behind: {:?}",
+        marked_processes(&marker)
+    );
+}
+
+#[test]
+fn a_timeout_escalates_to_sigkill_for_a_term_ignoring_group() {
+    let server = Server::ready_with_env(&[("YIELDSHELL_TIMEOUT_GRACE_MS", "300")]);
+    let started = Instant::now();
+    let result = server.exec(json!({
+        "command": "trap '' TERM; echo ready; sleep 100", "timeout_ms": 300, "yield_ms": 20000}));
+    let elapsed = started.elapsed();
+    assert_eq!(result["status"], "timed_out", "{result}");
+    assert_eq!(result["signal"], "SIGKILL", "{result}");
+    assert_eq!(result["exit_code"], Value::Null, "{result}");
+    assert_eq!(result["stdout"], "ready\n", "{result}");
+    assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
+    assert!(pgid_gone(pid_of(&result)));
 }

@@ -635,3 +635,79 @@ fn process_limit_rejects_the_next_live_process() {
     let result = server.sh("echo counted");
     assert_eq!(result["stdout"], "counted\n");
 }
+
+// ---- audit ----
+
+#[test]
+fn audit_log_records_every_exec_attempt_with_secrets_redacted() {
+    let dir = TempDir::new("audit");
+    let log = dir.path().join("audit.log");
+    let server = Server::ready_with_env(&[
+        ("YIELDSHELL_AUDIT_LOG", path_str(&log)),
+        ("YIELDSHELL_REDACT_ENV_REGEX", "SECRET"),
+        ("SECRET_TOKEN", SECRET),
+    ]);
+    let done = process_id(&server.sh(&format!("echo {SECRET}")));
+    rejected(
+        &server,
+        json!({"command": "true", "side_effects": ["RUNS_INLINE_CODE"]}),
+    );
+    let live = server.spawn_bg("sleep 30");
+    rejected(
+        &server,
+        json!({"command": "true", "side_effects": ["NONE"], "cwd": "/nonexistent"}),
+    );
+    server.call_ok("stop", json!({"process_id": live, "force_after_ms": 1000}));
+    let mut lines: Vec<Value> = Vec::new();
+    wait_until(Duration::from_secs(3), || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        lines = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l:?}")))
+            .collect();
+        lines.len() >= 4
+    });
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        !text.contains(SECRET),
+        "the secret reached the audit log: {text}"
+    );
+    let execs: Vec<&Value> = lines.iter().filter(|l| l["tool"] == "exec").collect();
+    assert_eq!(execs.len(), 4, "one line per exec attempt: {text}");
+    let results: Vec<&Value> = execs.iter().map(|l| &l["result_type"]).collect();
+    assert_eq!(
+        results,
+        [
+            &json!("success"),
+            &json!("rejected"),
+            &json!("backgrounded"),
+            &json!("rejected")
+        ],
+        "{text}"
+    );
+    assert_eq!(execs[0]["process_id"], done.as_str(), "{text}");
+    assert_eq!(
+        execs[0]["command"], "echo [REDACTED:SECRET_TOKEN]",
+        "{text}"
+    );
+    assert_eq!(execs[2]["process_id"], live.as_str(), "{text}");
+    for line in &execs {
+        assert_eq!(line["mode"], "shell", "{line}");
+        assert!(
+            line["time"].as_str().is_some_and(|t| t.ends_with('Z')),
+            "{line}"
+        );
+        assert!(
+            line.get("directory").or_else(|| line.get("cwd")).is_some(),
+            "the working directory is recorded (SPEC section 5): {line}"
+        );
+    }
+    for line in [execs[1], execs[3]] {
+        assert!(
+            line["rejection_reason"]
+                .as_str()
+                .is_some_and(|r| !r.is_empty()),
+            "{line}"
+        );
+    }
+}

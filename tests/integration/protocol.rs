@@ -495,3 +495,57 @@ fn ping_and_ps_answer_quickly_while_exec_and_wait_block() {
         "exec and wait should still be blocked"
     );
 }
+
+#[test]
+fn error_results_match_the_output_schema_too() {
+    let server = Server::ready();
+    let unknown = "proc_000000000000";
+    let cases = [
+        ("exec", json!({"side_effects": ["NONE"]})),
+        ("exec", json!({"command": 1, "side_effects": ["NONE"]})),
+        (
+            "exec",
+            json!({"command": "true", "side_effects": ["RUNS_INLINE_CODE"]}),
+        ),
+        (
+            "exec",
+            json!({"command": "true", "side_effects": ["NONE"], "cwd": "/nonexistent"}),
+        ),
+        ("read", json!({})),
+        ("read", json!({"process_id": unknown})),
+        ("write", json!({"process_id": unknown, "input": "x"})),
+        ("wait", json!({"process_id": unknown, "timeout_ms": 10})),
+        ("stop", json!({"process_id": unknown})),
+        ("stop", json!({})),
+        ("cleanup", json!({"completed_older_than_ms": -1})),
+        ("ps", json!({"limit": "many"})),
+    ];
+    for (tool, args) in cases {
+        let result = server.call_err(tool, args.clone());
+        if let Some(structured) = result.get("structuredContent") {
+            let listed = server.result("tools/list", json!({}));
+            let schema = &listed["tools"]
+                .as_array()
+                .expect("tools")
+                .iter()
+                .find(|t| t["name"] == tool)
+                .expect("listed")["outputSchema"];
+            let mut problems = Vec::new();
+            crate::support::schema_problems(schema, structured, "$", &mut problems);
+            assert!(
+                problems.is_empty(),
+                "{tool} {args}: structuredContent {structured} breaks the outputSchema: {problems:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn tools_list_with_an_unknown_cursor_is_invalid_params() {
+    let server = Server::ready();
+    // The server never hands out a cursor, so any cursor is invalid (mcp-protocol.md §4).
+    let error = server.rpc_error("tools/list", json!({"cursor": "bogus"}));
+    assert_eq!(error["code"], -32602, "{error}");
+    let result = server.result("tools/list", json!({}));
+    assert!(result.get("nextCursor").is_none(), "{result}");
+}

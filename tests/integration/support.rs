@@ -48,6 +48,8 @@ pub struct Server {
     stderr_reader: Option<thread::JoinHandle<()>>,
     next_id: AtomicI64,
     version: Mutex<Option<String>>,
+    /// Output schemas from `tools/list`, fetched at the first tool call that needs them.
+    output_schemas: Mutex<Option<HashMap<String, Value>>>,
     pid: u32,
     exit: Mutex<Option<ExitStatus>>,
 }
@@ -159,6 +161,7 @@ impl Server {
             stderr_reader: Some(stderr_reader),
             next_id: AtomicI64::new(1),
             version: Mutex::new(None),
+            output_schemas: Mutex::new(None),
             pid,
             exit: Mutex::new(None),
         }
@@ -403,7 +406,41 @@ impl Server {
                 ));
             }
         }
+        // Error results are checked by a dedicated test, so that an argument test fails for
+        // its own reason.
+        if let (Some(structured), false) = (result.get("structuredContent"), is_error(result)) {
+            self.check_output_schema(tool, structured);
+        }
         result.clone()
+    }
+
+    /// Checks `structuredContent` against the tool's `outputSchema` (MCP: it MUST match).
+    pub fn check_output_schema(&self, tool: &str, structured: &Value) {
+        let schema = {
+            let mut schemas = self.output_schemas.lock();
+            if schemas.is_none() {
+                let listed = self.result("tools/list", json!({}));
+                let map = listed["tools"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|t| {
+                        let name = t["name"].as_str()?.to_owned();
+                        Some((name, t.get("outputSchema")?.clone()))
+                    })
+                    .collect();
+                *schemas = Some(map);
+            }
+            schemas.as_ref().and_then(|m| m.get(tool).cloned())
+        };
+        let Some(schema) = schema else { return };
+        let mut problems = Vec::new();
+        schema_problems(&schema, structured, "$", &mut problems);
+        if !problems.is_empty() {
+            self.fail(&format!(
+                "structuredContent of {tool} breaks its outputSchema: {problems:?}\n{structured}"
+            ));
+        }
     }
 
     /// Calls a tool, asserts `isError` is not true and returns the parsed result object.
@@ -703,6 +740,79 @@ fn protocol_problem(message: &Value) -> Option<String> {
     None
 }
 
+/// A small JSON Schema checker: `type`, `enum`, `required`, `properties`,
+/// `additionalProperties`, `items` and `minimum`, which is what tool schemas use.
+pub fn schema_problems(schema: &Value, value: &Value, path: &str, problems: &mut Vec<String>) {
+    if let Some(types) = schema.get("type") {
+        let allowed: Vec<&str> = match types {
+            Value::String(t) => vec![t.as_str()],
+            Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        let fits = |t: &str| match t {
+            "object" => value.is_object(),
+            "array" => value.is_array(),
+            "string" => value.is_string(),
+            "integer" => value.is_i64() || value.is_u64(),
+            "number" => value.is_number(),
+            "boolean" => value.is_boolean(),
+            "null" => value.is_null(),
+            _ => true,
+        };
+        if !allowed.is_empty() && !allowed.iter().any(|t| fits(t)) {
+            problems.push(format!("{path}: {value} is not of type {types}"));
+            return;
+        }
+    }
+    if let Some(choices) = schema.get("enum").and_then(Value::as_array) {
+        if !choices.contains(value) {
+            problems.push(format!("{path}: {value} is not one of {choices:?}"));
+        }
+    }
+    if let (Some(min), Some(n)) = (
+        schema.get("minimum").and_then(Value::as_f64),
+        value.as_f64(),
+    ) {
+        if n < min {
+            problems.push(format!("{path}: {n} is below the minimum {min}"));
+        }
+    }
+    if let Some(object) = value.as_object() {
+        for name in schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(name) = name.as_str() {
+                if !object.contains_key(name) {
+                    problems.push(format!("{path}: required property {name} is missing"));
+                }
+            }
+        }
+        let properties = schema.get("properties").and_then(Value::as_object);
+        for (name, item) in object {
+            let sub = format!("{path}.{name}");
+            match (
+                properties.and_then(|p| p.get(name)),
+                schema.get("additionalProperties"),
+            ) {
+                (Some(s), _) => schema_problems(s, item, &sub, problems),
+                (None, Some(Value::Bool(false))) => {
+                    problems.push(format!("{sub}: property not allowed"));
+                }
+                (None, Some(s @ Value::Object(_))) => schema_problems(s, item, &sub, problems),
+                (None, _) => (),
+            }
+        }
+    }
+    if let (Some(items), Some(array)) = (schema.get("items"), value.as_array()) {
+        for (i, item) in array.iter().enumerate() {
+            schema_problems(items, item, &format!("{path}[{i}]"), problems);
+        }
+    }
+}
+
 fn tail_chars(text: &str, n: usize) -> &str {
     let count = text.chars().count();
     if count <= n {
@@ -710,6 +820,23 @@ fn tail_chars(text: &str, n: usize) -> &str {
     }
     let skip = text.char_indices().nth(count - n).map_or(0, |(i, _)| i);
     &text[skip..]
+}
+
+/// Runs the binary to completion with a scrubbed environment (for `--help`, `--version` and
+/// startup errors); stdin is `/dev/null`.
+pub fn run_binary(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_yieldshell"));
+    command.args(args).stdin(Stdio::null());
+    for (name, _) in std::env::vars_os() {
+        let Some(name) = name.to_str() else { continue };
+        if SCRUBBED_PREFIXES.iter().any(|p| name.starts_with(p)) || SCRUBBED_NAMES.contains(&name) {
+            command.env_remove(name);
+        }
+    }
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.output().expect("run the yieldshell binary")
 }
 
 /// True when a CallToolResult has `isError: true`.

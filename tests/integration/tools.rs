@@ -709,15 +709,25 @@ fn child_sees_only_stdio_descriptors() {
 #[test]
 fn child_stdio_is_not_the_protocol_pipes() {
     let server = Server::ready();
-    let server_out = std::fs::read_link(format!("/proc/{}/fd/1", server.pid())).expect("fd 1");
-    let server_in = std::fs::read_link(format!("/proc/{}/fd/0", server.pid())).expect("fd 0");
-    let result = server.sh("readlink /proc/$$/fd/0 /proc/$$/fd/1 /proc/$$/fd/2; true");
-    let stdout = result["stdout"].as_str().unwrap_or_default().to_owned();
-    for line in stdout.lines() {
-        assert_ne!(line, server_out.to_str().unwrap_or_default(), "{stdout}");
-        assert_ne!(line, server_in.to_str().unwrap_or_default(), "{stdout}");
+    let server_fds: Vec<String> = (0..3)
+        .map(|fd| {
+            let link = std::fs::read_link(format!("/proc/{}/fd/{fd}", server.pid()));
+            link.expect("server fd").to_string_lossy().into_owned()
+        })
+        .collect();
+    for close_stdin in [true, false] {
+        let result = server.exec(json!({
+            "command": "readlink /proc/$$/fd/0 /proc/$$/fd/1 /proc/$$/fd/2; true",
+            "close_stdin": close_stdin, "yield_ms": 5000}));
+        let stdout = result["stdout"].as_str().unwrap_or_default().to_owned();
+        assert_eq!(stdout.lines().count(), 3, "{result}");
+        for line in stdout.lines() {
+            assert!(
+                !server_fds.iter().any(|fd| fd == line),
+                "a child descriptor is one of the server's stdio {server_fds:?}: {stdout}"
+            );
+        }
     }
-    assert_eq!(stdout.lines().count(), 3, "{result}");
 }
 
 #[test]
@@ -745,4 +755,148 @@ fn server_descriptors_return_to_baseline() {
         "server fds: baseline {baseline}, now {}",
         crate::support::fd_count(server.pid())
     );
+}
+
+/// The `SigIgn` or `SigBlk` bit set of `/proc/<pid>/status` text.
+fn signal_set(status: &str, field: &str) -> u64 {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:\t")))
+        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        .unwrap_or_else(|| panic!("{field} in {status:?}"))
+}
+
+#[test]
+fn child_gets_an_empty_signal_mask_and_no_ignored_signal_from_the_server() {
+    let server = Server::ready();
+    // `exec`: the shell's own process reads its status (a child of dash would race with
+    // dash's vfork, which blocks every signal in the shell until the child has exec'd).
+    let result = server.sh("exec grep -E '^Sig(Blk|Ign)' /proc/self/status");
+    let child = result["stdout"].as_str().unwrap_or_default().to_owned();
+    // What the server inherited from this test process it may pass on; it must add nothing,
+    // and SIGPIPE (ignored by the Rust runtime) must be back to its default.
+    let own = std::fs::read_to_string("/proc/self/status").expect("own status");
+    let inherited = signal_set(&own, "SigIgn");
+    let sigpipe = 1u64 << (libc::SIGPIPE - 1);
+    assert_eq!(
+        signal_set(&child, "SigBlk"),
+        0,
+        "no blocked signal: {child}"
+    );
+    let ignored = signal_set(&child, "SigIgn");
+    assert_eq!(ignored & sigpipe, 0, "SIGPIPE is not ignored: {child}");
+    assert_eq!(
+        ignored & !inherited,
+        0,
+        "the server adds no ignored signal ({ignored:x} vs ours {inherited:x})"
+    );
+}
+
+#[test]
+fn child_leads_its_own_session_and_group() {
+    let server = Server::ready();
+    let result = server.sh("cut -d' ' -f5,6 /proc/$$/stat; echo $$; true");
+    let stdout = result["stdout"].as_str().unwrap_or_default().to_owned();
+    let mut lines = stdout.lines();
+    let ids = lines.next().unwrap_or_default().to_owned();
+    let pid = lines.next().unwrap_or_default();
+    assert_eq!(
+        ids,
+        format!("{pid} {pid}"),
+        "pgid and sid are the pid: {stdout}"
+    );
+    assert_eq!(pid, pid_of(&result).to_string(), "{result}");
+}
+
+#[test]
+fn a_large_stdin_does_not_block_the_call() {
+    let server = Server::ready();
+    let input = "x".repeat(1_000_000);
+    let started = Instant::now();
+    let result = server.exec(json!({"command": "sleep 1; wc -c", "stdin": input, "yield_ms": 300}));
+    let elapsed = started.elapsed();
+    assert_eq!(result["status"], "backgrounded", "{result}");
+    assert!(
+        elapsed < Duration::from_millis(1500),
+        "blocked on stdin: {elapsed:?}"
+    );
+    let id = process_id(&result);
+    let waited = server.wait_exit_of(&id);
+    assert_eq!(waited["stdout"], "1000000\n", "{waited}");
+    assert!(waited["stdin_error"].is_null(), "{waited}");
+}
+
+#[test]
+fn stdin_error_is_reported_when_the_child_refuses_input() {
+    let server = Server::ready();
+    let input = "x".repeat(1_000_000);
+    let result = server.exec(json!({
+        "command": "exec 0<&-; sleep 0.3; echo closed", "stdin": input, "yield_ms": 10000}));
+    assert_eq!(result["status"], "completed", "{result}");
+    assert_eq!(result["stdout"], "closed\n", "{result}");
+    let id = process_id(&result);
+    let read = server.call_ok("read", json!({"process_id": id}));
+    assert!(
+        read["stdin_error"].as_str().is_some_and(|e| !e.is_empty()),
+        "read reports stdin_error: {read}"
+    );
+    let entry = server.ps_entry(&id).expect("listed");
+    assert!(
+        entry["stdin_error"].as_str().is_some_and(|e| !e.is_empty()),
+        "ps reports stdin_error: {entry}"
+    );
+}
+
+#[test]
+fn concurrent_execs_run_in_parallel() {
+    let server = Server::ready();
+    let started = Instant::now();
+    let ids: Vec<Value> = (0..4)
+        .map(|i| {
+            server.send_request(
+                "tools/call",
+                json!({"name": "exec", "arguments": {
+                    "command": format!("sleep 1; echo {i}"), "side_effects": ["NONE"],
+                    "yield_ms": 20000}}),
+            )
+        })
+        .collect();
+    for (i, id) in ids.iter().enumerate() {
+        let response = server.response(id, Duration::from_secs(20));
+        let object = server.result_object(&response["result"]);
+        assert_eq!(object["stdout"], format!("{i}\n"), "{response}");
+        assert_eq!(object["status"], "completed", "{response}");
+    }
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed < Duration::from_millis(2500),
+        "four 1 s commands took {elapsed:?}: not run concurrently"
+    );
+}
+
+#[test]
+fn a_flood_of_output_is_drained_while_the_child_runs() {
+    let server = Server::ready();
+    // 2 MB through each pipe: a server that does not drain both would block the child.
+    let result = server.exec(json!({
+        "command": "head -c 2000000 /dev/zero | tr '\\0' a; echo; \
+                    head -c 2000000 /dev/zero | tr '\\0' b >&2; echo >&2; echo end",
+        "yield_ms": 20000}));
+    assert_eq!(result["status"], "completed", "{}", result["status"]);
+    assert_eq!(result["exit_code"], 0, "{}", result["exit_code"]);
+    assert_eq!(
+        result["truncated"], true,
+        "more than the ring buffer was written"
+    );
+    assert_eq!(result["capped"], true);
+    let id = process_id(&result);
+    let entry = server.ps_entry(&id).expect("listed");
+    assert_eq!(entry["stdout_bytes"], 2_000_005, "{entry}");
+    assert_eq!(entry["stderr_bytes"], 2_000_001, "{entry}");
+    assert_eq!(entry["latest_seq"], 4_000_006, "{entry}");
+    let tail = server.call_ok(
+        "read",
+        json!({"process_id": id, "tail_lines": 1, "streams": "stdout"}),
+    );
+    assert_eq!(tail["stdout"], "end\n", "{tail}");
 }
