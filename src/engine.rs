@@ -377,11 +377,16 @@ impl Engine {
     pub fn exec(&self, args: ExecArgs, ctx: &CallCtx<'_>) -> Option<Reply> {
         let started = Instant::now();
         let command = self.secrets.redact_str(&args.command);
+        let directory = match config::resolve_cwd(&self.config, args.cwd.as_deref()) {
+            Ok(dir) => dir.display().to_string(),
+            Err(_) => args.cwd.clone().unwrap_or_default(),
+        };
         let reply = self.exec_inner(args, ctx, started);
         let mut a = Map::new();
         a.insert("tool".into(), Value::from("exec"));
         a.insert("mode".into(), Value::from(self.mode_name()));
         a.insert("command".into(), Value::from(command));
+        a.insert("directory".into(), Value::from(directory));
         a.insert(
             "duration_ms".into(),
             Value::from(started.elapsed().as_millis() as u64),

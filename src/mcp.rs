@@ -297,7 +297,7 @@ fn read_input() -> Value {
 }
 
 fn read_output() -> Value {
-    object_schema(process_output_props(), &["process_id"])
+    object_schema(process_output_props(), &[])
 }
 
 fn write_input() -> Value {
@@ -316,7 +316,7 @@ fn write_input() -> Value {
 fn write_output() -> Value {
     json!({"type": "object", "properties": {
         "process_id": {"type": "string"}, "ok": {"type": "boolean"}, "error": {"type": "string"}
-    }, "required": ["process_id"]})
+    }, "required": []})
 }
 
 fn wait_input() -> Value {
@@ -333,7 +333,7 @@ fn wait_output() -> Value {
         json!({"type": "string", "enum": ["exited", "matched", "deadline_reached"]}),
     );
     p.insert("waited_ms".into(), json!({"type": "integer"}));
-    object_schema(p, &["process_id"])
+    object_schema(p, &[])
 }
 
 fn stop_input() -> Value {
@@ -357,7 +357,7 @@ fn stop_output() -> Value {
         "exit_code": {"type": ["integer", "null"]},
         "exit_signal": {"type": ["string", "null"]},
         "error": {"type": ["string", "null"]}
-    }, "required": ["process_id"]})
+    }, "required": []})
 }
 
 fn ps_input() -> Value {
@@ -368,7 +368,7 @@ fn ps_input() -> Value {
 }
 
 fn ps_output() -> Value {
-    json!({"type": "object", "properties": {"processes": {"type": "array", "items": {"type": "object"}}}, "required": ["processes"]})
+    json!({"type": "object", "properties": {"processes": {"type": "array", "items": {"type": "object"}}, "error": {"type": "string"}}})
 }
 
 fn cleanup_input() -> Value {
@@ -460,6 +460,12 @@ pub fn call_tool(
         Ok(reply) => reply,
         Err(message) => {
             let mut reply = Reply::error(message);
+            if name == "exec" {
+                // No process was created: the same shape as any refusal of exec.
+                reply
+                    .value
+                    .insert("status".into(), Value::from("failed_to_start"));
+            }
             if let Some(Value::String(id)) = args.get("process_id") {
                 reply
                     .value

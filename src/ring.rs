@@ -178,6 +178,43 @@ impl Ring {
         self.segs.partition_point(|s| s.seq + s.len <= seq)
     }
 
+    /// Index of the first segment that ends after stream offset `off`.
+    fn seg_index_of_off(&self, off: u64) -> usize {
+        self.segs.partition_point(|s| s.off + s.len <= off)
+    }
+
+    /// The first offset at or after `off` that does not start inside a character: a
+    /// continuation byte is skipped when the lead byte of its character is retained before
+    /// it, or when nothing is retained before it (the lead byte was evicted).
+    fn char_start_at_or_after(&self, off: u64) -> u64 {
+        let end = self.end_off();
+        if off >= end || !is_continuation(self.byte(off)) {
+            return off;
+        }
+        let mut lead = off;
+        while lead > self.base && off - lead < 3 {
+            lead -= 1;
+            let b = self.byte(lead);
+            if !is_continuation(b) {
+                let width = utf8_width(b) as u64;
+                return if width > 1 && lead + width > off {
+                    (lead + width).min(end)
+                } else {
+                    off
+                };
+            }
+        }
+        if lead == self.base && off - lead < 3 {
+            // The lead byte was evicted: skip the rest of its character.
+            let mut s = off;
+            while s < end && s - off < 3 && is_continuation(self.byte(s)) {
+                s += 1;
+            }
+            return s;
+        }
+        off
+    }
+
     /// Maps a position to this stream's offset: the offset of the first retained byte
     /// whose position is `>= seq`, or the end.
     fn off_at_or_after(&self, seq: u64) -> u64 {
@@ -294,8 +331,8 @@ impl Output {
         let mut cur = [(usize::MAX, 0u64); 2];
         for (i, ring) in self.rings.iter().enumerate() {
             if req.streams.has(i) {
-                let seg = ring.seg_index(start);
-                cur[i] = (seg, ring.off_at_or_after(start));
+                let off = ring.char_start_at_or_after(ring.off_at_or_after(start));
+                cur[i] = (ring.seg_index_of_off(off), off);
             }
         }
         let mut budget = req.max_bytes as u64;
@@ -371,34 +408,43 @@ impl Output {
                 starts[i] = ring.end_off();
                 continue;
             }
-            let from = ring.off_at_or_after(start);
+            let from = ring.char_start_at_or_after(ring.off_at_or_after(start));
             starts[i] = ring.tail_start(from, n);
         }
-        // Respect the byte budget by dropping the oldest bytes, newest kept.
-        let mut total: u64 = (0..2).map(|i| self.rings[i].end_off() - starts[i]).sum();
+        // Respect the byte budget by keeping the newest bytes, in position order across
+        // both streams: find the position `cut` such that the bytes at or after it fit.
         let budget = req.max_bytes as u64;
-        while total > budget {
-            // Trim the stream whose first kept byte is older.
-            let out_empty = starts[STDOUT] >= self.rings[STDOUT].end_off();
-            let err_empty = starts[STDERR] >= self.rings[STDERR].end_off();
-            let out_older = !err_empty
-                && self.rings[STDOUT].seq_of(starts[STDOUT])
-                    < self.rings[STDERR].seq_of(starts[STDERR]);
-            let i = if !out_empty && (err_empty || out_older) {
-                STDOUT
-            } else {
-                STDERR
-            };
-            let ring = &self.rings[i];
-            let len = ring.end_off() - starts[i];
-            let drop = (total - budget).min(len);
-            let mut s = starts[i] + drop;
-            // Do not start inside a character.
-            while s < ring.end_off() && is_continuation(ring.byte(s)) {
-                s += 1;
+        let total: u64 = (0..2).map(|i| self.rings[i].end_off() - starts[i]).sum();
+        if total > budget {
+            let mut pieces: Vec<(u64, u64)> = Vec::new(); // (position, length)
+            for (i, ring) in self.rings.iter().enumerate() {
+                for seg in ring.segs.iter().skip(ring.seg_index_of_off(starts[i])) {
+                    let from = seg.off.max(starts[i]);
+                    let len = seg.off + seg.len - from;
+                    if len > 0 {
+                        pieces.push((seg.seq + (from - seg.off), len));
+                    }
+                }
             }
-            total -= s - starts[i];
-            starts[i] = s;
+            pieces.sort_unstable_by_key(|p| std::cmp::Reverse(p.0));
+            let mut kept = 0u64;
+            let mut cut = u64::MAX;
+            for (seq, len) in pieces {
+                if kept + len >= budget {
+                    cut = seq + (len - (budget - kept));
+                    break;
+                }
+                kept += len;
+                cut = seq;
+            }
+            for (i, ring) in self.rings.iter().enumerate() {
+                let mut s = starts[i].max(ring.off_at_or_after(cut));
+                // Do not start inside a character.
+                while s < ring.end_off() && is_continuation(ring.byte(s)) {
+                    s += 1;
+                }
+                starts[i] = s;
+            }
         }
         for (i, ring) in self.rings.iter().enumerate() {
             let end = ring.end_off();
@@ -643,6 +689,39 @@ mod tests {
             (text(&r.stdout), text(&r.stderr)),
             ("ur\n".into(), "".into())
         );
+    }
+
+    #[test]
+    fn tail_budget_keeps_the_newest_bytes_across_streams() {
+        let mut o = Output::new(1 << 20);
+        o.push(STDOUT, &[b'a'; 3000]);
+        o.push(STDERR, &[b'b'; 3000]);
+        o.push(STDOUT, b"end\n");
+        let r = o.read(&ReadReq {
+            tail_lines: Some(1),
+            ..req(None, 100)
+        });
+        assert_eq!(text(&r.stdout), "end\n");
+        assert_eq!(text(&r.stderr), "b".repeat(96));
+    }
+
+    #[test]
+    fn a_start_inside_a_character_skips_to_the_next_one() {
+        let mut o = Output::new(1024);
+        o.push(STDOUT, "aé€".as_bytes());
+        // Position 3 is the second byte of é.
+        let r = o.read(&req(Some(3), 100));
+        assert_eq!(text(&r.stdout), "€");
+        // Eviction that cuts a character leaves no half of it.
+        let mut o = Output::new(5);
+        o.push(STDOUT, "ééé".as_bytes());
+        let r = o.read(&req(None, 100));
+        assert_eq!(text(&r.stdout), "éé");
+        // Garbage continuation bytes are not characters: they stay (as U+FFFD).
+        let mut o = Output::new(64);
+        o.push(STDOUT, b"ab\x80\x80\x80\x80c");
+        let r = o.read(&req(Some(3), 100));
+        assert_eq!(r.stdout, b"\x80\x80\x80\x80c");
     }
 
     #[test]

@@ -408,7 +408,13 @@ impl Server {
                 *self.version.lock() = Some(version);
                 mcp::initialize_result(version)
             }
-            "tools/list" => mcp::tools_list(&self.engine.config.tools, self.version()),
+            "tools/list" => {
+                if params.get("cursor").is_some_and(|c| !c.is_null()) {
+                    let msg = "Invalid params: unknown cursor; tools/list returns every tool in one page, call it without a cursor";
+                    return Some(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, msg));
+                }
+                mcp::tools_list(&self.engine.config.tools, self.version())
+            }
             "tools/call" => return self.tools_call(id, params, inline),
             _ => {
                 return Some(jsonrpc::error(

@@ -279,8 +279,10 @@ impl SpawnAttr {
                 })?;
             }
         }
-        // SAFETY: `set` is a valid sigset_t that sigemptyset/sigaddset initialise and fill;
-        // the attribute object was initialised and copies the sets.
+        // SAFETY: `set` is a valid sigset_t that sigemptyset/sigaddset initialise and fill
+        // (glibc's sigset_t is an array of at least 1024 bits, so the words written for
+        // signals 32 and 33 are inside it); the attribute object was initialised and copies
+        // the sets.
         unsafe {
             let mut set: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut set);
@@ -300,6 +302,17 @@ impl SpawnAttr {
                 libc::SIGXFSZ,
             ] {
                 libc::sigaddset(&mut set, sig);
+            }
+            // glibc reserves signals 32 and 33 for itself; its posix_spawn sets them to
+            // SIG_IGN in the child (which exec keeps) unless they are in the default set,
+            // and its sigaddset refuses them, so set their bits directly.
+            #[cfg(target_env = "gnu")]
+            {
+                let words = &mut set as *mut libc::sigset_t as *mut libc::c_ulong;
+                let bits = libc::c_ulong::BITS as usize;
+                for sig in [32usize, 33] {
+                    *words.add((sig - 1) / bits) |= 1 << ((sig - 1) % bits);
+                }
             }
             check(libc::posix_spawnattr_setsigdefault(&mut self.0, &set))?;
             check(libc::posix_spawnattr_setflags(
