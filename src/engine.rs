@@ -488,7 +488,8 @@ impl Engine {
             "duration_ms".into(),
             Value::from(started.elapsed().as_millis() as u64),
         );
-        put_output(&mut m, &out, Streams::Both);
+        let next_seq = out.next_seq;
+        put_output(&mut m, out, Streams::Both);
         m.insert(
             "exit_code".into(),
             exit_code.map_or(Value::Null, Value::from),
@@ -502,7 +503,7 @@ impl Engine {
                      process_id {id} and since_seq {next} for new output, wait to block until it \
                      exits or prints something (until), write to send input, and stop to end it.",
                     id = proc.info.id,
-                    next = out.next_seq
+                    next = next_seq
                 )),
             );
         }
@@ -1033,7 +1034,7 @@ impl Engine {
             exit_code.map_or(Value::Null, Value::from),
         );
         m.insert("signal".into(), signal.map_or(Value::Null, Value::from));
-        put_output(&mut m, &out, args.streams);
+        put_output(&mut m, out, args.streams);
         m.insert(
             "stdin_error".into(),
             stdin_error.map_or(Value::Null, Value::from),
@@ -1370,24 +1371,23 @@ fn failed_to_start(message: String) -> Reply {
     Reply::err(m)
 }
 
-fn put_output(m: &mut Map<String, Value>, out: &ReadOut, streams: Streams) {
-    if streams != Streams::Stderr {
-        m.insert(
-            "stdout".into(),
-            Value::from(String::from_utf8_lossy(&out.stdout).into_owned()),
-        );
-    }
-    if streams != Streams::Stdout {
-        m.insert(
-            "stderr".into(),
-            Value::from(String::from_utf8_lossy(&out.stderr).into_owned()),
-        );
-    }
+fn put_output(m: &mut Map<String, Value>, out: ReadOut, streams: Streams) {
     m.insert("start_seq".into(), Value::from(out.start_seq));
     m.insert("next_seq".into(), Value::from(out.next_seq));
     m.insert("latest_seq".into(), Value::from(out.latest_seq));
     m.insert("truncated".into(), Value::Bool(out.truncated));
     m.insert("capped".into(), Value::Bool(out.capped));
+    if streams != Streams::Stderr {
+        m.insert("stdout".into(), Value::from(into_text(out.stdout)));
+    }
+    if streams != Streams::Stdout {
+        m.insert("stderr".into(), Value::from(into_text(out.stderr)));
+    }
+}
+
+/// Bytes as text without a copy when they are valid UTF-8; U+FFFD for invalid sequences.
+fn into_text(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// What a safer next step looks like for each blocked category.

@@ -153,7 +153,9 @@ pub fn notification(method: &str, params: Value) -> Value {
 pub fn to_line(message: &Value) -> Vec<u8> {
     // Serializing a `Value` cannot fail: its keys are strings and it holds no non-finite
     // floats.
-    serde_json::to_vec(message).unwrap_or_default()
+    let mut line = Vec::with_capacity(128);
+    let _ = serde_json::to_writer(&mut line, message);
+    line
 }
 
 #[cfg(test)]

@@ -437,6 +437,47 @@ pub fn call_result(reply: Reply, version: &str) -> Value {
     Value::Object(r)
 }
 
+/// The whole response line of a `tools/call` (without the newline), built directly: the
+/// result object is serialised once, and that text escaped once more for the text block,
+/// instead of building and serialising a tree that holds the output three times.
+pub fn call_response_line(id: &Value, reply: Reply, version: &str) -> Vec<u8> {
+    let object = Value::Object(reply.value);
+    let object_json = serde_json::to_string(&object).unwrap_or_default();
+    drop(object);
+    let extra: usize = reply.texts.iter().flatten().map(|t| t.len() + 32).sum();
+    let mut line = Vec::with_capacity(object_json.len() * 2 + extra + 160);
+    line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    let _ = serde_json::to_writer(&mut line, id);
+    line.extend_from_slice(b",\"result\":{\"content\":[");
+    let text_block = |line: &mut Vec<u8>, first: bool, text: &str| {
+        if !first {
+            line.push(b',');
+        }
+        line.extend_from_slice(b"{\"type\":\"text\",\"text\":");
+        let _ = serde_json::to_writer(&mut *line, text);
+        line.push(b'}');
+    };
+    match &reply.texts {
+        Some(texts) => {
+            for (i, t) in texts.iter().enumerate() {
+                text_block(&mut line, i == 0, t);
+            }
+        }
+        None => text_block(&mut line, true, &object_json),
+    }
+    line.push(b']');
+    if has_structured(version) {
+        line.extend_from_slice(b",\"structuredContent\":");
+        line.extend_from_slice(object_json.as_bytes());
+    }
+    line.extend_from_slice(if reply.is_error {
+        b",\"isError\":true}}"
+    } else {
+        b",\"isError\":false}}"
+    });
+    line
+}
+
 /// Runs a tool. `None` means the call was cancelled: send nothing.
 pub fn call_tool(
     engine: &Engine,
@@ -820,6 +861,28 @@ mod tests {
         assert_eq!(a.uint("f").unwrap(), None);
         assert!(a.uint("g").is_err());
         assert_eq!(a.uint("missing").unwrap(), None);
+    }
+
+    #[test]
+    fn response_line_equals_the_tree_form() {
+        let mut value = Map::new();
+        value.insert("stdout".into(), Value::from("a\"b\n\u{1}é"));
+        value.insert("status".into(), Value::from("completed"));
+        for version in VERSIONS {
+            for texts in [None, Some(vec!["one".to_string(), "two\n".to_string()])] {
+                let reply = || Reply {
+                    value: value.clone(),
+                    is_error: texts.is_some(),
+                    texts: texts.clone(),
+                };
+                let id = json!("x1");
+                let line = call_response_line(&id, reply(), version);
+                let parsed: Value = serde_json::from_slice(&line).unwrap();
+                let tree = crate::jsonrpc::response(&id, call_result(reply(), version));
+                assert_eq!(parsed, tree, "{version}");
+                assert!(!line.contains(&b'\n'));
+            }
+        }
     }
 
     #[test]

@@ -24,7 +24,7 @@ use parking_lot::{Condvar, Mutex};
 use serde_json::{json, Map, Value};
 
 use crate::config::Config;
-use crate::engine::{CallCtx, Cancel, Engine};
+use crate::engine::{CallCtx, Cancel, Engine, Reply};
 use crate::jsonrpc::{self, Incoming};
 use crate::mcp;
 use crate::pool::Pool;
@@ -176,6 +176,7 @@ fn write_loop(rx: Receiver<Vec<u8>>, shutdown: Arc<Shutdown>) {
     let stdout = io::stdout();
     let mut out = stdout.lock();
     for mut line in rx {
+        // Lines are built with room for this byte, so it does not copy them.
         line.push(b'\n');
         let result = out.write_all(&line).and_then(|()| out.flush());
         if let Err(e) = result {
@@ -477,7 +478,7 @@ impl Server {
         let cancel = Arc::new(Cancel::default());
         self.inflight.lock().insert(key.clone(), cancel.clone());
         let this = self.clone();
-        let job = move || -> Option<Value> {
+        let job = move || -> Option<(Value, Reply, &'static str)> {
             let version = this.version();
             let send_progress = |elapsed: u64, bytes: u64| {
                 if let Some(token) = &token {
@@ -508,19 +509,19 @@ impl Server {
             }
             drop(inflight);
             match reply {
-                Some(r) if !cancel.is_cancelled() => {
-                    Some(jsonrpc::response(&id, mcp::call_result(r, version)))
-                }
+                Some(r) if !cancel.is_cancelled() => Some((id, r, version)),
                 _ => None,
             }
         };
         if inline {
-            return job();
+            return job()
+                .map(|(id, r, version)| jsonrpc::response(&id, mcp::call_result(r, version)));
         }
         let this = self.clone();
         self.pool.execute(Box::new(move || {
-            if let Some(response) = job() {
-                this.send(response);
+            if let Some((id, r, version)) = job() {
+                // Large outputs: serialise once, straight into the line that goes out.
+                let _ = this.out.send(mcp::call_response_line(&id, r, version));
             }
         }));
         None
