@@ -37,7 +37,10 @@ pub struct Ingest {
 }
 
 /// Bytes read per pipe per wake-up.
-const CHUNK: usize = 64 * 1024;
+const CHUNK: usize = 256 * 1024;
+/// Pipe buffer asked for (the unprivileged maximum by default): a flooding child then
+/// fills it while the reader copies, with fewer wake-ups on both sides.
+const PIPE_BYTES: usize = 1024 * 1024;
 /// Events handled per `epoll_wait`.
 const BATCH: usize = 64;
 
@@ -74,6 +77,10 @@ impl Ingest {
                 continue;
             };
             let token = self.next.fetch_add(1, Ordering::Relaxed);
+            sys::grow_pipe(&file, PIPE_BYTES);
+            if let Err(e) = sys::set_nonblocking(file.as_raw_fd()) {
+                crate::warn!("cannot make an output pipe non-blocking: {e}");
+            }
             let fd = file.as_raw_fd();
             self.entries.lock().insert(
                 token,
@@ -108,23 +115,34 @@ fn run(epoll: &sys::Epoll, entries: &Mutex<HashMap<u64, Entry>>) {
             let Some(mut entry) = entries.lock().remove(&token) else {
                 continue;
             };
-            match process::read_chunk(&mut entry.file, &mut buf) {
-                Some(0) => {
-                    epoll.delete(entry.file.as_raw_fd());
-                    entry
-                        .proc
-                        .take_output(entry.stream, &mut entry.filter, None);
-                    // Dropping the entry closes the pipe.
+            // The pipe is non-blocking: keep reading while it is full (a flood), up to a
+            // bound so that other pipes get their turn, then go back to waiting.
+            let mut ended = false;
+            for _ in 0..8 {
+                match process::read_chunk(&mut entry.file, &mut buf) {
+                    Some(0) => {
+                        ended = true;
+                        break;
+                    }
+                    Some(n) => {
+                        entry
+                            .proc
+                            .take_output(entry.stream, &mut entry.filter, Some(&buf[..n]));
+                        if n < buf.len() {
+                            break;
+                        }
+                    }
+                    None => break,
                 }
-                Some(n) => {
-                    entry
-                        .proc
-                        .take_output(entry.stream, &mut entry.filter, Some(&buf[..n]));
-                    entries.lock().insert(token, entry);
-                }
-                None => {
-                    entries.lock().insert(token, entry);
-                }
+            }
+            if ended {
+                epoll.delete(entry.file.as_raw_fd());
+                entry
+                    .proc
+                    .take_output(entry.stream, &mut entry.filter, None);
+                // Dropping the entry closes the pipe.
+            } else {
+                entries.lock().insert(token, entry);
             }
         }
     }

@@ -12,7 +12,8 @@
 //!   so the id the client gets back is the id it sent.
 //! - For requests, the MCP layer's pure functions hold up: `negotiate` answers a supported
 //!   version (the requested one when supported), `initialize_result`, `tools_list` and
-//!   `call_result` gate their fields on that version, and their results survive `to_line`.
+//!   `call_result` gate their fields on that version, and their results survive `to_line`;
+//!   the hand-built `call_response_line` parses to exactly `response(id, call_result(..))`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -20,7 +21,7 @@ use serde_json::{json, Map, Value};
 use yieldshell::engine::Reply;
 use yieldshell::jsonrpc::{classify, error, response, to_line, Incoming, INVALID_REQUEST, PARSE_ERROR};
 use yieldshell::mcp::{
-    call_result, has_annotations, has_structured, initialize_result, negotiate, tools_list,
+    call_response_line, call_result, has_annotations, has_structured, initialize_result, negotiate, tools_list,
     LATEST, VERSIONS,
 };
 
@@ -213,12 +214,30 @@ fn check_mcp(id: &Value, method: &str, params: &Map<String, Value>) {
         .get("texts")
         .and_then(Value::as_array)
         .map(|a| a.iter().map(|v| v.to_string()).collect());
-    let reply = Reply {
+    let reply = || Reply {
         value: params.clone(),
         is_error,
         texts: texts.clone(),
     };
-    let result = call_result(reply, version);
+    let result = call_result(reply(), version);
+
+    // The hand-built response line of tools/call equals the tree-built one.
+    let line = call_response_line(id, reply(), version);
+    assert!(
+        !line.contains(&b'\n') && !line.contains(&b'\r'),
+        "raw line break in call_response_line: {:?}",
+        String::from_utf8_lossy(&line)
+    );
+    let parsed: Value = serde_json::from_slice(&line).unwrap_or_else(|e| {
+        panic!("call_response_line is not JSON ({e}): {:?}", String::from_utf8_lossy(&line))
+    });
+    let tree = response(id, result.clone());
+    assert!(
+        same(&parsed, &tree),
+        "call_response_line differs from response(call_result):\n  line {:?}\n  tree {tree}",
+        String::from_utf8_lossy(&line)
+    );
+
     assert_eq!(result["isError"], Value::Bool(is_error));
     let content = result["content"].as_array().expect("content is an array");
     for block in content {

@@ -5,19 +5,26 @@
 //! Properties, for any sequence of pushes and reads:
 //! - positions are assigned from 1 in arrival order, strictly increasing, across both
 //!   streams; `latest_seq` is the number of bytes pushed; `bytes_total` counts per stream;
-//!   each stream retains exactly its newest `cap` bytes;
-//! - a read (without `tail_lines`) returns a prefix, in position order, of the retained bytes
-//!   of the selected streams from `max(since, oldest)`; never more than `max_bytes + 3` bytes
-//!   (and at least one byte when `max_bytes >= 1` and something is there); `capped` exactly
-//!   when bytes are left after it; `start_seq` is the first returned position; `next_seq` is
-//!   one past the last returned byte when capped, else one past the newest position;
-//!   `truncated` exactly when a selected byte at or after the requested position was evicted;
-//! - chaining `since_seq = next_seq` from 1 with a budget >= 4 returns every retained byte of
-//!   the selected streams exactly once, in order, making progress on every call; when every
-//!   push was valid UTF-8 and nothing was evicted, no read splits a character;
-//! - a `tail_lines` read returns, per stream, a suffix of the retained bytes; exactly the
-//!   newest N lines when they fit in the budget; never more than `max_bytes` bytes;
-//! - `oldest_seq`, `stream_bytes_from` and `stream_off_at` agree with the model.
+//!   each stream retains exactly its newest `cap` bytes (`stream_bytes_from`,
+//!   `stream_off_at` and `oldest_seq` agree with the model);
+//! - while every push to the selected streams was valid UTF-8 (the documented contract:
+//!   callers keep characters whole per append), a read (without `tail_lines`) returns a
+//!   prefix, in position order, of the retained bytes of the selected streams from
+//!   `max(since, oldest)`, each stream first skipping the rest of a character the start fell
+//!   into (or whose lead byte was evicted); never more than `max_bytes + 3` bytes (and at
+//!   least one when `max_bytes >= 1` and something is there); `capped` exactly when bytes are
+//!   left after it; `start_seq` is the first returned position; `next_seq` is one past the
+//!   last returned byte when capped, else one past the newest position; `truncated` exactly
+//!   when a selected byte at or after the requested position was evicted;
+//! - chaining `since_seq = next_seq` from 1 with a budget >= 4 makes progress on every call
+//!   and returns every retained byte exactly once, in order (under the contract: minus the
+//!   continuation bytes of a character whose lead byte was evicted), and no read splits a
+//!   character; with arbitrary bytes, it returns each stream's retained bytes in order,
+//!   losing at most 3 bytes per call;
+//! - a `tail_lines` read never returns more than `max_bytes`, returns per stream a suffix of
+//!   the retained bytes, and under the contract exactly the newest N lines of each stream
+//!   when they fit, or else the newest `max_bytes` bytes of those lines in position order
+//!   across both streams (not starting inside a character).
 #![no_main]
 
 use std::collections::VecDeque;
@@ -93,17 +100,6 @@ impl Model {
             .min(self.next)
     }
 
-    /// Retained bytes of the selected streams at or after `start`, in position order, with
-    /// their stream.
-    fn merged_from(&self, streams: Streams, start: u64) -> Vec<(usize, Byte)> {
-        let mut all: Vec<(usize, Byte)> = selected(streams)
-            .flat_map(|i| self.kept[i].iter().map(move |b| (i, *b)))
-            .filter(|(_, b)| b.seq >= start)
-            .collect();
-        all.sort_by_key(|(_, b)| b.seq);
-        all
-    }
-
     fn stream_from(&self, stream: usize, start: u64) -> Vec<u8> {
         self.kept[stream]
             .iter()
@@ -111,6 +107,32 @@ impl Model {
             .map(|b| b.value)
             .collect()
     }
+}
+
+fn is_continuation(b: u8) -> bool {
+    b & 0xC0 == 0x80
+}
+
+/// Under the contract: the retained bytes of `stream` at or after `start`, without the rest
+/// of a character that began before (continuation bytes at the front).
+fn clean_from(m: &Model, stream: usize, start: u64) -> Vec<Byte> {
+    m.kept[stream]
+        .iter()
+        .filter(|b| b.seq >= start)
+        .skip_while(|b| is_continuation(b.value))
+        .copied()
+        .collect()
+}
+
+/// True when `needle` occurs in `hay` as a contiguous run.
+fn contains_run(hay: &[u8], needle: &[u8]) -> bool {
+    needle.is_empty() || hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// True when `sub` is a subsequence of `seq`.
+fn is_subsequence(sub: &[u8], seq: &[u8]) -> bool {
+    let mut it = seq.iter();
+    sub.iter().all(|b| it.any(|c| c == b))
 }
 
 fn streams_of(n: u8) -> Streams {
@@ -133,13 +155,13 @@ fn check_read(m: &Model, o: &Output, req: &ReadReq) -> ReadOut {
     let out = o.read(req);
     let requested = req.since.unwrap_or(1).max(1);
     let start = requested.max(m.oldest(req.streams));
+    let clean = selected(req.streams).all(|i| m.utf8[i]);
     assert_eq!(out.latest_seq, m.next - 1, "latest_seq");
-    let truncated = selected(req.streams).any(|i| m.evicted_max[i] >= requested);
     let returned = out.stdout.len() + out.stderr.len();
+    let got_of = |i: usize| if i == STDOUT { &out.stdout } else { &out.stderr };
     for i in [STDOUT, STDERR] {
         if !selected(req.streams).any(|s| s == i) {
-            let got = if i == STDOUT { &out.stdout } else { &out.stderr };
-            assert!(got.is_empty(), "unselected stream {i} returned bytes: {req:?}");
+            assert!(got_of(i).is_empty(), "unselected stream {i} returned bytes: {req:?}");
         }
     }
 
@@ -147,30 +169,54 @@ fn check_read(m: &Model, o: &Output, req: &ReadReq) -> ReadOut {
         assert!(returned <= req.max_bytes, "tail read over budget: {returned} > {req:?}");
         assert!(!out.capped);
         assert_eq!(out.next_seq, m.next.max(start), "tail next_seq");
-        let mut wanted = 0;
-        let mut tails = [Vec::new(), Vec::new()];
         for i in selected(req.streams) {
             let all = m.stream_from(i, start);
-            let lines: Vec<&[u8]> = all.split_inclusive(|&b| b == b'\n').collect();
-            tails[i] = lines[lines.len().saturating_sub(n)..].concat();
-            if n == 0 {
-                tails[i].clear();
-            }
-            wanted += tails[i].len();
-            let got = if i == STDOUT { &out.stdout } else { &out.stderr };
             assert!(
-                all.ends_with(got),
-                "tail of stream {i} is not a suffix of its bytes: {got:?} vs {all:?}, {req:?}"
+                all.ends_with(got_of(i)),
+                "tail of stream {i} is not a suffix of its bytes: {:?} vs {all:?}, {req:?}",
+                got_of(i)
             );
         }
-        if wanted <= req.max_bytes {
-            assert_eq!(out.stdout, tails[STDOUT], "stdout tail, {req:?}");
-            assert_eq!(out.stderr, tails[STDERR], "stderr tail, {req:?}");
+        if clean {
+            // The newest n lines of each stream.
+            let mut tails: [Vec<Byte>; 2] = [Vec::new(), Vec::new()];
+            for i in selected(req.streams) {
+                let bytes = clean_from(m, i, start);
+                if n > 0 {
+                    let lines: Vec<&[Byte]> =
+                        bytes.split_inclusive(|b| b.value == b'\n').collect();
+                    tails[i] = lines[lines.len().saturating_sub(n)..].concat();
+                }
+            }
+            let wanted = tails[0].len() + tails[1].len();
+            if wanted > req.max_bytes {
+                // Keep the newest max_bytes bytes in position order, then do not start
+                // inside a character.
+                let mut merged: Vec<u64> = tails.iter().flatten().map(|b| b.seq).collect();
+                merged.sort_unstable();
+                let cut = merged[merged.len() - req.max_bytes..]
+                    .first()
+                    .copied()
+                    .unwrap_or(u64::MAX);
+                for tail in &mut tails {
+                    let kept: Vec<Byte> = tail
+                        .iter()
+                        .filter(|b| b.seq >= cut)
+                        .skip_while(|b| is_continuation(b.value))
+                        .copied()
+                        .collect();
+                    *tail = kept;
+                }
+            }
+            for i in [STDOUT, STDERR] {
+                let expect: Vec<u8> = tails[i].iter().map(|b| b.value).collect();
+                assert_eq!(got_of(i), &expect, "tail of stream {i}, {req:?}");
+            }
         }
         // start_seq: the first returned position.
         let mut first = None::<u64>;
         for i in selected(req.streams) {
-            let got = if i == STDOUT { out.stdout.len() } else { out.stderr.len() };
+            let got = got_of(i).len();
             if got > 0 {
                 let kept = &m.kept[i];
                 let seq = kept[kept.len() - got].seq;
@@ -181,14 +227,38 @@ fn check_read(m: &Model, o: &Output, req: &ReadReq) -> ReadOut {
         return out;
     }
 
+    let truncated = selected(req.streams).any(|i| m.evicted_max[i] >= requested);
     assert_eq!(out.truncated, truncated, "truncated, {req:?}");
-    let list = m.merged_from(req.streams, start);
-    assert!(returned <= list.len(), "returned more than there is: {req:?}");
     assert!(
         returned <= req.max_bytes + 3,
         "read of {returned} bytes over max {}",
         req.max_bytes
     );
+    if out.capped {
+        assert!(returned >= 1 || req.max_bytes == 0, "capped without progress: {req:?}");
+        assert!(out.next_seq > start || req.max_bytes == 0, "capped, next_seq not after start");
+    } else {
+        assert_eq!(out.next_seq, m.next.max(start), "next_seq of a complete read, {req:?}");
+    }
+    if !clean {
+        // Arbitrary bytes: each stream's bytes are still a contiguous run of its retained
+        // bytes after the start.
+        for i in selected(req.streams) {
+            let all = m.stream_from(i, start);
+            assert!(
+                contains_run(&all, got_of(i)),
+                "stream {i} returned bytes that are not a run of its bytes: {:?} vs {all:?}",
+                got_of(i)
+            );
+        }
+        return out;
+    }
+
+    let mut list: Vec<(usize, Byte)> = selected(req.streams)
+        .flat_map(|i| clean_from(m, i, start).into_iter().map(move |b| (i, b)))
+        .collect();
+    list.sort_by_key(|(_, b)| b.seq);
+    assert!(returned <= list.len(), "returned more than there is: {req:?}");
     if req.max_bytes >= 1 && !list.is_empty() {
         assert!(returned >= 1, "no progress: {req:?}");
     }
@@ -199,8 +269,12 @@ fn check_read(m: &Model, o: &Output, req: &ReadReq) -> ReadOut {
             .filter(|(s, _)| *s == i)
             .map(|(_, b)| b.value)
             .collect();
-        let got = if i == STDOUT { &out.stdout } else { &out.stderr };
-        assert_eq!(got, &expect, "stream {i} is not the model's prefix, {req:?}");
+        assert_eq!(got_of(i), &expect, "stream {i} is not the model's prefix, {req:?}");
+        assert!(
+            std::str::from_utf8(got_of(i)).is_ok(),
+            "read split a character: {:?}, {req:?}",
+            got_of(i)
+        );
     }
     assert_eq!(out.capped, returned < list.len(), "capped, {req:?}");
     assert_eq!(
@@ -233,28 +307,33 @@ fn chain(m: &Model, o: &Output, streams: Streams, budget: usize) {
             max_bytes: budget,
         };
         let out = check_read(m, o, &req);
-        for i in selected(streams) {
-            let piece = if i == STDOUT { &out.stdout } else { &out.stderr };
-            if m.utf8[i] && m.evicted_max[i] == 0 {
-                assert!(
-                    std::str::from_utf8(piece).is_ok(),
-                    "read split a character: {piece:?}, {req:?}"
-                );
-            }
-        }
         got[STDOUT].extend_from_slice(&out.stdout);
         got[STDERR].extend_from_slice(&out.stderr);
+        calls += 1;
         if !out.capped {
             break;
         }
         assert!(out.next_seq > since, "chain made no progress at {since}");
         since = out.next_seq;
-        calls += 1;
         assert!(calls <= limit, "chain does not end");
     }
     for i in selected(streams) {
-        let expect: Vec<u8> = m.kept[i].iter().map(|b| b.value).collect();
-        assert_eq!(got[i], expect, "chained reads of stream {i} with budget {budget}");
+        let kept: Vec<u8> = m.kept[i].iter().map(|b| b.value).collect();
+        if m.utf8[i] {
+            let expect: Vec<u8> = clean_from(m, i, 1).iter().map(|b| b.value).collect();
+            assert_eq!(got[i], expect, "chained reads of stream {i} with budget {budget}");
+        } else {
+            assert!(
+                is_subsequence(&got[i], &kept),
+                "chained reads of stream {i} are not its bytes in order: {:?} vs {kept:?}",
+                got[i]
+            );
+            assert!(
+                kept.len() - got[i].len() <= 3 * calls,
+                "chained reads of stream {i} lost {} bytes in {calls} calls",
+                kept.len() - got[i].len()
+            );
+        }
     }
 }
 
