@@ -441,35 +441,45 @@ pub fn call_result(reply: Reply, version: &str) -> Value {
 /// result object is serialised once, and that text escaped once more for the text block,
 /// instead of building and serialising a tree that holds the output three times.
 pub fn call_response_line(id: &Value, reply: Reply, version: &str) -> Vec<u8> {
+    use crate::jsonrpc::{json_len_estimate, write_str, write_value, write_value_in_string};
     let object = Value::Object(reply.value);
-    let object_json = serde_json::to_string(&object).unwrap_or_default();
-    drop(object);
-    let extra: usize = reply.texts.iter().flatten().map(|t| t.len() + 32).sum();
-    let mut line = Vec::with_capacity(object_json.len() * 2 + extra + 160);
+    let size = json_len_estimate(&object);
+    let texts_size: usize = reply
+        .texts
+        .iter()
+        .flatten()
+        .map(|t| t.len() + t.len() / 8 + 40)
+        .sum();
+    let mut line = Vec::with_capacity(size * 2 + size / 4 + texts_size + 200);
     line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-    let _ = serde_json::to_writer(&mut line, id);
-    line.extend_from_slice(b",\"result\":{\"content\":[");
-    let text_block = |line: &mut Vec<u8>, first: bool, text: &str| {
-        if !first {
-            line.push(b',');
-        }
-        line.extend_from_slice(b"{\"type\":\"text\",\"text\":");
-        let _ = serde_json::to_writer(&mut *line, text);
-        line.push(b'}');
-    };
+    write_value(&mut line, id);
+    line.extend_from_slice(b",\"result\":{");
+    // The structured object first (key order is free in JSON), then the text block that
+    // holds the same object as JSON text, escaped straight from the tree.
+    if has_structured(version) {
+        line.extend_from_slice(b"\"structuredContent\":");
+        write_value(&mut line, &object);
+        line.push(b',');
+    }
+    line.extend_from_slice(b"\"content\":[");
     match &reply.texts {
         Some(texts) => {
             for (i, t) in texts.iter().enumerate() {
-                text_block(&mut line, i == 0, t);
+                if i > 0 {
+                    line.push(b',');
+                }
+                line.extend_from_slice(b"{\"type\":\"text\",\"text\":");
+                write_str(&mut line, t);
+                line.push(b'}');
             }
         }
-        None => text_block(&mut line, true, &object_json),
+        None => {
+            line.extend_from_slice(b"{\"type\":\"text\",\"text\":\"");
+            write_value_in_string(&mut line, &object);
+            line.extend_from_slice(b"\"}");
+        }
     }
     line.push(b']');
-    if has_structured(version) {
-        line.extend_from_slice(b",\"structuredContent\":");
-        line.extend_from_slice(object_json.as_bytes());
-    }
     line.extend_from_slice(if reply.is_error {
         b",\"isError\":true}}"
     } else {

@@ -336,6 +336,18 @@ impl Output {
             }
         }
         let mut budget = req.max_bytes as u64;
+        // One allocation per stream, sized for what can come back.
+        for (i, ring) in self.rings.iter().enumerate() {
+            let avail = ring
+                .end_off()
+                .saturating_sub(cur[i].1)
+                .min(budget.saturating_add(4)) as usize;
+            if i == STDOUT {
+                out.stdout.reserve_exact(avail);
+            } else {
+                out.stderr.reserve_exact(avail);
+            }
+        }
         let mut first_seq: Option<u64> = None;
         let mut last_end: Option<u64> = None;
         let mut capped = false;

@@ -15,6 +15,8 @@
 
 use std::collections::HashMap;
 use std::io::{self, BufRead, Write};
+use std::os::fd::AsFd;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -173,6 +175,11 @@ fn start_signals(shutdown: Arc<Shutdown>) -> io::Result<()> {
 }
 
 fn write_loop(rx: Receiver<Vec<u8>>, shutdown: Arc<Shutdown>) {
+    // Large responses cross a pipe with fewer wake-ups on both sides when the pipe is
+    // larger (a no-op when stdout is not a pipe).
+    if let Ok(fd) = io::stdout().as_fd().try_clone_to_owned() {
+        crate::sys::grow_pipe(&std::fs::File::from(fd), 1024 * 1024);
+    }
     let stdout = io::stdout();
     let mut out = stdout.lock();
     for mut line in rx {
@@ -475,6 +482,7 @@ impl Server {
             .filter(|t| t.is_string() || t.is_number())
             .cloned();
         let key = id.to_string();
+        let (panic_key, panic_id) = (key.clone(), id.clone());
         let cancel = Arc::new(Cancel::default());
         self.inflight.lock().insert(key.clone(), cancel.clone());
         let this = self.clone();
@@ -513,16 +521,40 @@ impl Server {
                 _ => None,
             }
         };
+        // A panic in a tool is that request's internal error; the server lives on, and the
+        // request still gets exactly one answer.
+        let this = self.clone();
+        let guarded = move || match catch_unwind(AssertUnwindSafe(job)) {
+            Ok(done) => Ok(done),
+            Err(_) => {
+                let mut inflight = this.inflight.lock();
+                inflight.remove(&panic_key);
+                if inflight.is_empty() {
+                    this.idle.notify_all();
+                }
+                let msg = "Internal error while running the tool (logged on stderr); the server is still running";
+                Err(jsonrpc::error(
+                    Some(&panic_id),
+                    jsonrpc::INTERNAL_ERROR,
+                    msg,
+                ))
+            }
+        };
         if inline {
-            return job()
-                .map(|(id, r, version)| jsonrpc::response(&id, mcp::call_result(r, version)));
+            return match guarded() {
+                Ok(done) => done
+                    .map(|(id, r, version)| jsonrpc::response(&id, mcp::call_result(r, version))),
+                Err(error) => Some(error),
+            };
         }
         let this = self.clone();
-        self.pool.execute(Box::new(move || {
-            if let Some((id, r, version)) = job() {
-                // Large outputs: serialise once, straight into the line that goes out.
+        self.pool.execute(Box::new(move || match guarded() {
+            // Large outputs: serialise once, straight into the line that goes out.
+            Ok(Some((id, r, version))) => {
                 let _ = this.out.send(mcp::call_response_line(&id, r, version));
             }
+            Ok(None) => (),
+            Err(error) => this.send(error),
         }));
         None
     }
