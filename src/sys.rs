@@ -802,6 +802,7 @@ impl Epoll {
 /// A handle on one process that stays valid across pid reuse (Linux `pidfd`).
 pub struct ProcHandle {
     pid: u32,
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     fd: Option<OwnedFd>,
 }
 
@@ -850,6 +851,7 @@ impl ProcHandle {
     }
 }
 
+#[cfg(target_os = "linux")]
 fn set_cloexec(fd: RawFd) {
     // SAFETY: only the descriptor flags of an fd we own change.
     unsafe {

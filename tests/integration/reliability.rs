@@ -636,3 +636,51 @@ fn five_hundred_concurrent_executions_give_five_hundred_whole_audit_lines() {
     commands.dedup();
     assert_eq!(commands.len(), 500, "every execution has its own line");
 }
+
+#[test]
+fn sigkill_of_the_server_with_twenty_stubborn_processes_leaves_none() {
+    let _load = crate::support::heavy_load();
+    let marker = unique_marker("kill9x20");
+    let server = Server::ready_with_env(&[("YIELDSHELL_MAX_PROCESSES", "50")]);
+    let commands = [
+        // Ignores SIGTERM.
+        "trap '' TERM; echo ready; sleep 300",
+        // A background grandchild in the group.
+        "sleep 300 & echo ready; sleep 300",
+        // A descendant that left the group, ignoring SIGTERM too.
+        "setsid sh -c 'trap \"\" TERM; sleep 300' & echo ready; sleep 300",
+        // A plain one.
+        "echo ready; exec sleep 300",
+    ];
+    for i in 0..20 {
+        let command = commands[i % commands.len()];
+        let result =
+            server.exec(json!({"command": command, "yield_ms": 0, "env": {"TEST_MARK": marker}}));
+        let id = result["process_id"]
+            .as_str()
+            .expect("process_id")
+            .to_string();
+        server.wait_for_output(&id, "ready");
+    }
+    // sh + sleep each, two sleeps for the grandchild case, sh -c + sleep for the setsid case.
+    assert!(
+        wait_until(Duration::from_secs(10), || marked_processes(&marker).len()
+            >= 45),
+        "not everything started: {}",
+        marked_processes(&marker).len()
+    );
+    let before = marked_processes(&marker).len();
+    server.signal(libc::SIGKILL);
+    let killed = Instant::now();
+    server
+        .wait_exit(Duration::from_secs(5))
+        .expect("the server died");
+    assert!(
+        wait_until(Duration::from_secs(3), || marked_processes(&marker)
+            .is_empty()),
+        "{} of {before} processes survived SIGKILL of the server by 3 s: {:?}",
+        marked_processes(&marker).len(),
+        marked_processes(&marker)
+    );
+    assert!(killed.elapsed() < Duration::from_secs(3));
+}
