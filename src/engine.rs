@@ -377,11 +377,12 @@ impl Engine {
     pub fn exec(&self, args: ExecArgs, ctx: &CallCtx<'_>) -> Option<Reply> {
         let started = Instant::now();
         let command = self.secrets.redact_str(&args.command);
-        let directory = match config::resolve_cwd(&self.config, args.cwd.as_deref()) {
+        let cwd = config::resolve_cwd(&self.config, args.cwd.as_deref());
+        let directory = match &cwd {
             Ok(dir) => dir.display().to_string(),
             Err(_) => args.cwd.clone().unwrap_or_default(),
         };
-        let reply = self.exec_inner(args, ctx, started);
+        let reply = self.exec_inner(args, cwd, ctx, started);
         let mut a = Map::new();
         a.insert("tool".into(), Value::from("exec"));
         a.insert("mode".into(), Value::from(self.mode_name()));
@@ -430,11 +431,17 @@ impl Engine {
         }
     }
 
-    fn exec_inner(&self, args: ExecArgs, ctx: &CallCtx<'_>, started: Instant) -> Option<Reply> {
+    fn exec_inner(
+        &self,
+        args: ExecArgs,
+        cwd: Result<PathBuf, String>,
+        ctx: &CallCtx<'_>,
+        started: Instant,
+    ) -> Option<Reply> {
         if let Err(message) = self.check_policy(&args) {
             return Some(failed_to_start(message));
         }
-        let cwd = match config::resolve_cwd(&self.config, args.cwd.as_deref()) {
+        let cwd = match cwd {
             Ok(c) => c,
             Err(e) => return Some(failed_to_start(e)),
         };
