@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use regex_lite::Regex;
 
@@ -661,11 +661,6 @@ pub fn plain_io(e: &std::io::Error) -> String {
         Some(i) => s[..i].to_string(),
         None => s,
     }
-}
-
-/// Whether `path` lies under `root` (both already resolved), component-wise.
-pub fn is_under(path: &Path, root: &Path) -> bool {
-    path.starts_with(root)
 }
 
 #[cfg(test)]

@@ -6,7 +6,6 @@
 //! cancellation, and once a second for progress notifications.
 
 use std::ffi::OsString;
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -1626,11 +1625,6 @@ fn random_u64() -> u64 {
     );
     h.write_u32(std::process::id());
     h.finish()
-}
-
-/// Writes a line to stderr (used by the audit fallback).
-pub fn stderr_line(line: &str) {
-    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
 #[cfg(test)]

@@ -457,14 +457,6 @@ pub fn group_exists(pgid: u32) -> bool {
     }
 }
 
-/// Whether process `pid` exists (zombies included).
-pub fn process_exists(pid: u32) -> bool {
-    match kill(pid, 0) {
-        Ok(()) => true,
-        Err(e) => e.raw_os_error() != Some(libc::ESRCH),
-    }
-}
-
 /// Makes this process the reaper of orphaned descendants (Linux), so that processes left
 /// behind by a command's shell are reparented to the server and reaped at once.
 pub fn set_child_subreaper() -> io::Result<()> {

@@ -152,8 +152,3 @@ fn signal_checked(
     };
     still_ours && handle.signal(signal).is_ok()
 }
-
-/// How many processes carry a marker starting with `prefix` (for tests and shutdown).
-pub fn count_all(prefix: &str) -> usize {
-    ours(prefix, true, None).len()
-}
