@@ -381,12 +381,27 @@ impl Engine {
             Ok(dir) => dir.display().to_string(),
             Err(_) => args.cwd.clone().unwrap_or_default(),
         };
+        let timeout_ms = args.timeout_ms.unwrap_or(self.config.default_timeout_ms);
+        let redirections = match self.trusted {
+            Some(_) => tokenize::parse(&args.command).ok().map(|p| {
+                serde_json::json!({
+                    "stdin": p.stdin_path.is_some(),
+                    "stdout": p.stdout.as_ref().is_some_and(|r| !r.append),
+                    "stdout_append": p.stdout.as_ref().is_some_and(|r| r.append),
+                })
+            }),
+            None => None,
+        };
         let reply = self.exec_inner(args, cwd, ctx, started);
         let mut a = Map::new();
         a.insert("tool".into(), Value::from("exec"));
         a.insert("mode".into(), Value::from(self.mode_name()));
         a.insert("command".into(), Value::from(command));
         a.insert("directory".into(), Value::from(directory));
+        a.insert("timeout_ms".into(), Value::from(timeout_ms));
+        if let Some(r) = redirections {
+            a.insert("redirections".into(), r);
+        }
         a.insert(
             "duration_ms".into(),
             Value::from(started.elapsed().as_millis() as u64),
@@ -405,9 +420,31 @@ impl Engine {
                     _ => "process_error",
                 };
                 a.insert("result_type".into(), Value::from(result_type));
-                for key in ["process_id", "exit_code", "signal", "cwd"] {
+                for key in ["process_id", "exit_code", "signal"] {
                     if let Some(v) = r.value.get(key) {
                         a.insert(key.into(), v.clone());
+                    }
+                }
+                let record = r
+                    .value
+                    .get("process_id")
+                    .and_then(Value::as_str)
+                    .and_then(|id| self.table.get(id));
+                if let Some(proc) = record {
+                    // The record's command is redacted with the call's `env` secrets too.
+                    a.insert("command".into(), Value::from(proc.info.command.clone()));
+                    let st = proc.lock();
+                    a.insert(
+                        "stdout_bytes".into(),
+                        Value::from(st.output.bytes_total(STDOUT)),
+                    );
+                    a.insert(
+                        "stderr_bytes".into(),
+                        Value::from(st.output.bytes_total(STDERR)),
+                    );
+                    drop(st);
+                    if let Some(cap) = proc.info.output_cap {
+                        a.insert("output_limit".into(), Value::from(cap));
                     }
                 }
                 if status == "failed_to_start" {
