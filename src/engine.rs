@@ -804,7 +804,8 @@ impl Engine {
         };
         let cwd = match config::resolve_cwd(&self.config, args.directory.as_deref()) {
             Ok(c) => c,
-            Err(e) => return reject(a, e),
+            // The parameter is called `directory` here.
+            Err(e) => return reject(a, e.replacen("cwd", "directory", 1)),
         };
         a.insert("directory".into(), Value::from(cwd.display().to_string()));
         a.insert(

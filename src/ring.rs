@@ -322,7 +322,9 @@ impl Output {
         // The requested range overlaps evicted bytes. Reading "from the start" (no `since`)
         // counts as requesting position 1.
         out.truncated = requested < self.evicted_until(req.streams);
-        let start = requested.max(oldest);
+        // A start past the newest output reads nothing and resumes at the real end, so a
+        // bogus cursor does not hide the output that comes next.
+        let start = requested.max(oldest).min(self.next_seq);
         if let Some(n) = req.tail_lines {
             return self.read_tail(req, start, n, out);
         }
@@ -734,6 +736,19 @@ mod tests {
         o.push(STDOUT, b"ab\x80\x80\x80\x80c");
         let r = o.read(&req(Some(3), 100));
         assert_eq!(r.stdout, b"\x80\x80\x80\x80c");
+    }
+
+    #[test]
+    fn a_cursor_past_the_end_resumes_at_the_end() {
+        let mut o = Output::new(64);
+        o.push(STDOUT, b"abc");
+        let r = o.read(&req(Some(100), 10));
+        assert_eq!(
+            (r.stdout.len(), r.next_seq, r.truncated, r.capped),
+            (0, 4, false, false)
+        );
+        o.push(STDOUT, b"d");
+        assert_eq!(o.read(&req(Some(r.next_seq), 10)).stdout, b"d");
     }
 
     #[test]
