@@ -19,10 +19,12 @@
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Map, Value};
 use yieldshell::engine::Reply;
-use yieldshell::jsonrpc::{classify, error, response, to_line, Incoming, INVALID_REQUEST, PARSE_ERROR};
+use yieldshell::jsonrpc::{
+    classify, error, response, to_line, Incoming, INVALID_REQUEST, PARSE_ERROR,
+};
 use yieldshell::mcp::{
-    call_response_line, call_result, has_annotations, has_structured, initialize_result, negotiate, tools_list,
-    LATEST, VERSIONS,
+    call_response_line, call_result, has_annotations, has_structured, initialize_result, negotiate,
+    tools_list, LATEST, VERSIONS,
 };
 
 const TOOLS: &[&str] = &[
@@ -81,7 +83,10 @@ fn check_message(value: Value) {
         let well_formed = o.get("jsonrpc") == Some(&Value::from("2.0"))
             && o.get("method").is_some_and(Value::is_string)
             && o.get("id").is_some_and(is_id)
-            && matches!(o.get("params"), None | Some(Value::Null) | Some(Value::Object(_)));
+            && matches!(
+                o.get("params"),
+                None | Some(Value::Null) | Some(Value::Object(_))
+            );
         if well_formed {
             assert!(
                 matches!(incoming, Incoming::Request { .. }),
@@ -170,7 +175,11 @@ fn check_mcp(id: &Value, method: &str, params: &Map<String, Value>) {
         let enabled: Vec<&str> = if method == "tools/list" {
             TOOLS.to_vec()
         } else {
-            TOOLS.iter().copied().filter(|t| method.contains(t)).collect()
+            TOOLS
+                .iter()
+                .copied()
+                .filter(|t| method.contains(t))
+                .collect()
         };
         let list = tools_list(&enabled, version);
         let tools = list["tools"].as_array().expect("tools is an array");
@@ -208,7 +217,10 @@ fn check_mcp(id: &Value, method: &str, params: &Map<String, Value>) {
         String::from_utf8_lossy(&line)
     );
     let parsed: Value = serde_json::from_slice(&line).unwrap_or_else(|e| {
-        panic!("call_response_line is not JSON ({e}): {:?}", String::from_utf8_lossy(&line))
+        panic!(
+            "call_response_line is not JSON ({e}): {:?}",
+            String::from_utf8_lossy(&line)
+        )
     });
     let tree = response(id, result.clone());
     assert!(
@@ -234,7 +246,10 @@ fn check_mcp(id: &Value, method: &str, params: &Map<String, Value>) {
             assert_eq!(content.len(), 1);
             let text = content[0]["text"].as_str().unwrap();
             let parsed: Value = serde_json::from_str(text).expect("content text is JSON");
-            assert!(same(&parsed, &Value::Object(params.clone())), "content text {text:?}");
+            assert!(
+                same(&parsed, &Value::Object(params.clone())),
+                "content text {text:?}"
+            );
         }
     }
     match result.get("structuredContent") {

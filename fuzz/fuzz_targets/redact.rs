@@ -58,9 +58,8 @@ fn run(secrets: &Arc<Secrets>, pieces: &[&[u8]]) -> (Vec<u8>, Vec<usize>) {
 /// True when a valid multi-byte UTF-8 character of `out` spans `boundary`.
 fn splits_a_character(out: &[u8], boundary: usize) -> bool {
     (boundary.saturating_sub(3)..boundary).any(|i| {
-        (boundary + 1..=(i + 4).min(out.len())).any(|end| {
-            std::str::from_utf8(&out[i..end]).is_ok_and(|s| s.chars().count() == 1)
-        })
+        (boundary + 1..=(i + 4).min(out.len()))
+            .any(|end| std::str::from_utf8(&out[i..end]).is_ok_and(|s| s.chars().count() == 1))
     })
 }
 
@@ -73,7 +72,11 @@ fuzz_target!(|input: Input| {
 
     let mut data = Vec::new();
     for part in input.parts.into_iter().take(64) {
-        let secret = |i: u8| values.get(i as usize % values.len().max(1)).map(|v| v.as_bytes());
+        let secret = |i: u8| {
+            values
+                .get(i as usize % values.len().max(1))
+                .map(|v| v.as_bytes())
+        };
         match part {
             Part::Bytes(b) => data.extend_from_slice(&b),
             Part::Secret(i) => data.extend_from_slice(secret(i).unwrap_or(b"")),
@@ -112,10 +115,17 @@ fuzz_target!(|input: Input| {
         "pieces {pieces:?} give other bytes than the whole input"
     );
     if let Ok(text) = std::str::from_utf8(&data) {
-        assert_eq!(secrets.redact_str(text).as_bytes(), &whole[..], "redact_str differs");
+        assert_eq!(
+            secrets.redact_str(text).as_bytes(),
+            &whole[..],
+            "redact_str differs"
+        );
     }
     if secrets.is_empty() {
-        assert_eq!(whole, data, "no secret, yet the output differs from the input");
+        assert_eq!(
+            whole, data,
+            "no secret, yet the output differs from the input"
+        );
     }
 
     for boundary in boundaries {
@@ -137,9 +147,7 @@ fuzz_target!(|input: Input| {
             continue;
         }
         assert!(
-            !split
-                .windows(value.len())
-                .any(|w| w == value.as_bytes()),
+            !split.windows(value.len()).any(|w| w == value.as_bytes()),
             "secret {value:?} appears in the output {:?}",
             String::from_utf8_lossy(&split)
         );

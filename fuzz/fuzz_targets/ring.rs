@@ -35,15 +35,24 @@ use yieldshell::ring::{Output, ReadOut, ReadReq, Streams, STDERR, STDOUT};
 
 #[derive(Arbitrary, Debug)]
 enum Op {
-    PushBytes { stderr: bool, data: Vec<u8> },
-    PushText { stderr: bool, text: String },
+    PushBytes {
+        stderr: bool,
+        data: Vec<u8>,
+    },
+    PushText {
+        stderr: bool,
+        text: String,
+    },
     Read {
         since: Option<u16>,
         max: u8,
         streams: u8,
         tail: Option<u8>,
     },
-    Chain { budget: u8, streams: u8 },
+    Chain {
+        budget: u8,
+        streams: u8,
+    },
 }
 
 #[derive(Arbitrary, Debug)]
@@ -144,29 +153,44 @@ fn streams_of(n: u8) -> Streams {
 }
 
 fn selected(streams: Streams) -> impl Iterator<Item = usize> {
-    [STDOUT, STDERR].into_iter().filter(move |&i| match streams {
-        Streams::Both => true,
-        Streams::Stdout => i == STDOUT,
-        Streams::Stderr => i == STDERR,
-    })
+    [STDOUT, STDERR]
+        .into_iter()
+        .filter(move |&i| match streams {
+            Streams::Both => true,
+            Streams::Stdout => i == STDOUT,
+            Streams::Stderr => i == STDERR,
+        })
 }
 
 fn check_read(m: &Model, o: &Output, req: &ReadReq) -> ReadOut {
     let out = o.read(req);
     let requested = req.since.unwrap_or(1).max(1);
-    let start = requested.max(m.oldest(req.streams));
+    // A start past the newest output is clamped to the end (reads nothing, resumes there).
+    let start = requested.max(m.oldest(req.streams)).min(m.next);
     let clean = selected(req.streams).all(|i| m.utf8[i]);
     assert_eq!(out.latest_seq, m.next - 1, "latest_seq");
     let returned = out.stdout.len() + out.stderr.len();
-    let got_of = |i: usize| if i == STDOUT { &out.stdout } else { &out.stderr };
+    let got_of = |i: usize| {
+        if i == STDOUT {
+            &out.stdout
+        } else {
+            &out.stderr
+        }
+    };
     for i in [STDOUT, STDERR] {
         if !selected(req.streams).any(|s| s == i) {
-            assert!(got_of(i).is_empty(), "unselected stream {i} returned bytes: {req:?}");
+            assert!(
+                got_of(i).is_empty(),
+                "unselected stream {i} returned bytes: {req:?}"
+            );
         }
     }
 
     if let Some(n) = req.tail_lines {
-        assert!(returned <= req.max_bytes, "tail read over budget: {returned} > {req:?}");
+        assert!(
+            returned <= req.max_bytes,
+            "tail read over budget: {returned} > {req:?}"
+        );
         assert!(!out.capped);
         assert_eq!(out.next_seq, m.next.max(start), "tail next_seq");
         for i in selected(req.streams) {
@@ -183,8 +207,7 @@ fn check_read(m: &Model, o: &Output, req: &ReadReq) -> ReadOut {
             for i in selected(req.streams) {
                 let bytes = clean_from(m, i, start);
                 if n > 0 {
-                    let lines: Vec<&[Byte]> =
-                        bytes.split_inclusive(|b| b.value == b'\n').collect();
+                    let lines: Vec<&[Byte]> = bytes.split_inclusive(|b| b.value == b'\n').collect();
                     tails[i] = lines[lines.len().saturating_sub(n)..].concat();
                 }
             }
@@ -223,7 +246,11 @@ fn check_read(m: &Model, o: &Output, req: &ReadReq) -> ReadOut {
                 first = Some(first.map_or(seq, |f: u64| f.min(seq)));
             }
         }
-        assert_eq!(out.start_seq, first.unwrap_or(m.next.max(start)), "tail start_seq");
+        assert_eq!(
+            out.start_seq,
+            first.unwrap_or(m.next.max(start)),
+            "tail start_seq"
+        );
         return out;
     }
 
@@ -235,10 +262,20 @@ fn check_read(m: &Model, o: &Output, req: &ReadReq) -> ReadOut {
         req.max_bytes
     );
     if out.capped {
-        assert!(returned >= 1 || req.max_bytes == 0, "capped without progress: {req:?}");
-        assert!(out.next_seq > start || req.max_bytes == 0, "capped, next_seq not after start");
+        assert!(
+            returned >= 1 || req.max_bytes == 0,
+            "capped without progress: {req:?}"
+        );
+        assert!(
+            out.next_seq > start || req.max_bytes == 0,
+            "capped, next_seq not after start"
+        );
     } else {
-        assert_eq!(out.next_seq, m.next.max(start), "next_seq of a complete read, {req:?}");
+        assert_eq!(
+            out.next_seq,
+            m.next.max(start),
+            "next_seq of a complete read, {req:?}"
+        );
     }
     if !clean {
         // Arbitrary bytes: each stream's bytes are still a contiguous run of its retained
@@ -258,7 +295,10 @@ fn check_read(m: &Model, o: &Output, req: &ReadReq) -> ReadOut {
         .flat_map(|i| clean_from(m, i, start).into_iter().map(move |b| (i, b)))
         .collect();
     list.sort_by_key(|(_, b)| b.seq);
-    assert!(returned <= list.len(), "returned more than there is: {req:?}");
+    assert!(
+        returned <= list.len(),
+        "returned more than there is: {req:?}"
+    );
     if req.max_bytes >= 1 && !list.is_empty() {
         assert!(returned >= 1, "no progress: {req:?}");
     }
@@ -269,7 +309,11 @@ fn check_read(m: &Model, o: &Output, req: &ReadReq) -> ReadOut {
             .filter(|(s, _)| *s == i)
             .map(|(_, b)| b.value)
             .collect();
-        assert_eq!(got_of(i), &expect, "stream {i} is not the model's prefix, {req:?}");
+        assert_eq!(
+            got_of(i),
+            &expect,
+            "stream {i} is not the model's prefix, {req:?}"
+        );
         assert!(
             std::str::from_utf8(got_of(i)).is_ok(),
             "read split a character: {:?}, {req:?}",
@@ -321,7 +365,10 @@ fn chain(m: &Model, o: &Output, streams: Streams, budget: usize) {
         let kept: Vec<u8> = m.kept[i].iter().map(|b| b.value).collect();
         if m.utf8[i] {
             let expect: Vec<u8> = clean_from(m, i, 1).iter().map(|b| b.value).collect();
-            assert_eq!(got[i], expect, "chained reads of stream {i} with budget {budget}");
+            assert_eq!(
+                got[i], expect,
+                "chained reads of stream {i} with budget {budget}"
+            );
         } else {
             assert!(
                 is_subsequence(&got[i], &kept),
@@ -388,13 +435,20 @@ fuzz_target!(|input: Input| {
             assert_eq!(end, m.total[i]);
             assert_eq!(from, m.total[i] - m.kept[i].len() as u64);
             // Positions strictly increase along each stream.
-            assert!(m.kept[i].iter().zip(m.kept[i].iter().skip(1)).all(|(a, b)| a.seq < b.seq));
+            assert!(m.kept[i]
+                .iter()
+                .zip(m.kept[i].iter().skip(1))
+                .all(|(a, b)| a.seq < b.seq));
             for probe in [1, m.next / 2, m.next.saturating_sub(1), m.next] {
                 let expect = m.kept[i]
                     .iter()
                     .find(|b| b.seq >= probe)
                     .map_or(m.total[i], |b| b.off);
-                assert_eq!(o.stream_off_at(i, probe), expect, "stream_off_at({i}, {probe})");
+                assert_eq!(
+                    o.stream_off_at(i, probe),
+                    expect,
+                    "stream_off_at({i}, {probe})"
+                );
             }
         }
         for s in [Streams::Both, Streams::Stdout, Streams::Stderr] {

@@ -116,10 +116,16 @@ fuzz_target!(|input: Input| {
     let tokens = tokenize(line);
     let parsed = parse(line);
     if tokens.is_err() {
-        assert!(parsed.is_err(), "parse accepted what tokenize refused: {line:?}");
+        assert!(
+            parsed.is_err(),
+            "parse accepted what tokenize refused: {line:?}"
+        );
     }
     if let Err(e) = &tokens {
-        assert!(e.offset() <= line.len(), "error offset past the end: {e} in {line:?}");
+        assert!(
+            e.offset() <= line.len(),
+            "error offset past the end: {e} in {line:?}"
+        );
     }
     if let Ok(p) = &parsed {
         check_pipeline_shape(p, line);
@@ -147,9 +153,8 @@ fuzz_target!(|input: Input| {
             Err(e) => panic!("{line:?} re-rendered as {again:?} does not parse: {e}"),
         }
 
-        let operator_like = |w: &String| {
-            matches!(w.as_str(), "|" | "<" | ">" | ">>" | ";" | "&&" | "||" | "&")
-        };
+        let operator_like =
+            |w: &String| matches!(w.as_str(), "|" | "<" | ">" | ">>" | ";" | "&&" | "||" | "&");
         if !words(p).any(operator_like) {
             let argv = to_argv(p);
             match from_argv(&argv) {
