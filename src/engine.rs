@@ -48,8 +48,6 @@ pub struct Launch {
     pub stdin: StdinSource,
     /// Target of the last stage's stdout, when redirected to a file.
     pub stdout_file: Option<std::fs::File>,
-    /// Lead a new session (shell mode) or only a new group (trusted pipelines).
-    pub new_session: bool,
     /// The command as shown by `ps` (redacted on the way in).
     pub display: String,
     /// Label.
@@ -73,15 +71,15 @@ struct Started {
     stderr: Option<std::fs::File>,
 }
 
-/// Spawns the stages with pipes between them and one shared stderr pipe. On failure every
-/// stage already started is killed (the reaper reaps it as an unknown child).
+/// Spawns the stages with pipes between them and one shared stderr pipe; each stage leads
+/// its own session and process group. On failure every stage already started is killed
+/// (the reaper reaps it as an unknown child).
 fn spawn_stages(
     stages: &[Stage],
     env: &[(OsString, OsString)],
     cwd: &std::path::Path,
     stdin: StdinSource,
     stdout_file: Option<std::fs::File>,
-    new_session: bool,
 ) -> Result<Started, String> {
     use std::fs::File;
     use std::os::fd::OwnedFd;
@@ -95,8 +93,8 @@ fn spawn_stages(
     let mut first_stdin = Some(stdin);
     let mut stdout_file = stdout_file;
     let fail = |pids: &[u32], msg: String| {
-        if let Some(&first) = pids.first() {
-            let _ = sys::killpg(first, libc::SIGKILL);
+        for &pgid in pids {
+            let _ = sys::killpg(pgid, libc::SIGKILL);
         }
         msg
     };
@@ -120,11 +118,6 @@ fn spawn_stages(
         let stderr = err_write
             .try_clone()
             .map_err(|e| fail(&pids, io_err("duplicate a pipe", e)))?;
-        let join_group = match (i, new_session) {
-            (0, true) => None,
-            (0, false) => Some(0),
-            _ => Some(pids[0]),
-        };
         let spawned = sys::spawn(SpawnSpec {
             program: &stage.program,
             arg0: Some(&stage.arg0),
@@ -135,7 +128,8 @@ fn spawn_stages(
             stdin_file,
             stdout,
             stderr: Some(stderr),
-            join_group,
+            // Every stage leads its own session: no controlling terminal for any of them.
+            join_group: None,
         })
         .map_err(|e| {
             fail(
@@ -594,7 +588,6 @@ impl Engine {
             cwd,
             stdin,
             stdout_file: None,
-            new_session: true,
             display: args.command.clone(),
             name: args.name.clone(),
             ring_bytes: self.config.max_buffer_bytes,
@@ -649,7 +642,6 @@ impl Engine {
                     launch.stdin = StdinSource::File(f);
                 }
                 launch.stdout_file = output;
-                launch.new_session = false;
                 launch.output_cap = Some(self.config.shell_output_limit as u64);
                 launch.ring_bytes = launch.ring_bytes.max(self.config.shell_output_limit + 1);
             }
@@ -657,8 +649,9 @@ impl Engine {
         Ok(launch)
     }
 
-    /// Starts every stage of `launch` as one record. All stages share one process group;
-    /// the reaper cannot reap any of them before all are registered.
+    /// Starts every stage of `launch` as one record (each stage in its own session and
+    /// group; the record signals all of them). The reaper cannot reap any stage before all
+    /// are registered.
     pub fn launch(&self, launch: Launch) -> Result<Arc<Proc>, String> {
         let id = self.next_id();
         let marker = format!("{}{}", self.marker_prefix, id);
@@ -685,7 +678,6 @@ impl Engine {
             &launch.cwd,
             launch.stdin,
             launch.stdout_file,
-            launch.new_session,
         );
         let started = started?;
         let pid = started.pids[0];
@@ -709,7 +701,9 @@ impl Engine {
             leaders.insert(p, proc.clone());
         }
         drop(leaders);
-        crate::guardian::announce(pid, true);
+        for &pgid in &started.pids {
+            crate::guardian::announce(pgid, true);
+        }
         crate::info!(
             "{id} started pid {pid} in {}: {}",
             proc.info.cwd,
@@ -849,7 +843,6 @@ impl Engine {
             cwd,
             stdin,
             stdout_file: output,
-            new_session: false,
             display: args.command.join(" "),
             name: Some("shell_execute".into()),
             ring_bytes: self.config.shell_output_limit + 1,

@@ -24,7 +24,8 @@
 //!   record's lock.
 //! - A record is finished only when its leader was reaped, its group is empty and both
 //!   pipes reached end of file; "exited" and "output drained" are separate facts.
-//! - Every child leads its own session; its only descriptors are 0, 1 and 2.
+//! - Every child (every stage of a pipeline) leads its own session; its only descriptors
+//!   are 0, 1 and 2.
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 

@@ -78,8 +78,9 @@ pub struct Info {
     pub id: String,
     /// Leader pid, also the process group id.
     pub pid: u32,
-    /// Pids of every stage, in pipeline order (one entry for a shell command). The record's
-    /// exit status is the last stage's, as in a shell pipeline.
+    /// Pids of every stage, in pipeline order (one entry for a shell command). Each stage
+    /// leads its own session and process group, so these are also the record's process
+    /// group ids. The record's exit status is the last stage's, as in a shell pipeline.
     pub stages: Vec<u32>,
     /// Stop the group when a stream exceeds this many bytes (trusted mode).
     pub output_cap: Option<u64>,
@@ -241,7 +242,9 @@ impl Proc {
         if over_cap {
             st.reason = EndReason::OutputCap;
             if !st.group_gone {
-                let _ = sys::killpg(self.info.pid, libc::SIGKILL);
+                for &pgid in &self.info.stages {
+                    let _ = sys::killpg(pgid, libc::SIGKILL);
+                }
             }
         }
         drop(st);
@@ -277,9 +280,11 @@ impl Proc {
     /// Returns true when it is (and records it).
     pub fn check_group(&self) -> bool {
         let mut st = self.state.lock();
-        if !st.group_gone && !sys::group_exists(self.info.pid) {
+        if !st.group_gone && !self.info.stages.iter().any(|&pgid| sys::group_exists(pgid)) {
             st.group_gone = true;
-            crate::guardian::announce(self.info.pid, false);
+            for &pgid in &self.info.stages {
+                crate::guardian::announce(pgid, false);
+            }
             if st.maybe_finish() {
                 self.release_stdin();
             }
@@ -298,11 +303,21 @@ impl Proc {
         }
     }
 
+    /// Sends `signal` to the process group of every stage; true if any was reached. The
+    /// caller holds the state lock and has checked `group_gone`.
+    fn killpg_all(&self, signal: i32) -> bool {
+        let mut sent = false;
+        for &pgid in &self.info.stages {
+            sent |= sys::killpg(pgid, signal).is_ok();
+        }
+        sent
+    }
+
     /// Sends `signal` to the process group only (shutdown signals the strays of all records
     /// with one scan of `/proc` instead of one per record).
     pub fn signal_group(&self, signal: i32) -> bool {
         let st = self.state.lock();
-        !st.group_gone && sys::killpg(self.info.pid, signal).is_ok()
+        !st.group_gone && self.killpg_all(signal)
     }
 
     /// Sends `signal` to the process group and to every marked descendant that left it.
@@ -313,10 +328,10 @@ impl Proc {
             if st.group_gone {
                 false
             } else {
-                sys::killpg(self.info.pid, signal).is_ok()
+                self.killpg_all(signal)
             }
         };
-        let outside = tree::signal_strays(&self.info.marker, self.info.pid, signal);
+        let outside = tree::signal_strays(&self.info.marker, &self.info.stages, signal);
         sent_group || outside > 0
     }
 

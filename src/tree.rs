@@ -67,8 +67,8 @@ fn all_pids() -> Vec<u32> {
 }
 
 /// Our processes: marked with `marker` (exactly, or as a prefix when `prefix_only`), members
-/// of `pgid`, and descendants of either. The server itself is never included.
-fn ours(marker: &str, prefix_only: bool, pgid: Option<u32>) -> Vec<(u32, Entry, bool)> {
+/// of the groups `pgids`, and descendants of either. The server itself is never included.
+fn ours(marker: &str, prefix_only: bool, pgids: &[u32]) -> Vec<(u32, Entry, bool)> {
     let me = std::process::id();
     let mut table: HashMap<u32, Entry> = HashMap::new();
     for pid in all_pids() {
@@ -81,7 +81,7 @@ fn ours(marker: &str, prefix_only: bool, pgid: Option<u32>) -> Vec<(u32, Entry, 
     let mut set: HashSet<u32> = HashSet::new();
     let mut marked: HashSet<u32> = HashSet::new();
     for (&pid, e) in &table {
-        if Some(e.pgid) == pgid {
+        if pgids.contains(&e.pgid) {
             set.insert(pid);
         } else if has_marker(pid, marker, prefix_only) {
             set.insert(pid);
@@ -105,12 +105,12 @@ fn ours(marker: &str, prefix_only: bool, pgid: Option<u32>) -> Vec<(u32, Entry, 
         .collect()
 }
 
-/// Signals every process of record `marker` that is outside process group `pgid` (which
-/// the caller signals with `killpg`). Returns how many were signalled.
-pub fn signal_strays(marker: &str, pgid: u32, signal: i32) -> usize {
+/// Signals every process of record `marker` that is outside its process groups `pgids`
+/// (which the caller signals with `killpg`). Returns how many were signalled.
+pub fn signal_strays(marker: &str, pgids: &[u32], signal: i32) -> usize {
     let mut sent = 0;
-    for (pid, entry, marked) in ours(marker, false, Some(pgid)) {
-        if entry.pgid == pgid {
+    for (pid, entry, marked) in ours(marker, false, pgids) {
+        if pgids.contains(&entry.pgid) {
             continue;
         }
         if signal_checked(pid, marker, false, marked, entry.ppid, signal) {
@@ -124,7 +124,7 @@ pub fn signal_strays(marker: &str, pgid: u32, signal: i32) -> usize {
 /// server), and their descendants. Returns how many were signalled.
 pub fn signal_all(prefix: &str, signal: i32) -> usize {
     let mut sent = 0;
-    for (pid, entry, marked) in ours(prefix, true, None) {
+    for (pid, entry, marked) in ours(prefix, true, &[]) {
         if signal_checked(pid, prefix, true, marked, entry.ppid, signal) {
             sent += 1;
         }

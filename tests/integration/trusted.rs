@@ -298,3 +298,37 @@ fn exec_in_trusted_mode_yields_reads_and_stops() {
         .collect();
     assert_eq!(types, ["success", "rejected", "backgrounded"], "{lines:?}");
 }
+
+#[test]
+fn every_pipeline_stage_leads_its_own_session_and_stop_reaches_all() {
+    let dir = TempDir::new("trusted-sessions");
+    std::fs::write(dir.path().join("log.txt"), "line\n").expect("write");
+    let server = trusted(&dir, &[]);
+    // The second stage reports its own pid, process group and session.
+    let result = run(
+        &server,
+        &["echo", "x", "|", "cat", "/proc/self/stat"],
+        json!({}),
+    );
+    let text = tool_text(&result);
+    let after_comm = text.rsplit(')').next().unwrap_or_default();
+    let fields: Vec<&str> = after_comm.split_whitespace().collect();
+    let pid = text.split_whitespace().next().unwrap_or_default();
+    assert_eq!(
+        (fields.get(2), fields.get(3)),
+        (Some(&pid), Some(&pid)),
+        "pgrp and session of {text}"
+    );
+    // A backgrounded pipeline stops as a whole.
+    let object = server.exec(json!({"command": "tail -f log.txt | cat", "yield_ms": 200}));
+    let id = object["process_id"]
+        .as_str()
+        .expect("process_id")
+        .to_string();
+    let first: u32 = object["pid"].as_u64().expect("pid") as u32;
+    let stop = server.call_ok("stop", json!({"process_id": id, "force_after_ms": 1000}));
+    assert_eq!(stop["stopped"], true, "{stop}");
+    assert!(crate::support::pid_gone(first));
+    let ps = server.call_ok("ps", json!({"include_completed": false}));
+    assert_eq!(ps["processes"].as_array().map(Vec::len), Some(0), "{ps}");
+}
