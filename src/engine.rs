@@ -892,7 +892,7 @@ impl Engine {
         };
         let out = st.output.read(&all);
         let reason = st.reason;
-        let (exit_code, signal) = st.exit();
+        let (exit_code, _) = st.exit();
         let signal_num = match st.leader {
             Some((sys::WaitStatus::Signaled(n), _)) => Some(n),
             _ => None,
@@ -952,7 +952,6 @@ impl Engine {
             ),
         };
         a.insert("result_type".into(), Value::from(result_type));
-        let _ = signal;
         let status = exit_code.unwrap_or_else(|| signal_num.map_or(1, |n| 128 + n));
         Some(match failure {
             Some(reason) => {

@@ -332,3 +332,34 @@ fn every_pipeline_stage_leads_its_own_session_and_stop_reaches_all() {
     let ps = server.call_ok("ps", json!({"include_completed": false}));
     assert_eq!(ps["processes"].as_array().map(Vec::len), Some(0), "{ps}");
 }
+
+#[test]
+fn the_output_cap_stops_the_command_and_keeps_what_came_before() {
+    let dir = TempDir::new("trusted-cap");
+    let server = trusted(&dir, &[("MCP_SHELL_OUTPUT_LIMIT_BYTES", "1000")]);
+    let result = server.call_with_deadline(
+        "shell_execute",
+        json!({"command": ["yes"]}),
+        Duration::from_secs(20),
+    );
+    assert!(is_error(&result), "{result}");
+    let text = tool_text(&result);
+    assert!(
+        text.starts_with("Error executing command: stdout exceeded output limit of 1000 bytes"),
+        "{text}"
+    );
+    let stdout = result["structuredContent"]["stdout"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(stdout.len(), 1000, "the output up to the limit is returned");
+    assert!(stdout.chars().all(|c| c == 'y' || c == '\n'));
+    let lines = audit_lines(&dir);
+    assert_eq!(
+        lines.last().map(|l| l["result_type"].clone()),
+        Some(json!("output_cap"))
+    );
+    // Below the limit nothing is cut.
+    let result = run(&server, &["seq", "100"], json!({}));
+    assert!(!is_error(&result), "{result}");
+}
