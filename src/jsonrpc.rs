@@ -196,10 +196,52 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value) {
 /// Appends `s` as a JSON string literal. Runs of bytes that need no escape are found eight
 /// at a time and copied whole.
 pub fn write_str(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
+    escape_into(out, s, &ONCE);
+    out.push(b'"');
+}
+
+/// Escape sequences for one level of JSON string quoting, and for two levels (a string
+/// literal inside a string literal).
+struct Escapes {
+    quote: &'static [u8],
+    backslash: &'static [u8],
+    newline: &'static [u8],
+    carriage_return: &'static [u8],
+    tab: &'static [u8],
+    backspace: &'static [u8],
+    form_feed: &'static [u8],
+    unicode: &'static [u8],
+}
+
+const ONCE: Escapes = Escapes {
+    quote: b"\\\"",
+    backslash: b"\\\\",
+    newline: b"\\n",
+    carriage_return: b"\\r",
+    tab: b"\\t",
+    backspace: b"\\b",
+    form_feed: b"\\f",
+    unicode: b"\\u00",
+};
+
+// `"` becomes `\"` once; escaped again that is `\\\"` (and so on for the others).
+const TWICE: Escapes = Escapes {
+    quote: b"\\\\\\\"",
+    backslash: b"\\\\\\\\",
+    newline: b"\\\\n",
+    carriage_return: b"\\\\r",
+    tab: b"\\\\t",
+    backspace: b"\\\\b",
+    form_feed: b"\\\\f",
+    unicode: b"\\\\u00",
+};
+
+/// Appends `s` escaped with `esc` (without quotes around it).
+fn escape_into(out: &mut Vec<u8>, s: &str, esc: &Escapes) {
     let bytes = s.as_bytes();
     // Room for some escapes too, so that a long string is not copied by a regrowth.
-    out.reserve(bytes.len() + bytes.len() / 16 + 2);
-    out.push(b'"');
+    out.reserve(bytes.len() + bytes.len() / 8 + 2);
     let mut start = 0; // first byte not yet copied
     let mut i = 0;
     while i < bytes.len() {
@@ -209,13 +251,13 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
         }
         let b = bytes[i];
         let escape: Option<&[u8]> = match b {
-            b'"' => Some(b"\\\""),
-            b'\\' => Some(b"\\\\"),
-            b'\n' => Some(b"\\n"),
-            b'\r' => Some(b"\\r"),
-            b'\t' => Some(b"\\t"),
-            0x08 => Some(b"\\b"),
-            0x0c => Some(b"\\f"),
+            b'"' => Some(esc.quote),
+            b'\\' => Some(esc.backslash),
+            b'\n' => Some(esc.newline),
+            b'\r' => Some(esc.carriage_return),
+            b'\t' => Some(esc.tab),
+            0x08 => Some(esc.backspace),
+            0x0c => Some(esc.form_feed),
             0..=0x1f => None,
             _ => {
                 i += 1;
@@ -227,7 +269,7 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
             Some(e) => out.extend_from_slice(e),
             None => {
                 const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.extend_from_slice(b"\\u00");
+                out.extend_from_slice(esc.unicode);
                 out.push(HEX[(b >> 4) as usize]);
                 out.push(HEX[(b & 0xf) as usize]);
             }
@@ -236,7 +278,6 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
         start = i;
     }
     out.extend_from_slice(&bytes[start..]);
-    out.push(b'"');
 }
 
 /// A generous estimate of the length of `v` as JSON (for reserving buffers).
@@ -261,7 +302,7 @@ pub fn write_value_in_string(out: &mut Vec<u8>, v: &Value) {
     match v {
         Value::String(s) => {
             out.extend_from_slice(b"\\\"");
-            write_str_twice(out, s);
+            escape_into(out, s, &TWICE);
             out.extend_from_slice(b"\\\"");
         }
         Value::Array(items) => {
@@ -281,7 +322,7 @@ pub fn write_value_in_string(out: &mut Vec<u8>, v: &Value) {
                     out.push(b',');
                 }
                 out.extend_from_slice(b"\\\"");
-                write_str_twice(out, k);
+                escape_into(out, k, &TWICE);
                 out.extend_from_slice(b"\\\":");
                 write_value_in_string(out, item);
             }
@@ -292,50 +333,6 @@ pub fn write_value_in_string(out: &mut Vec<u8>, v: &Value) {
             let _ = serde_json::to_writer(&mut *out, other);
         }
     }
-}
-
-/// Escapes `s` for a JSON string, then escapes the result again, in one pass (the
-/// content of a string literal that holds a string literal).
-fn write_str_twice(out: &mut Vec<u8>, s: &str) {
-    let bytes = s.as_bytes();
-    out.reserve(bytes.len() + bytes.len() / 8 + 2);
-    let mut start = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        if i + 8 <= bytes.len() && !needs_escape8(&bytes[i..i + 8]) {
-            i += 8;
-            continue;
-        }
-        let b = bytes[i];
-        let escape: Option<&[u8]> = match b {
-            // `"` becomes `\"`, which escaped again is `\\\"`.
-            b'"' => Some(b"\\\\\\\""),
-            b'\\' => Some(b"\\\\\\\\"),
-            b'\n' => Some(b"\\\\n"),
-            b'\r' => Some(b"\\\\r"),
-            b'\t' => Some(b"\\\\t"),
-            0x08 => Some(b"\\\\b"),
-            0x0c => Some(b"\\\\f"),
-            0..=0x1f => None,
-            _ => {
-                i += 1;
-                continue;
-            }
-        };
-        out.extend_from_slice(&bytes[start..i]);
-        match escape {
-            Some(e) => out.extend_from_slice(e),
-            None => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.extend_from_slice(b"\\\\u00");
-                out.push(HEX[(b >> 4) as usize]);
-                out.push(HEX[(b & 0xf) as usize]);
-            }
-        }
-        i += 1;
-        start = i;
-    }
-    out.extend_from_slice(&bytes[start..]);
 }
 
 /// Whether any of these eight bytes is below 0x20, `"` or `\\` (SWAR: eight at a time).
