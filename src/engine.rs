@@ -427,16 +427,7 @@ impl Engine {
                 if let Some(proc) = record {
                     // The record's command is redacted with the call's `env` secrets too.
                     a.insert("command".into(), Value::from(proc.info.command.clone()));
-                    let st = proc.lock();
-                    a.insert(
-                        "stdout_bytes".into(),
-                        Value::from(st.output.bytes_total(STDOUT)),
-                    );
-                    a.insert(
-                        "stderr_bytes".into(),
-                        Value::from(st.output.bytes_total(STDERR)),
-                    );
-                    drop(st);
+                    put_byte_counts(&mut a, &proc.lock().output);
                     if let Some(cap) = proc.info.output_cap {
                         a.insert("output_limit".into(), Value::from(cap));
                     }
@@ -499,53 +490,36 @@ impl Engine {
             self.stop_quietly(&proc, CANCEL_GRACE);
             return None;
         }
-        let budget = self.budget(args.max_output_bytes);
-        let req = ReadReq {
-            since: None,
-            tail_lines: args.tail_lines.map(|n| n as usize),
+        // The output part is what `read` from the oldest byte would return.
+        let read = ReadArgs {
+            since_seq: None,
+            max_output_bytes: args.max_output_bytes,
             streams: Streams::Both,
-            max_bytes: budget,
+            tail_lines: args.tail_lines,
         };
-        let st = proc.lock();
-        let out = st.output.read(&req);
-        let status = st.status();
-        let (exit_code, signal) = st.exit();
-        let stdin_error = st.stdin_error.clone();
-        drop(st);
-        let mut m = Map::new();
-        let shown = if status == Status::Running {
-            "backgrounded"
-        } else {
-            status.as_str()
-        };
-        m.insert("status".into(), Value::from(shown));
-        m.insert("process_id".into(), Value::from(proc.info.id.clone()));
+        let mut m = self.snapshot(&proc, read);
+        let running = m.get("status").and_then(Value::as_str) == Some(Status::Running.as_str());
+        if running {
+            m.insert("status".into(), Value::from("backgrounded"));
+            let next_seq = m.get("next_seq").cloned().unwrap_or(Value::Null);
+            m.insert(
+                "message".into(),
+                Value::from(format!(
+                    "The command is still running in the background as {id}. Use read with \
+                     process_id {id} and since_seq {next_seq} for new output, wait to block until it \
+                     exits or prints something (until), write to send input, and stop to end it.",
+                    id = proc.info.id,
+                )),
+            );
+        }
         m.insert("pid".into(), Value::from(proc.info.pid));
         m.insert(
             "duration_ms".into(),
             Value::from(started.elapsed().as_millis() as u64),
         );
-        let next_seq = out.next_seq;
-        put_output(&mut m, out, Streams::Both);
-        m.insert(
-            "exit_code".into(),
-            exit_code.map_or(Value::Null, Value::from),
-        );
-        m.insert("signal".into(), signal.map_or(Value::Null, Value::from));
-        if status == Status::Running {
-            m.insert(
-                "message".into(),
-                Value::from(format!(
-                    "The command is still running in the background as {id}. Use read with \
-                     process_id {id} and since_seq {next} for new output, wait to block until it \
-                     exits or prints something (until), write to send input, and stop to end it.",
-                    id = proc.info.id,
-                    next = next_seq
-                )),
-            );
-        }
-        if let Some(e) = stdin_error {
-            m.insert("stdin_error".into(), Value::from(e));
+        // exec names stdin_error only when writing the initial stdin failed.
+        if m.get("stdin_error").is_some_and(Value::is_null) {
+            m.remove("stdin_error");
         }
         Some(Reply::ok(m))
     }
@@ -1278,14 +1252,7 @@ impl Engine {
                 "duration_ms".into(),
                 Value::from(duration.as_millis() as u64),
             );
-            m.insert(
-                "stdout_bytes".into(),
-                Value::from(st.output.bytes_total(STDOUT)),
-            );
-            m.insert(
-                "stderr_bytes".into(),
-                Value::from(st.output.bytes_total(STDERR)),
-            );
+            put_byte_counts(&mut m, &st.output);
             m.insert(
                 "idle_ms".into(),
                 Value::from(now.saturating_duration_since(st.last_output).as_millis() as u64),
@@ -1419,6 +1386,18 @@ fn put_output(m: &mut Map<String, Value>, out: ReadOut, streams: Streams) {
     if streams != Streams::Stdout {
         m.insert("stderr".into(), Value::from(into_text(out.stderr)));
     }
+}
+
+/// `stdout_bytes` and `stderr_bytes`: bytes ever written to each stream (after redaction).
+fn put_byte_counts(m: &mut Map<String, Value>, output: &crate::ring::Output) {
+    m.insert(
+        "stdout_bytes".into(),
+        Value::from(output.bytes_total(STDOUT)),
+    );
+    m.insert(
+        "stderr_bytes".into(),
+        Value::from(output.bytes_total(STDERR)),
+    );
 }
 
 /// Bytes as text without a copy when they are valid UTF-8; U+FFFD for invalid sequences.
