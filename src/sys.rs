@@ -804,12 +804,12 @@ impl ProcHandle {
     pub fn open(pid: u32) -> io::Result<ProcHandle> {
         #[cfg(target_os = "linux")]
         {
-            // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+            // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1
+            // (always close-on-exec).
             let rc = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
             if rc >= 0 {
                 // SAFETY: the kernel just returned this descriptor to us; nobody else owns it.
                 let fd = unsafe { OwnedFd::from_raw_fd(rc as RawFd) };
-                set_cloexec(fd.as_raw_fd());
                 return Ok(ProcHandle { pid, fd: Some(fd) });
             }
             let err = io::Error::last_os_error();
@@ -840,17 +840,6 @@ impl ProcHandle {
             return Ok(());
         }
         kill(self.pid, signal)
-    }
-}
-
-#[cfg(target_os = "linux")]
-fn set_cloexec(fd: RawFd) {
-    // SAFETY: only the descriptor flags of an fd we own change.
-    unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFD);
-        if flags >= 0 {
-            libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
-        }
     }
 }
 
