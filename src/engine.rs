@@ -313,10 +313,11 @@ impl Engine {
         };
         let secrets = Arc::new(match &config.redact_regex {
             Some(re) => {
-                let pairs: Vec<(&str, &str)> = config
+                use std::os::unix::ffi::OsStrExt;
+                let pairs: Vec<(&str, &[u8])> = config
                     .env
                     .iter()
-                    .filter_map(|(k, v)| Some((k.to_str()?, v.to_str()?)))
+                    .filter_map(|(k, v)| Some((k.to_str()?, v.as_bytes())))
                     .filter(|(k, _)| re.is_match(k))
                     .collect();
                 Secrets::new(pairs)

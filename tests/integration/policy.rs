@@ -332,6 +332,27 @@ fn redaction_replaces_a_secret_split_across_writes() {
     assert_eq!(result["stderr"], expected, "{result}");
 }
 
+// See: issues/8 (a call's env value matched first and uncovered the rest of the secret).
+#[test]
+fn a_decoy_in_the_calls_env_cannot_uncover_a_server_secret() {
+    let server = Server::ready_with_env(&[
+        ("YIELDSHELL_REDACT_ENV_REGEX", "SECRET|TOKEN"),
+        ("MY_SECRET", "zTOPSECRETVALUE42"),
+    ]);
+    let result = server.call_ok(
+        "exec",
+        json!({
+            "command": "printf 'XXXXXXX%s\\n' \"$MY_SECRET\"; printf '%s\\n' \"$MY_SECRET\" >&2",
+            "side_effects": ["NONE"],
+            "env": {"DECOY_TOKEN": "XXXXXXXz"},
+        }),
+    );
+    let stdout = result["stdout"].as_str().expect("stdout");
+    assert!(!stdout.contains("TOPSECRET"), "the secret leaked: {result}");
+    assert_eq!(stdout, "[REDACTED:DECOY_TOKEN,MY_SECRET]\n", "{result}");
+    assert_eq!(result["stderr"], "[REDACTED:MY_SECRET]\n", "{result}");
+}
+
 #[test]
 fn redaction_holds_across_incremental_reads() {
     let server = Server::ready_with_env(&[
