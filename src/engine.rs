@@ -370,7 +370,7 @@ impl Engine {
     /// `exec`. `None` when the call was cancelled (no response is sent).
     pub fn exec(&self, args: ExecArgs, ctx: &CallCtx<'_>) -> Option<Reply> {
         let started = Instant::now();
-        let command = self.secrets.redact_str(&args.command);
+        let command = audit::redact_command(&args.command, &self.secrets);
         let cwd = config::resolve_cwd(&self.config, args.cwd.as_deref());
         let directory = match &cwd {
             Ok(dir) => dir.display().to_string(),
@@ -427,7 +427,8 @@ impl Engine {
                     .and_then(|id| self.table.get(id));
                 if let Some(proc) = record {
                     // The record's command is redacted with the call's `env` secrets too.
-                    a.insert("command".into(), Value::from(proc.info.command.clone()));
+                    let command = audit::redact_command(&proc.info.command, &Secrets::default());
+                    a.insert("command".into(), Value::from(command));
                     put_byte_counts(&mut a, &proc.lock().output);
                     if let Some(cap) = proc.info.output_cap {
                         a.insert("output_limit".into(), Value::from(cap));

@@ -659,6 +659,33 @@ fn process_limit_rejects_the_next_live_process() {
 
 // ---- audit ----
 
+// See: issues/8 (secret-looking values in exec command strings were logged verbatim).
+#[test]
+fn audit_log_hides_secret_looking_values_in_command_strings() {
+    let dir = TempDir::new("audit-args");
+    let log = dir.path().join("audit.log");
+    let server = Server::ready_with_env(&[("YIELDSHELL_AUDIT_LOG", path_str(&log))]);
+    server.sh(
+        "API_KEY=k3y-v4lue echo --password hunt3r2 --token=t0ken https://bob:pa55w0rd@example.com/",
+    );
+    let mut text = String::new();
+    wait_until(Duration::from_secs(3), || {
+        text = std::fs::read_to_string(&log).unwrap_or_default();
+        text.contains("\"exec\"")
+    });
+    for value in ["k3y-v4lue", "hunt3r2", "t0ken", "pa55w0rd"] {
+        assert!(
+            !text.contains(value),
+            "{value} reached the audit log: {text}"
+        );
+    }
+    assert!(text.contains("--password [REDACTED]"), "{text}");
+    assert!(
+        text.contains("https://bob:[REDACTED]@example.com/"),
+        "{text}"
+    );
+}
+
 #[test]
 fn audit_log_records_every_exec_attempt_with_secrets_redacted() {
     let dir = TempDir::new("audit");
