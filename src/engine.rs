@@ -446,6 +446,36 @@ impl Engine {
         reply
     }
 
+    /// Writes the audit line of an `exec` or `shell_execute` call refused because its
+    /// arguments were malformed (the tool never saw typed arguments).
+    pub fn audit_bad_arguments(&self, tool: &str, args: &Map<String, Value>, reason: &str) {
+        let mut a = Map::new();
+        a.insert("tool".into(), Value::from(tool));
+        a.insert("mode".into(), Value::from(self.mode_name()));
+        match args.get("command") {
+            Some(Value::String(text)) => {
+                let shown = audit::redact_command(text, &self.secrets);
+                a.insert("command".into(), Value::from(shown));
+            }
+            Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
+                let argv: Vec<String> = items
+                    .iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect();
+                let shown = audit::redact_argv(&argv, &self.secrets);
+                a.insert("argv".into(), Value::from(shown));
+            }
+            Some(other) => {
+                let shown = audit::redact_command(&other.to_string(), &self.secrets);
+                a.insert("command".into(), Value::from(shown));
+            }
+            None => (),
+        }
+        a.insert("result_type".into(), Value::from("rejected"));
+        a.insert("rejection_reason".into(), Value::from(reason));
+        self.audit.record(a);
+    }
+
     fn mode_name(&self) -> &'static str {
         if self.trusted.is_some() {
             "trusted"

@@ -510,6 +510,10 @@ pub fn call_tool(
     match result {
         Ok(reply) => reply,
         Err(message) => {
+            if name == "exec" || name == "shell_execute" {
+                // A malformed attempt is still an attempt: it gets its audit line.
+                engine.audit_bad_arguments(name, args, &message);
+            }
             let mut reply = Reply::error(message);
             if name == "exec" {
                 // No process was created: the same shape as any refusal of exec.

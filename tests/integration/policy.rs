@@ -686,6 +686,56 @@ fn audit_log_hides_secret_looking_values_in_command_strings() {
     );
 }
 
+// See: issues/8 (attempts refused for malformed arguments left no audit line).
+#[test]
+fn attempts_with_malformed_arguments_are_audited() {
+    let dir = TempDir::new("audit-bad-args");
+    let log = dir.path().join("audit.log");
+    let server = Server::ready_with_env(&[
+        ("YIELDSHELL_AUDIT_LOG", path_str(&log)),
+        ("ALLOW_COMMANDS", "echo"),
+    ]);
+    server.call_err(
+        "exec",
+        json!({"command": "echo --token=s3cr3t-value", "side_effects": ["NONE"], "yield_ms": "soon"}),
+    );
+    server.call_err(
+        "shell_execute",
+        json!({"command": ["echo", "hi"], "timeout": "later"}),
+    );
+    server.call_err("shell_execute", json!({"command": "echo hi"}));
+    let mut lines: Vec<Value> = Vec::new();
+    wait_until(Duration::from_secs(3), || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        lines = text
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        lines.len() >= 3
+    });
+    assert_eq!(lines.len(), 3, "one line per refused attempt: {lines:?}");
+    for line in &lines {
+        assert_eq!(line["result_type"], "rejected", "{line}");
+        assert!(line["rejection_reason"].as_str().is_some(), "{line}");
+    }
+    assert_eq!(lines[0]["tool"], "exec");
+    assert_eq!(
+        lines[0]["command"], "echo --token=[REDACTED]",
+        "{}",
+        lines[0]
+    );
+    assert!(lines[0]["rejection_reason"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("yield_ms"));
+    assert_eq!(lines[1]["argv"], json!(["echo", "hi"]), "{}", lines[1]);
+    assert!(lines[1]["rejection_reason"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("timeout"));
+    assert_eq!(lines[2]["command"], "echo hi", "{}", lines[2]);
+}
+
 #[test]
 fn audit_log_records_every_exec_attempt_with_secrets_redacted() {
     let dir = TempDir::new("audit");
