@@ -47,6 +47,7 @@ pub mod ring;
 mod server;
 pub mod sys;
 pub mod table;
+pub mod transport;
 pub mod tree;
 pub mod trusted;
 
@@ -69,4 +70,10 @@ pub fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Internals for benches, fuzz targets and in-process tests; not a stable interface.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::server::serve_in_memory;
 }
