@@ -244,15 +244,13 @@ impl Engine {
         self.start_output(&proc, started.stdout, started.stderr, secrets)?;
         if let Some((data, close)) = launch.initial_stdin {
             let writer = proc.clone();
-            let _ = std::thread::Builder::new()
-                .name(format!("in-{}", &id[5..]).chars().take(15).collect())
-                .stack_size(64 * 1024)
-                .spawn(move || {
-                    let far = Instant::now() + Duration::from_secs(3600 * 24 * 365);
-                    if let Err(e) = writer.write_stdin(&data, close, far) {
-                        writer.set_stdin_error(e);
-                    }
-                });
+            let far = Instant::now() + Duration::from_secs(3600 * 24 * 365);
+            let then = move |result: Result<(), String>| {
+                if let Err(e) = result {
+                    writer.set_stdin_error(e);
+                }
+            };
+            self.write_parked(proc.clone(), data, close, far, Box::new(then));
         }
         Ok(proc)
     }

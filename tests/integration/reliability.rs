@@ -684,3 +684,55 @@ fn sigkill_of_the_server_with_twenty_stubborn_processes_leaves_none() {
     );
     assert!(killed.elapsed() < Duration::from_secs(3));
 }
+
+/// Threads of a process, from `/proc/<pid>/status`.
+fn thread_count(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn two_thousand_parked_waits_hold_no_thread_and_ps_answers_at_once() {
+    let _load = crate::support::heavy_load();
+    let server = Server::ready();
+    let id = server.spawn_bg("sleep 600");
+    let waits: Vec<Value> = (0..2000)
+        .map(|_| {
+            server.send_request(
+                "tools/call",
+                json!({"name": "wait", "arguments": {"process_id": id, "timeout_ms": 50000}}),
+            )
+        })
+        .collect();
+    // The first ps is queued behind the 2,000 calls; once it answers, every wait is parked.
+    server.call_ok("ps", json!({}));
+    let threads = thread_count(server.pid());
+    assert!(threads <= 16, "{threads} threads with 2,000 parked waits");
+    for _ in 0..5 {
+        let start = Instant::now();
+        let ps = server.call_ok("ps", json!({}));
+        let took = start.elapsed();
+        assert_eq!(ps["processes"][0]["process_id"], json!(id));
+        assert!(
+            took < Duration::from_millis(100),
+            "ps took {took:?} with 2,000 parked waits"
+        );
+    }
+    for _ in 0..5 {
+        let start = Instant::now();
+        server.result("ping", json!({}));
+        let took = start.elapsed();
+        assert!(took < Duration::from_millis(100), "ping took {took:?}");
+    }
+    // Ending the process completes every wait, each with its own answer.
+    server.call_ok("stop", json!({"process_id": id, "signal": "SIGKILL"}));
+    for w in &waits {
+        let r = server.response(w, Duration::from_secs(20));
+        let body = server.result_object(&r["result"]);
+        assert_eq!(body["wait_result"], "exited", "{r}");
+    }
+}
