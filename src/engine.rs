@@ -404,6 +404,12 @@ impl Engine {
         if let Err(message) = self.check_policy(&args) {
             return finish(Some(failed_to_start(message)));
         }
+        let limit = self.config.max_processes;
+        let Some(slot) = self.table.reserve(limit) else {
+            return finish(Some(failed_to_start(format!(
+                "Maximum process limit ({limit}) reached: stop or wait for a running process first (see ps)"
+            ))));
+        };
         let cwd = match cwd {
             Ok(c) => c,
             Err(e) => return finish(Some(failed_to_start(e))),
@@ -416,7 +422,7 @@ impl Engine {
             Ok(l) => l,
             Err(e) => return finish(Some(failed_to_start(e))),
         };
-        let proc = match self.launch(launch) {
+        let proc = match self.launch(launch, slot) {
             Ok(p) => p,
             Err(e) => return finish(Some(failed_to_start(e))),
         };

@@ -17,6 +17,7 @@ use crate::process::{Info, Proc};
 use crate::reaper::Cmd;
 use crate::redact::Secrets;
 use crate::sys::{self, SpawnSpec};
+use crate::table::Slot;
 use crate::tree::MARKER_VAR;
 use crate::trusted::Stage;
 
@@ -174,7 +175,7 @@ impl Engine {
     /// Starts every stage of `launch` as one record (each stage in its own session and
     /// group; the record signals all of them). The reaper cannot reap any stage before all
     /// are registered.
-    pub fn launch(&self, launch: Launch) -> Result<Arc<Proc>, String> {
+    pub fn launch(&self, launch: Launch, slot: Slot<'_>) -> Result<Arc<Proc>, String> {
         let id = self.ids.next();
         let marker = format!("{}{}", self.marker_prefix, id);
         let mut env = launch.env;
@@ -232,7 +233,7 @@ impl Engine {
             proc.info.command
         );
 
-        self.table.insert(proc.clone());
+        self.table.insert(proc.clone(), slot);
         if launch.timeout_ms > 0 {
             let at = proc.info.started + Duration::from_millis(launch.timeout_ms);
             self.reaper.send(Cmd::Timeout(
