@@ -101,9 +101,9 @@ impl Shutdown {
 pub fn run(config: Config) -> std::process::ExitCode {
     crate::log::set_level(config.log_level);
     crate::sys::cloexec_from(3);
-    // Fork the guardian first, while this process has a single thread.
+    // The guardian starts with the first command (`guardian::ensure_started`).
     let marker_prefix = crate::engine::new_marker_prefix();
-    crate::guardian::start(marker_prefix.clone());
+    crate::guardian::configure(marker_prefix.clone());
     if let Err(e) = crate::sys::set_child_subreaper() {
         crate::warn!(
             "cannot become a child subreaper ({e}); orphaned descendants are reaped by init"
@@ -184,6 +184,7 @@ fn start_engine(
 /// outbox (the client's receiver then disconnects). Processes are not stopped.
 pub fn serve_in_memory(config: Config, drain: Duration) -> io::Result<MemoryClient> {
     let marker_prefix = crate::engine::new_marker_prefix();
+    crate::guardian::configure(marker_prefix.clone());
     let engine = start_engine(Arc::new(config), marker_prefix)
         .map_err(|_| io::Error::other("the engine did not start (see stderr)"))?;
     let (outbox, input, client) = transport::memory();

@@ -176,6 +176,7 @@ impl Engine {
     /// group; the record signals all of them). The reaper cannot reap any stage before all
     /// are registered.
     pub fn launch(&self, launch: Launch, slot: Slot<'_>) -> Result<Arc<Proc>, String> {
+        crate::guardian::ensure_started();
         let id = self.ids.next();
         let marker = format!("{}{}", self.marker_prefix, id);
         let mut env = launch.env;

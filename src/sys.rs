@@ -659,60 +659,12 @@ pub fn open_beneath(base: &Path, rel: &Path, mode: OpenMode) -> io::Result<File>
     Ok(file)
 }
 
-/// Forks a helper process that runs `body` and never returns to the caller's code.
-/// Returns the write end of a pipe whose read end `body` receives.
-///
-/// Must be called while the process has a single thread (before any thread is started):
-/// only then may the child run ordinary Rust code after `fork`.
-pub fn fork_helper(body: fn(File) -> i32) -> io::Result<File> {
-    let (read, write) = std::io::pipe()?;
-    // SAFETY: the caller guarantees that no other thread exists, so the child is a full copy
-    // of a single-threaded process and may allocate and take locks.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    if pid == 0 {
-        drop(write);
-        let code = body(File::from(OwnedFd::from(read)));
-        // SAFETY: `_exit` ends the child without running the parent's atexit handlers or
-        // flushing buffers it shares with the parent.
-        unsafe { libc::_exit(code) };
-    }
-    drop(read);
-    Ok(File::from(OwnedFd::from(write)))
-}
-
-/// Detaches the calling process into a new session, points 0, 1 and 2 at `/dev/null`,
-/// closes every other descriptor except `keep`, and ignores SIGINT, SIGTERM, SIGHUP and
-/// SIGPIPE. For the guardian process only.
-pub fn detach_helper(keep: RawFd) {
-    // SAFETY: plain system calls on descriptors and signal dispositions of this process.
-    unsafe {
-        libc::setsid();
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
-        if null >= 0 {
-            for fd in 0..3 {
-                libc::dup2(null, fd);
-            }
-            if null > 2 {
-                libc::close(null);
-            }
-        }
-        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
-            libc::signal(sig, libc::SIG_IGN);
-        }
-    }
-    let fds: Vec<RawFd> = match std::fs::read_dir("/proc/self/fd") {
-        Ok(dir) => dir
-            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-            .collect(),
-        Err(_) => (3..1024).collect(),
-    };
-    for fd in fds.into_iter().filter(|&fd| fd > 2 && fd != keep) {
-        // SAFETY: closing descriptors this process does not use; `keep` is spared.
+/// Ignores SIGINT, SIGTERM, SIGHUP and SIGPIPE in this process (the guardian's).
+pub fn ignore_terminal_signals() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
+        // SAFETY: setting a signal's disposition to SIG_IGN installs no handler.
         unsafe {
-            libc::close(fd);
+            libc::signal(sig, libc::SIG_IGN);
         }
     }
 }
