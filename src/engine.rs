@@ -283,6 +283,8 @@ pub struct Engine {
     pub trusted: Option<Policy>,
     /// The audit log.
     pub audit: Audit,
+    /// The kernel sandbox every call's processes start in.
+    pub sandbox: crate::sandbox::Sandbox,
     /// The output reader.
     #[cfg(target_os = "linux")]
     ingest: crate::ingest::Ingest,
@@ -324,12 +326,17 @@ impl Engine {
             None => Secrets::default(),
         });
         let audit = Audit::open(config.audit_log.as_deref())?;
+        let (sandbox, warning) = crate::sandbox::Sandbox::new(&config)?;
+        if let Some(w) = warning {
+            crate::warn!("{w}");
+        }
         #[cfg(target_os = "linux")]
         let ingest = crate::ingest::Ingest::start()
             .map_err(|e| format!("cannot start the output reader: {e}"))?;
         let random = random_u64();
         Ok(Engine {
             audit,
+            sandbox,
             #[cfg(target_os = "linux")]
             ingest,
             config,
@@ -646,13 +653,13 @@ impl Engine {
         };
 
         let mut leaders = self.reaper.leaders.lock();
-        let started = spawn_stages(
-            &launch.stages,
-            &env,
-            &launch.cwd,
-            launch.stdin,
-            launch.stdout_file,
-        );
+        let (stdin, stdout_file, cwd) = (launch.stdin, launch.stdout_file, &launch.cwd);
+        // The kernel sandbox hook: the stages start confined to the call's Landlock domain.
+        let started = self
+            .sandbox
+            .spawn(&launch.stages, cwd, &[], None, |stages| {
+                spawn_stages(stages, &env, cwd, stdin, stdout_file)
+            });
         let started = started?;
         let pid = started.pids[0];
         let info = Info {

@@ -91,6 +91,11 @@ impl Shutdown {
 /// Runs the server until shutdown. Returns only on a startup failure.
 pub fn run(config: Config) -> std::process::ExitCode {
     crate::log::set_level(config.log_level);
+    // Non-dumpable before anything forks: no process of the same user without
+    // CAP_SYS_PTRACE can trace the server or read its /proc environ and memory (SPEC 12).
+    if let Err(e) = crate::sys::set_dumpable(false) {
+        crate::warn!("cannot mark the server non-dumpable: {e}");
+    }
     crate::sys::cloexec_from(3);
     // Fork the guardian first, while this process has a single thread.
     let marker_prefix = crate::engine::new_marker_prefix();
