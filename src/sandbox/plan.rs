@@ -270,4 +270,30 @@ mod tests {
         let (plan, _, _) = Plan::decode(&os(&["--", "p", "p"])).unwrap();
         assert!(plan.is_empty());
     }
+
+    /// A plan's rlimits and cgroup are applied to the calling process. RLIMIT_CORE is set to
+    /// its current soft value, which changes nothing for the other tests of this process; a
+    /// plain directory stands in for the cgroup (the write of the pid is what is checked).
+    #[test]
+    fn apply_sets_rlimits_and_joins_the_cgroup() {
+        let core = 4; // RLIMIT_CORE on Linux
+        let current = crate::sys::get_rlimit(core).unwrap();
+        let dir = std::env::temp_dir().join(format!("ys-plan-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let plan = Plan {
+            rules: None,
+            rlimits: vec![(core, current)],
+            cgroup: Some(dir.clone()),
+        };
+        plan.apply().unwrap();
+        assert_eq!(crate::sys::get_rlimit(core).unwrap(), current);
+        let written = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap();
+        assert_eq!(written, std::process::id().to_string());
+        let bad = Plan {
+            rlimits: vec![(9999, 1)],
+            ..Plan::default()
+        };
+        assert!(bad.apply().unwrap_err().to_string().contains("rlimit 9999"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

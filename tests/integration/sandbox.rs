@@ -291,6 +291,30 @@ fn a_backgrounded_exec_and_its_grandchildren_stay_confined() {
 }
 
 #[test]
+fn allow_patterns_are_resolved_when_the_call_is_made() {
+    if !kernel_has(1, "allow_patterns_are_resolved_when_the_call_is_made") {
+        return;
+    }
+    let fx = Fixture::new("sbx-pattern");
+    std::fs::write(fx.work.join("in.txt"), "pattern-data\n").expect("write in.txt");
+    let path = fx.safe_path();
+    let server = Server::ready_with_env(&[
+        ("ALLOW_PATTERNS", "r[a-z]+"),
+        ("MCP_SHELL_SAFE_PATH", &path),
+        ("YIELDSHELL_DEFAULT_CWD", path_str(&fx.work)),
+    ]);
+    // runner and reader match the pattern; marker does not.
+    let (ok, text) = run(&server, &["runner", "reader", "in.txt"]);
+    assert!(ok && text.contains("pattern-data"), "{text}");
+    let (ok, text) = run(&server, &["runner", "marker", "M"]);
+    assert!(!ok && !fx.work.join("M").exists(), "{text}");
+    // A program that appears after the server started is found at the next call.
+    std::fs::copy("/usr/bin/cat", fx.bin.join("rcat")).expect("copy cat");
+    let (ok, text) = run(&server, &["runner", "rcat", "in.txt"]);
+    assert!(ok && text.contains("pattern-data"), "{text}");
+}
+
+#[test]
 fn a_script_whose_interpreter_is_not_allowed_is_refused_with_the_reason() {
     if !kernel_has(
         1,
