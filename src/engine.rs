@@ -262,6 +262,7 @@ impl Engine {
         if let Some(w) = warning {
             crate::warn!("{w}");
         }
+        crate::info!("{}", sandbox.status());
         let waits = Waits::start(pool.clone())
             .map_err(|e| format!("cannot start the waits thread: {e}"))?;
         #[cfg(target_os = "linux")]
