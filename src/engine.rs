@@ -211,6 +211,8 @@ pub struct Engine {
     pub trusted: Option<Policy>,
     /// The audit log.
     pub audit: Audit,
+    /// The kernel sandbox every call's processes start in.
+    pub sandbox: crate::sandbox::Sandbox,
     /// The output reader.
     #[cfg(target_os = "linux")]
     pub(crate) ingest: crate::ingest::Ingest,
@@ -257,6 +259,11 @@ impl Engine {
             None => Secrets::default(),
         });
         let audit = Audit::open(config.audit_log.as_deref())?;
+        let (sandbox, warning) = crate::sandbox::Sandbox::new(&config)?;
+        if let Some(w) = warning {
+            crate::warn!("{w}");
+        }
+        crate::info!("{}", sandbox.status());
         let waits = Waits::start(pool.clone())
             .map_err(|e| format!("cannot start the waits thread: {e}"))?;
         #[cfg(target_os = "linux")]
@@ -264,6 +271,7 @@ impl Engine {
             .map_err(|e| format!("cannot start the output reader: {e}"))?;
         Ok(Engine {
             audit,
+            sandbox,
             #[cfg(target_os = "linux")]
             ingest,
             config,

@@ -56,7 +56,8 @@ fn spawn() -> std::io::Result<File> {
     let null = || File::options().read(true).write(true).open("/dev/null");
     let program = own_binary()?;
     let prefix = PREFIX.get().cloned().unwrap_or_default();
-    let env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    // An empty environment: the guardian needs none, and the server's may hold secrets.
+    let env: Vec<(OsString, OsString)> = Vec::new();
     sys::spawn(sys::SpawnSpec {
         program: &program,
         arg0: Some("yieldshell-guardian"),
@@ -86,6 +87,8 @@ fn own_binary() -> std::io::Result<String> {
 /// The guardian's `main`: `args` are the arguments after [`ARG`] (the marker prefix).
 pub fn main(args: &[OsString]) -> std::process::ExitCode {
     sys::ignore_terminal_signals();
+    // Like the server, not readable through /proc by the commands it watches over.
+    let _ = sys::set_dumpable(false);
     let prefix = args
         .first()
         .and_then(|p| p.to_str())

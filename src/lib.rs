@@ -45,6 +45,7 @@ pub mod process;
 pub mod reaper;
 pub mod redact;
 pub mod ring;
+pub mod sandbox;
 mod server;
 pub mod spawn;
 pub mod stamp;
@@ -60,6 +61,10 @@ use std::process::ExitCode;
 
 /// Entry point of the binary: parses options, then runs the server.
 pub fn main() -> ExitCode {
+    // The sandbox launcher runs before anything else (see `sandbox::launcher`).
+    if let Some(code) = sandbox::launcher::main_if_launcher() {
+        return code;
+    }
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     if args.first().is_some_and(|a| a == guardian::ARG) {
         return guardian::main(&args[1..]);

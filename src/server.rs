@@ -100,6 +100,12 @@ impl Shutdown {
 /// Runs the server until shutdown. Returns only on a startup failure.
 pub fn run(config: Config) -> std::process::ExitCode {
     crate::log::set_level(config.log_level);
+    // Non-dumpable before anything starts (the guardian sets it for itself): no process of the same
+    // user without CAP_SYS_PTRACE (or CAP_SYS_ADMIN, CAP_PERFMON, which also pass read-mode
+    // checks) can trace the server or read its /proc environ and memory (SPEC 12).
+    if let Err(e) = crate::sys::set_dumpable(false) {
+        crate::warn!("cannot mark the server non-dumpable: {e}");
+    }
     crate::sys::cloexec_from(3);
     // The guardian starts with the first command (`guardian::ensure_started`).
     let marker_prefix = crate::engine::new_marker_prefix();

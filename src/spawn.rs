@@ -196,13 +196,13 @@ impl Engine {
         };
 
         let mut leaders = self.reaper.leaders.lock();
-        let started = spawn_stages(
-            &launch.stages,
-            &env,
-            &launch.cwd,
-            launch.stdin,
-            launch.stdout_file,
-        );
+        let (stdin, stdout_file, cwd) = (launch.stdin, launch.stdout_file, &launch.cwd);
+        // The kernel sandbox hook: the stages start confined to the call's Landlock domain.
+        let started = self
+            .sandbox
+            .spawn(&launch.stages, cwd, &[], None, |stages| {
+                spawn_stages(stages, &env, cwd, stdin, stdout_file)
+            });
         let started = started?;
         let pid = started.pids[0];
         let info = Info {

@@ -11,6 +11,7 @@ mod lifecycle;
 mod policy;
 mod protocol;
 mod reliability;
+mod sandbox;
 mod support;
 mod tools;
 mod trusted;
