@@ -11,7 +11,12 @@
 //! `MCP_SHELL_CHILD_ENV_ALLOWLIST`; nothing else of the server's environment reaches it.
 
 pub mod allow;
+pub mod getopt;
 pub mod harden;
+#[cfg(test)]
+mod harden_cases;
+pub mod identity;
+pub mod rules;
 pub mod tokenize;
 
 use std::ffi::OsString;
