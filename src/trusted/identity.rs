@@ -66,7 +66,7 @@ const DENIED: &[&[&str]] = &[
     &[
         "pip", "pipx", "npx", "uvx", "bunx", "uv", "poetry", "pipenv", "pdm", "hatch", "tox",
         "conda", "mamba", "micromamba", "gem", "bundle", "bundler", "rake", "cpan", "cpanm",
-        "make", "gmake", "bmake", "cmake", "ninja", "meson", "scons", "libtool", "nix",
+        "make", "bmake", "cmake", "ninja", "meson", "scons", "libtool", "nix",
         "nix-shell", "guix",
     ],
     // Wrappers: their job is to run the program named in their arguments.

@@ -86,11 +86,17 @@ const FILE_OUTPUT_LONG: &[&str] = &["dump-variables", "pretty-print", "profile"]
 const PROHIBITED_SHORT: &[char] = &['E', 'e', 'f', 'i', 'l', 'D'];
 const FILE_OUTPUT_SHORT: &[char] = &['d', 'o', 'p'];
 
-/// One `-W` item or long option: refused when any option it can select is prohibited.
-fn long_refused(candidates: &[&str], value: Option<&str>) -> bool {
-    candidates
-        .iter()
-        .any(|c| PROHIBITED_LONG.contains(c) || (value.is_some() && FILE_OUTPUT_LONG.contains(c)))
+/// One `-W` item or long option: refused when any option it can select is prohibited. The
+/// awk that runs may be gawk or mawk, so a name is matched as a prefix of every option of
+/// both, even where one of them has it exactly (`--dump` is mawk's `dump` and gawk's
+/// `dump-variables`).
+fn long_refused(written: &str, value: Option<&str>) -> bool {
+    !written.is_empty()
+        && GRAMMAR.long.iter().any(|(option, _)| {
+            option.starts_with(written)
+                && (PROHIBITED_LONG.contains(option)
+                    || (value.is_some() && FILE_OUTPUT_LONG.contains(option)))
+        })
 }
 
 /// Checks awk's arguments.
@@ -107,10 +113,8 @@ pub fn check(args: &[String]) -> Result<(), String> {
                     operands.push(text);
                 }
             }
-            Item::Long {
-                candidates, value, ..
-            } => {
-                if long_refused(&candidates, value) {
+            Item::Long { written, value, .. } => {
+                if long_refused(written, value) {
                     return reject();
                 }
             }
@@ -121,7 +125,7 @@ pub fn check(args: &[String]) -> Result<(), String> {
                         Some((n, v)) => (n, Some(v)),
                         None => (entry, None),
                     };
-                    if long_refused(&GRAMMAR.candidates(name), value) {
+                    if long_refused(name, value) {
                         return reject();
                     }
                 }
@@ -141,9 +145,10 @@ pub fn check(args: &[String]) -> Result<(), String> {
         }
     }
     // Operands are file names or `var=value` assignments, but if this reading and awk ever
-    // disagree about which argument is the program, the real one must not slip through.
+    // disagree about which argument is the program (gawk's `-W assign x=1 PROGRAM`), the real
+    // one must not slip through: each must lex as clean awk too.
     for arg in operands {
-        if raw_awk_danger(arg) || scan_awk(arg) == AwkScan::Dangerous {
+        if raw_awk_danger(arg) || scan_awk(arg) != AwkScan::Clean {
             return reject();
         }
     }
