@@ -23,6 +23,7 @@
 //! - Every argument containing a newline, carriage return or NUL is rejected, naming its index.
 
 use super::identity::{self, Policy};
+use super::rules;
 
 /// The prefix of every rejection message.
 pub const PREFIX: &str = "Command rejected by default security policy: ";
@@ -44,6 +45,10 @@ pub fn check(argv: &[String]) -> Result<(), String> {
     }
     if program.chars().any(is_name_metacharacter) {
         return Err(format!("Unsafe command name: {program}"));
+    }
+    let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
+    if let Some(verdict) = rules::git::check_dashed(&base, &argv[1..]) {
+        return verdict.map_err(|reason| format!("{PREFIX}{reason}"));
     }
     apply(identity::classify(program), &argv[1..]).map_err(|reason| format!("{PREFIX}{reason}"))
 }

@@ -41,6 +41,7 @@ const TAR_MV_R: Expect = E("policy: tar multi-volume mode");
 const GIT_BARE_R: Expect = E("policy: git init of a bare or separate repository");
 const GIT_ALIAS_R: Expect = E("policy: git alias or external subcommand");
 const GIT_GLOBAL_R: Expect = E("policy: git global option");
+const TAR_LIST_R: Expect = E("policy: tar file list read as options");
 
 const CASES: &[(&[&str], Expect)] = &[
     // Always-rejected programs, with the original's exact message form.
@@ -1657,12 +1658,12 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["tar", "cf", "a.tar", "--to-command=x"], TAR_R),
     (&["tar", "xf", "--", "--to-command=x"], TAR_R),
     (&["tar", "cCf", "--to-command=x", "a.tar", "d"], A),
-    (&["tar", "cTf", "-I", "a.tar"], A),
+    (&["tar", "cTf", "-I", "a.tar"], TAR_LIST_R),
     (&["tar", "-b", "-I", "-cf", "a", "d"], A),
     (&["tar", "-H", "-I", "-cf", "a", "d"], A),
     (&["tar", "-K", "-I", "-xf", "a"], A),
     (&["tar", "-N", "-I", "-cf", "a", "d"], A),
-    (&["tar", "-T", "-M", "-cf", "a"], A),
+    (&["tar", "-T", "-M", "-cf", "a"], TAR_LIST_R),
     (&["tar", "-V", "-F", "-cf", "a", "d"], A),
     (&["tar", "-g", "-L", "-cf", "a", "d"], A),
     (&["tar", "-X", "-M", "-cf", "a", "d"], A),
@@ -1687,7 +1688,7 @@ const CASES: &[(&[&str], Expect)] = &[
         &["tar", "--directory", "--use-compress-program=x", "-xf", "a"],
         A,
     ),
-    (&["tar", "--files-from", "-I", "-cf", "a"], A),
+    (&["tar", "--files-from", "-I", "-cf", "a"], TAR_LIST_R),
     (&["tar", "--exclude-from", "-M", "-cf", "a", "d"], A),
     (&["tar", "--suffix", "-M", "-cf", "a", "d"], A),
     (&["tar", "--newer", "-M", "-cf", "a", "d"], A),
@@ -3147,6 +3148,587 @@ const CASES: &[(&[&str], Expect)] = &[
         &["diff3", "--di=x", "a", "b", "c"],
         E("external diff program"),
     ),
+    // tar: a file list is read as options unless --verbatim-files-from or --null comes first.
+    (
+        &["tar", "-cf", "a.tar", "-T", "list"],
+        E("policy: tar file list read as options"),
+    ),
+    (
+        &["tar", "-c", "-T", "-", "-f", "a.tar"],
+        E("policy: tar file list read as options"),
+    ),
+    (
+        &["tar", "cTf", "list", "a.tar"],
+        E("policy: tar file list read as options"),
+    ),
+    (
+        &["tar", "--files-from=list", "-cf", "a"],
+        E("policy: tar file list read as options"),
+    ),
+    (
+        &["tar", "--files-from", "list", "-cf", "a"],
+        E("policy: tar file list read as options"),
+    ),
+    (
+        &["tar", "--files=list", "-cf", "a"],
+        E("policy: tar file list read as options"),
+    ),
+    (
+        &["tar", "-cf", "a", "-Tlist"],
+        E("policy: tar file list read as options"),
+    ),
+    (
+        &["tar", "-cTlist", "-f", "a"],
+        E("policy: tar file list read as options"),
+    ),
+    (
+        &["tar", "--verbatim-files-from", "-T", "list", "-cf", "a"],
+        A,
+    ),
+    (&["tar", "--null", "-T", "list", "-cf", "a"], A),
+    (
+        &[
+            "tar",
+            "--verbatim-files-from",
+            "--no-verbatim-files-from",
+            "-T",
+            "l",
+            "-cf",
+            "a",
+        ],
+        E("policy: tar file list read as options"),
+    ),
+    (
+        &["tar", "-T", "list", "--verbatim-files-from", "-cf", "a"],
+        E("policy: tar file list read as options"),
+    ),
+    (
+        &["tar", "--verb", "-T", "l", "-cf", "a"],
+        E("policy: tar file list read as options"),
+    ),
+    (&["tar", "-cf", "a", "--exclude", "-T", "d"], A),
+    (&["tar", "-cf", "-T", "d"], A),
+    (&["tar", "-X", "list", "-cf", "a", "d"], A),
+    // git-<subcommand> programs are git <subcommand>.
+    (&["git-submodule", "foreach", "id"], GIT_EXT_R),
+    (&["git-shell", "-c", "id"], E("policy: ")),
+    (&["git-config", "a", "b"], GIT_CONFIG_R),
+    (&["git-upload-pack", "."], GIT_EXT_R),
+    (&["git-remote-ext", ".", "sh"], GIT_EXT_R),
+    (&["git-grep", "-O", "x"], GIT_EXT_R),
+    (&["git-grep", "-e", "-O"], A),
+    (&["git-rebase", "-x", "id"], GIT_EXT_R),
+    (&["git-log", "--oneline"], A),
+    (&["git-status"], A),
+    (&["/usr/lib/git-core/git-daemon"], GIT_EXT_R),
+    (&["git-lfs", "pull"], A),
+    (&["git-absorb"], A),
+    (&["git", "replace", "--edit", "HEAD"], GIT_EDITOR_R),
+    (&["git", "replace", "-e", "HEAD"], GIT_EDITOR_R),
+    (&["git", "replace", "--graft", "a", "b"], A),
+    (&["git", "pull", "--edit"], GIT_EDITOR_R),
+    (&["git", "pull", "-e", "o"], GIT_EDITOR_R),
+    (&["git", "pull", "--no-edit"], A),
+    // Compilers and linkers: plugins, wrappers, program search paths, spec and response files.
+    (
+        &["cc", "-wrapper", "sh,-c,id", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["cc", "-fplugin=./p.so", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["cc", "-B", "./bin", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["cc", "-B./bin", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["cc", "@args.rsp"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["cc", "-specs=x.specs", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["cc", "-fuse-ld=/tmp/ld", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["cc", "-Wl,-plugin,x.so", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (&["cc", "-O2", "-o", "x", "x.c"], A),
+    (&["cc", "-c", "x.c"], A),
+    (&["cc", "-fuse-ld=lld", "x.c"], A),
+    (&["cc", "-Wall", "-Wextra", "x.c"], A),
+    (&["cc", "-I", "inc", "-DX=1", "x.c"], A),
+    (
+        &["gcc", "-wrapper", "sh,-c,id", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["gcc", "-fplugin=./p.so", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["gcc", "-B", "./bin", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["gcc", "-B./bin", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["gcc", "@args.rsp"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["gcc", "-specs=x.specs", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["gcc", "-fuse-ld=/tmp/ld", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["gcc", "-Wl,-plugin,x.so", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (&["gcc", "-O2", "-o", "x", "x.c"], A),
+    (&["gcc", "-c", "x.c"], A),
+    (&["gcc", "-fuse-ld=lld", "x.c"], A),
+    (&["gcc", "-Wall", "-Wextra", "x.c"], A),
+    (&["gcc", "-I", "inc", "-DX=1", "x.c"], A),
+    (
+        &["g++", "-wrapper", "sh,-c,id", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["g++", "-fplugin=./p.so", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["g++", "-B", "./bin", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["g++", "-B./bin", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["g++", "@args.rsp"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["g++", "-specs=x.specs", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["g++", "-fuse-ld=/tmp/ld", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["g++", "-Wl,-plugin,x.so", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (&["g++", "-O2", "-o", "x", "x.c"], A),
+    (&["g++", "-c", "x.c"], A),
+    (&["g++", "-fuse-ld=lld", "x.c"], A),
+    (&["g++", "-Wall", "-Wextra", "x.c"], A),
+    (&["g++", "-I", "inc", "-DX=1", "x.c"], A),
+    (
+        &["clang", "-wrapper", "sh,-c,id", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["clang", "-fplugin=./p.so", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["clang", "-B", "./bin", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["clang", "-B./bin", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["clang", "@args.rsp"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["clang", "-specs=x.specs", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["clang", "-fuse-ld=/tmp/ld", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["clang", "-Wl,-plugin,x.so", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (&["clang", "-O2", "-o", "x", "x.c"], A),
+    (&["clang", "-c", "x.c"], A),
+    (&["clang", "-fuse-ld=lld", "x.c"], A),
+    (&["clang", "-Wall", "-Wextra", "x.c"], A),
+    (&["clang", "-I", "inc", "-DX=1", "x.c"], A),
+    (
+        &["clang++", "-wrapper", "sh,-c,id", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["clang++", "-fplugin=./p.so", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["clang++", "-B", "./bin", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["clang++", "-B./bin", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["clang++", "@args.rsp"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["clang++", "-specs=x.specs", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["clang++", "-fuse-ld=/tmp/ld", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["clang++", "-Wl,-plugin,x.so", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (&["clang++", "-O2", "-o", "x", "x.c"], A),
+    (&["clang++", "-c", "x.c"], A),
+    (&["clang++", "-fuse-ld=lld", "x.c"], A),
+    (&["clang++", "-Wall", "-Wextra", "x.c"], A),
+    (&["clang++", "-I", "inc", "-DX=1", "x.c"], A),
+    (
+        &["x86_64-linux-gnu-gcc-12", "-wrapper", "sh,-c,id", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["x86_64-linux-gnu-gcc-12", "-fplugin=./p.so", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["x86_64-linux-gnu-gcc-12", "-B", "./bin", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["x86_64-linux-gnu-gcc-12", "-B./bin", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["x86_64-linux-gnu-gcc-12", "@args.rsp"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["x86_64-linux-gnu-gcc-12", "-specs=x.specs", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["x86_64-linux-gnu-gcc-12", "-fuse-ld=/tmp/ld", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["x86_64-linux-gnu-gcc-12", "-Wl,-plugin,x.so", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (&["x86_64-linux-gnu-gcc-12", "-O2", "-o", "x", "x.c"], A),
+    (&["x86_64-linux-gnu-gcc-12", "-c", "x.c"], A),
+    (&["x86_64-linux-gnu-gcc-12", "-fuse-ld=lld", "x.c"], A),
+    (&["x86_64-linux-gnu-gcc-12", "-Wall", "-Wextra", "x.c"], A),
+    (&["x86_64-linux-gnu-gcc-12", "-I", "inc", "-DX=1", "x.c"], A),
+    (
+        &["gcc-13", "-wrapper", "sh,-c,id", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["gcc-13", "-fplugin=./p.so", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["gcc-13", "-B", "./bin", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["gcc-13", "-B./bin", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["gcc-13", "@args.rsp"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["gcc-13", "-specs=x.specs", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["gcc-13", "-fuse-ld=/tmp/ld", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["gcc-13", "-Wl,-plugin,x.so", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (&["gcc-13", "-O2", "-o", "x", "x.c"], A),
+    (&["gcc-13", "-c", "x.c"], A),
+    (&["gcc-13", "-fuse-ld=lld", "x.c"], A),
+    (&["gcc-13", "-Wall", "-Wextra", "x.c"], A),
+    (&["gcc-13", "-I", "inc", "-DX=1", "x.c"], A),
+    (
+        &["/usr/bin/cc", "-wrapper", "sh,-c,id", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["/usr/bin/cc", "-fplugin=./p.so", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["/usr/bin/cc", "-B", "./bin", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["/usr/bin/cc", "-B./bin", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["/usr/bin/cc", "@args.rsp"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["/usr/bin/cc", "-specs=x.specs", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["/usr/bin/cc", "-fuse-ld=/tmp/ld", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["/usr/bin/cc", "-Wl,-plugin,x.so", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (&["/usr/bin/cc", "-O2", "-o", "x", "x.c"], A),
+    (&["/usr/bin/cc", "-c", "x.c"], A),
+    (&["/usr/bin/cc", "-fuse-ld=lld", "x.c"], A),
+    (&["/usr/bin/cc", "-Wall", "-Wextra", "x.c"], A),
+    (&["/usr/bin/cc", "-I", "inc", "-DX=1", "x.c"], A),
+    (&["ld", "-Bstatic", "-o", "a", "a.o"], A),
+    (
+        &["ld", "-plugin", "x.so"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["ld.lld", "--load-pass-plugin=x.so"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (&["ld", "-o", "a", "a.o"], A),
+    (
+        &["clang", "-Xclang", "-load", "-Xclang", "x.so", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["clang", "-fpass-plugin=x.so", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (&["mold", "-run", "make"], A),
+    // openssl, ssh-keygen, gpg, cpio.
+    (
+        &["openssl", "req", "-engine", "x.so"],
+        E("policy: openssl engine, provider or configuration option"),
+    ),
+    (
+        &["openssl", "dgst", "-provider", "legacy"],
+        E("policy: openssl engine, provider or configuration option"),
+    ),
+    (
+        &["openssl", "list", "-provider-path", "."],
+        E("policy: openssl engine, provider or configuration option"),
+    ),
+    (
+        &["openssl", "req", "-new", "-config", "x.cnf"],
+        E("policy: openssl engine, provider or configuration option"),
+    ),
+    (
+        &["openssl", "x509", "-keyform", "engine"],
+        E("policy: openssl engine, provider or configuration option"),
+    ),
+    (&["openssl", "rand", "-hex", "16"], A),
+    (&["openssl", "x509", "-in", "c.pem", "-noout", "-text"], A),
+    (&["openssl", "sha256", "f"], A),
+    (&["openssl", "genrsa", "-out", "k.pem", "2048"], A),
+    (
+        &["ssh-keygen", "-D", "./p.so"],
+        E("policy: ssh-keygen provider library option"),
+    ),
+    (
+        &["ssh-keygen", "-t", "ed25519-sk", "-w", "./p.so"],
+        E("policy: ssh-keygen provider library option"),
+    ),
+    (
+        &["ssh-keygen", "-qD", "x"],
+        E("policy: ssh-keygen provider library option"),
+    ),
+    (&["ssh-keygen", "-t", "ed25519", "-f", "k", "-N", ""], A),
+    (&["ssh-keygen", "-l", "-f", "k.pub"], A),
+    (&["ssh-keygen", "-y", "-f", "k"], A),
+    (
+        &["gpg", "--photo-viewer", "sh", "--list-keys"],
+        E("policy: gpg external program or option file"),
+    ),
+    (
+        &["gpg", "--photo-v=sh"],
+        E("policy: gpg external program or option file"),
+    ),
+    (
+        &["gpg", "--exec-path", "."],
+        E("policy: gpg external program or option file"),
+    ),
+    (
+        &["gpg", "--load-extension", "x"],
+        E("policy: gpg external program or option file"),
+    ),
+    (
+        &["gpg", "--options", "o.conf", "-k"],
+        E("policy: gpg external program or option file"),
+    ),
+    (
+        &["gpg", "--homedir", "h", "-k"],
+        E("policy: gpg external program or option file"),
+    ),
+    (
+        &["gpg", "--home", "h"],
+        E("policy: gpg external program or option file"),
+    ),
+    (
+        &["gpg", "--list-options", "show-photos", "-k"],
+        E("policy: gpg external program or option file"),
+    ),
+    (
+        &["gpg2", "--homedir=h"],
+        E("policy: gpg external program or option file"),
+    ),
+    (
+        &["gpg", "--agent-program", "x"],
+        E("policy: gpg external program or option file"),
+    ),
+    (&["gpg", "--verify", "f.sig", "f"], A),
+    (&["gpg", "--list-keys"], A),
+    (&["gpg", "--armor", "--export", "x"], A),
+    (&["gpg", "-d", "f.gpg"], A),
+    (&["gpg", "--", "--homedir"], A),
+    (
+        &["cpio", "-o", "-F", "host:a"],
+        E("policy: cpio remote archive or rsh command"),
+    ),
+    (
+        &["cpio", "-oF", "host:a"],
+        E("policy: cpio remote archive or rsh command"),
+    ),
+    (
+        &["cpio", "--file=h:a", "-i"],
+        E("policy: cpio remote archive or rsh command"),
+    ),
+    (
+        &["cpio", "--rsh-command=sh", "-i"],
+        E("policy: cpio remote archive or rsh command"),
+    ),
+    (
+        &["cpio", "--rsh=sh", "-i"],
+        E("policy: cpio remote archive or rsh command"),
+    ),
+    (&["cpio", "-i", "-F", "./h:a"], A),
+    (&["cpio", "--force-local", "-F", "h:a", "-i"], A),
+    (&["cpio", "-idv"], A),
+    (&["cpio", "-o", "-F", "a.cpio"], A),
+    // go and cargo: running built code, toolexec, persistent flags, configuration.
+    (
+        &["go", "run", "."],
+        E("policy: go command that runs programs"),
+    ),
+    (
+        &["go", "test", "./..."],
+        E("policy: go command that runs programs"),
+    ),
+    (
+        &["go", "generate"],
+        E("policy: go command that runs programs"),
+    ),
+    (
+        &["go", "tool", "x"],
+        E("policy: go command that runs programs"),
+    ),
+    (&["go", "vet"], E("policy: go command that runs programs")),
+    (
+        &["go", "build", "-toolexec=sh", "."],
+        E("policy: go command that runs programs"),
+    ),
+    (
+        &["go", "build", "-exec", "x", "."],
+        E("policy: go command that runs programs"),
+    ),
+    (
+        &["go", "env", "-w", "GOFLAGS=-toolexec=sh"],
+        E("policy: go command that runs programs"),
+    ),
+    (
+        &["go", "env", "-u", "GOFLAGS"],
+        E("policy: go command that runs programs"),
+    ),
+    (&["go", "build", "./..."], A),
+    (&["go", "mod", "tidy"], A),
+    (&["go", "env", "GOPATH"], A),
+    (&["go", "version"], A),
+    (&["go", "fmt", "./..."], A),
+    (
+        &["go1.22", "run", "."],
+        E("policy: go command that runs programs"),
+    ),
+    (&["cargo", "run"], E("policy: cargo subcommand run")),
+    (&["cargo", "r"], E("policy: cargo subcommand r")),
+    (&["cargo", "test"], E("policy: cargo subcommand test")),
+    (&["cargo", "bench"], E("policy: cargo subcommand bench")),
+    (&["cargo", "x"], E("policy: cargo subcommand x")),
+    (
+        &["cargo", "--config", "x", "build"],
+        E("policy: cargo configuration"),
+    ),
+    (
+        &["cargo", "build", "--config=target.x.runner=\"sh\""],
+        E("policy: cargo configuration"),
+    ),
+    (
+        &["cargo", "-Zunstable-options", "build"],
+        E("policy: cargo configuration"),
+    ),
+    (&["cargo", "build"], A),
+    (&["cargo", "build", "--release"], A),
+    (&["cargo", "check"], A),
+    (&["cargo", "fmt", "--check"], A),
+    (&["cargo", "clippy"], A),
+    (&["cargo", "--version"], A),
+    (&["cargo", "tree"], A),
+    (
+        &["cargo", "+nightly", "build"],
+        E("policy: cargo subcommand +nightly"),
+    ),
+    (&["cargo", "doc"], A),
+    // More names refused outright.
+    (&["exiftool", "x"], E("policy: exiftool")),
+    (&["git-shell", "x"], E("policy: ")),
 ];
 
 #[test]

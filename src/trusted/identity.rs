@@ -45,7 +45,7 @@ const DENIED: &[&[&str]] = &[
         "sh", "bash", "zsh", "fish", "csh", "ksh", "dash", "ash", "tcsh", "mksh", "pdksh", "oksh",
         "loksh", "lksh", "yash", "posh", "rbash", "elvish", "nu", "xonsh", "pwsh", "powershell",
         "osh", "ysh", "oils-for-unix", "sash", "rc", "es", "hush", "ion", "murex", "scsh",
-        "execlineb", "tclsh", "wish", "expect",
+        "execlineb", "git-shell", "tclsh", "wish", "expect",
     ],
     // Multi-call binaries whose applets include a shell, awk, sed and find.
     // Interpreters: they run code given on the command line, on stdin or in a file the caller
@@ -58,16 +58,16 @@ const DENIED: &[&[&str]] = &[
         "clisp", "ecl", "ccl", "csi", "gsi", "chez", "scheme", "petite", "mit-scheme", "ocaml",
         "ghci", "runghc", "runhaskell", "scala", "groovy", "jshell", "java", "kotlin", "kscript",
         "swift", "elixir", "iex", "erl", "escript", "clojure", "clj", "bb", "janet", "fennel",
-        "gforth", "pike", "octave", "maxima", "gnuplot", "m4", "gm4", "osascript", "cscript",
-        "wscript", "dotnet", "mono", "csharp", "ipython", "jupyter", "pydoc", "dc", "ed", "red",
+        "gforth", "pike", "octave", "maxima", "gnuplot", "m4", "gm4", "osascript", "exiftool",
+        "cscript", "wscript", "dotnet", "mono", "csharp", "ipython", "jupyter", "pydoc", "dc",
+        "ed", "red",
     ],
     // Package runners and build tools: they run code from packages or from recipe files the
     // caller can write (`make`'s recipes are shell commands).
     &[
         "pip", "pipx", "npx", "uvx", "bunx", "uv", "poetry", "pipenv", "pdm", "hatch", "tox",
         "conda", "mamba", "micromamba", "gem", "bundle", "bundler", "rake", "cpan", "cpanm",
-        "make", "bmake", "cmake", "ninja", "meson", "scons", "libtool", "nix",
-        "nix-shell", "guix",
+        "make", "bmake", "cmake", "ninja", "meson", "scons", "libtool", "nix", "nix-shell", "guix",
     ],
     // Wrappers: their job is to run the program named in their arguments.
     &[
@@ -148,6 +148,30 @@ const CHECKED: &[(&str, ArgCheck)] = &[
     ("diff3", rules::misc::check_diff_program),
     ("sdiff", rules::misc::check_diff_program),
     ("wget", rules::misc::check_wget),
+    ("cc", rules::tools::check_cc),
+    ("gcc", rules::tools::check_cc),
+    ("c++", rules::tools::check_cc),
+    ("g++", rules::tools::check_cc),
+    ("cpp", rules::tools::check_cc),
+    ("clang", rules::tools::check_cc),
+    ("clang++", rules::tools::check_cc),
+    ("clang-cpp", rules::tools::check_cc),
+    ("gfortran", rules::tools::check_cc),
+    ("tcc", rules::tools::check_cc),
+    ("ld", rules::tools::check_cc),
+    ("lld", rules::tools::check_cc),
+    ("ld.lld", rules::tools::check_cc),
+    ("ld.bfd", rules::tools::check_cc),
+    ("ld.gold", rules::tools::check_cc),
+    ("mold", rules::tools::check_cc),
+    ("openssl", rules::tools::check_openssl),
+    ("ssh-keygen", rules::tools::check_ssh_keygen),
+    ("gpg", rules::tools::check_gpg),
+    ("gpg2", rules::tools::check_gpg),
+    ("gpgv", rules::tools::check_gpg),
+    ("cpio", rules::tools::check_cpio),
+    ("go", rules::tools::check_go),
+    ("cargo", rules::tools::check_cargo),
 ];
 
 /// Alternate names, mapped to the name used in the tables.

@@ -27,7 +27,9 @@
 //!   `notes add`/`append` without a message and `notes edit`, `rebase -i`/`--continue`/
 //!   `--edit-todo`, `merge`/`cherry-pick`/`revert` `-e` or `--continue`, interactive
 //!   `add -i`/`-p`/`-e`, `checkout`/`restore`/`reset`/`stash` `-p`, `am -i`,
-//!   `branch --edit-description`; and `help --web` (a browser).
+//!   `branch --edit-description`, `replace --edit`, `pull --edit`; and `help --web` (a
+//!   browser).
+//! - The same rules apply to `git-<subcommand>` programs run directly (`git-submodule foreach`).
 //!
 //! An option's value is never read as an option (`git grep -A -O` shows `-O` lines of
 //! context), and an option after a value is never missed (`git grep -e -- -OX` runs `X`).
@@ -182,6 +184,18 @@ const TAKES_REMOTE: &[&str] = &[
     "request-pull",
 ];
 
+/// Checks a `git-<subcommand>` program run directly: it is `git <subcommand>`. `None` when
+/// the name is not one of git's.
+pub fn check_dashed(program: &str, args: &[String]) -> Option<Result<(), String>> {
+    let sub = program.strip_prefix("git-")?;
+    if !KNOWN.contains(&sub) && !DENIED.contains(&sub) && sub != "config" {
+        return None;
+    }
+    let mut argv = vec![sub.to_string()];
+    argv.extend_from_slice(args);
+    Some(check(&argv))
+}
+
 /// Checks git's arguments.
 pub fn check(args: &[String]) -> Result<(), String> {
     let globals = globals(args)?;
@@ -327,6 +341,8 @@ fn starts_editor(name: &str, items: &[Item], operands: &[&str]) -> bool {
             any(&|i| short(i, &['e']) || long(i, &["edit", "continue"]))
         }
         "am" => any(&|i| short(i, &['i']) || long(i, &["interactive"])),
+        "replace" => any(&|i| short(i, &['e']) || long(i, &["edit"])),
+        "pull" => any(&|i| short(i, &['e']) || long(i, &["edit"])),
         "branch" => any(&|i| long(i, &["edit-description"])),
         _ => false,
     }

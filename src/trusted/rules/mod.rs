@@ -11,3 +11,4 @@ pub mod git_tables;
 pub mod misc;
 pub mod sort;
 pub mod tar;
+pub mod tools;

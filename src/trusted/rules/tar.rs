@@ -11,7 +11,10 @@
 //! and `-L`/`--tape-length`, which implies it: the volume prompt reads `!` from stdin and
 //! starts a shell), and remote archives (`-f host:file` runs rsh/ssh with a caller-chosen
 //! host, which can be an ssh option such as `-oProxyCommand=...`) unless `--force-local` is
-//! given. An ambiguous abbreviation that could be one of these is refused too (tar would
+//! given. A file list (`-T`/`--files-from`) is refused unless `--verbatim-files-from` or
+//! `--null` comes before it: by default tar reads a line starting with `-` in it as an option,
+//! so the list's content (which a redirection can write, or stdin for `-T -`) could hold
+//! `--to-command=...`. An ambiguous abbreviation that could be one of these is refused too (tar would
 //! refuse it anyway). GNU tar's `-W` is `--verify`; a grammar where `-W name` means `--name`
 //! is read as well, and the stricter verdict wins.
 
@@ -265,10 +268,33 @@ fn expand_bundle(args: &[String]) -> Vec<String> {
     options
 }
 
+const FILE_LIST: &str = "tar file list read as options (give --verbatim-files-from before -T)";
+
 fn check_items(items: &[Item]) -> Result<(), String> {
     let mut archives: Vec<&str> = Vec::new();
     let mut force_local = false;
+    let mut verbatim = false;
     for item in items {
+        // An ambiguous abbreviation is an error for tar, not a file list.
+        let list = match item {
+            Item::Long { candidates, .. } => candidates.len() == 1 && item.long_is(&["files-from"]),
+            _ => item.short_is(&['T']),
+        };
+        if list && !verbatim {
+            return Err(FILE_LIST.to_string());
+        }
+        if let Item::Long {
+            candidates,
+            negated: false,
+            ..
+        } = item
+        {
+            match candidates.as_slice() {
+                ["verbatim-files-from"] | ["null"] => verbatim = true,
+                ["no-verbatim-files-from"] | ["no-null"] => verbatim = false,
+                _ => (),
+            }
+        }
         match item {
             Item::Operand(_) => (),
             Item::Short(letter, value) => {
