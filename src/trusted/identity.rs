@@ -406,7 +406,7 @@ mod tests {
             "sha256sum",
             "shellcheck",
             "perltidy",
-            "ssh-keygen",
+            "ssh-add",
             "lessecho",
         ] {
             assert!(classify(name).1.is_none(), "{name:?} wrongly recognised");
