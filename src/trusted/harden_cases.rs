@@ -3729,6 +3729,25 @@ const CASES: &[(&[&str], Expect)] = &[
     // More names refused outright.
     (&["exiftool", "x"], E("policy: exiftool")),
     (&["git-shell", "x"], E("policy: ")),
+    // git: each subcommand's own letters (`-m` is --merge for checkout, `-n` --numbered for
+    // format-patch and shortlog), so a flag never hides the option after it.
+    (&["git", "checkout", "-m", "-p"], GIT_EDITOR_R),
+    (&["git", "checkout", "-m", "main"], A),
+    (&["git", "switch", "-m", "main"], A),
+    (&["git", "stash", "-m", "-p"], A),
+    (&["git", "stash", "push", "-m", "msg", "-p"], GIT_EDITOR_R),
+    (&["git", "restore", "-s", "-p", "f"], A),
+    (&["git", "reset", "-q", "-p"], GIT_EDITOR_R),
+    (&["git", "add", "-v", "-p"], GIT_EDITOR_R),
+    (
+        &["git", "format-patch", "-n", "--output=/tmp/x", "HEAD~1"],
+        GIT_OUT_R,
+    ),
+    (&["git", "format-patch", "-o", "--output=x", "HEAD~1"], A),
+    (&["git", "shortlog", "-n", "--output=/tmp/x"], GIT_OUT_R),
+    (&["git", "log", "-n", "--output=/tmp/x"], A),
+    (&["git", "diff", "-n", "--output=/tmp/x"], GIT_OUT_R),
+    (&["git", "diff", "-S", "--output=/tmp/x"], A),
 ];
 
 #[test]

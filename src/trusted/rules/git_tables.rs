@@ -489,22 +489,21 @@ pub fn grammar_for(subcommand: &str) -> Grammar {
             &[('m', Req), ('F', Req), ('C', Req), ('c', Req)],
             NOTES_LONG,
         ),
-        "add" | "stage" | "checkout" | "restore" | "reset" | "stash" | "switch" => grammar(
-            &[
-                ('m', Req),
-                ('b', Req),
-                ('B', Req),
-                ('c', Req),
-                ('C', Req),
-                ('s', Req),
-            ],
-            PATCH_LONG,
-        ),
-        "log" | "show" | "diff" | "whatchanged" | "format-patch" | "range-diff" | "diff-tree"
-        | "diff-index" | "diff-files" | "shortlog" | "rev-list" => grammar(
-            &[('n', Req), ('o', Req), ('S', Req), ('G', Req), ('L', Req)],
-            LOG_LONG,
-        ),
+        // Each with its own letters: `-m` is a message for stash and --merge (no value) for
+        // checkout and switch.
+        "add" | "stage" | "reset" => grammar(&[], PATCH_LONG),
+        "checkout" => grammar(&[('b', Req), ('B', Req)], PATCH_LONG),
+        "switch" => grammar(&[('c', Req), ('C', Req)], PATCH_LONG),
+        "restore" => grammar(&[('s', Req)], PATCH_LONG),
+        "stash" => grammar(&[('m', Req)], PATCH_LONG),
+        "log" | "show" | "whatchanged" | "rev-list" => {
+            grammar(&[('n', Req), ('S', Req), ('G', Req), ('L', Req)], LOG_LONG)
+        }
+        "diff" | "diff-tree" | "diff-index" | "diff-files" | "range-diff" => {
+            grammar(&[('S', Req), ('G', Req)], LOG_LONG)
+        }
+        // `-n` is --numbered here.
+        "format-patch" => grammar(&[('o', Req), ('S', Req), ('G', Req)], LOG_LONG),
         _ => grammar(&[], LOG_LONG),
     }
 }
