@@ -3748,6 +3748,51 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["git", "log", "-n", "--output=/tmp/x"], A),
     (&["git", "diff", "-n", "--output=/tmp/x"], GIT_OUT_R),
     (&["git", "diff", "-S", "--output=/tmp/x"], A),
+    // A value of `--` is a value: the option after it is real.
+    (&["sort", "-k", "--", "-o", "x", "f"], SORT_R),
+    (&["sort", "-t", "--", "--output=x", "f"], SORT_R),
+    (&["sort", "--key", "--", "-T", "/tmp", "f"], SORT_R),
+    (&["sort", "-k", "--", "f"], A),
+    (&["tar", "-C", "--", "-I", "x", "-xf", "a"], TAR_R),
+    (
+        &["tar", "--directory", "--", "--to-command=x", "-xf", "a"],
+        TAR_R,
+    ),
+    (&["tar", "-C", "--", "-xf", "a"], A),
+    (&["awk", "-v", "--", "-f", "p.awk"], AWK_R),
+    (&["awk", "-F", "--", "-W", "exec", "p"], AWK_R),
+    (&["awk", "-F", "--", "{print}"], A),
+    (&["git", "clone", "-b", "--", "-u", "x", "url"], GIT_EXT_R),
+    (
+        &["git", "clone", "--branch", "--", "--upload-pack=x", "url"],
+        GIT_EXT_R,
+    ),
+    (
+        &["git", "fetch", "--depth", "--", "--upload-pack=x"],
+        GIT_EXT_R,
+    ),
+    (&["git", "rebase", "--onto", "--", "-x", "id"], GIT_EXT_R),
+    (&["git", "commit", "-m", "--", "-e"], GIT_EDITOR_R),
+    (&["git", "commit", "-m", "--", "--", "-e"], A),
+    (
+        &["find", ".", "-name", "--", "-exec", "id", ";"],
+        FIND_EXEC_R,
+    ),
+    (&["find", ".", "-name", "--"], A),
+    // A value of `-x`: the option letter is a value, not an option.
+    (&["sort", "-t", "-T", "f"], A),
+    (&["sort", "-k", "-T", "f"], A),
+    (&["tar", "-f", "-I", "-x"], A),
+    (&["tar", "-C", "-F", "-xf", "a"], A),
+    (&["awk", "-v", "-f", "{print}"], A),
+    (&["awk", "-F", "-e", "{print}"], A),
+    (&["git", "grep", "-e", "-x", "-A", "-O"], A),
+    (&["git", "tag", "-m", "-e", "v1"], A),
+    (&["git", "notes", "add", "-m", "-e"], A),
+    (&["git", "merge", "-m", "--continue", "x"], A),
+    (&["git", "rebase", "--onto", "-i", "main"], A),
+    (&["git", "push", "-o", "--exec=x", "origin"], A),
+    (&["git", "archive", "--format", "-o", "HEAD"], A),
 ];
 
 #[test]
