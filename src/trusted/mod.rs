@@ -427,4 +427,37 @@ mod policy_tests {
         check("sub/.git/hooks/pre-commit", false);
         check("", false);
     }
+
+    #[test]
+    fn git_directories_are_protected() {
+        let root = std::env::temp_dir().join(format!("yieldshell-gitdir-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for dir in ["bare/objects", "bare/refs", "half", "plain/sub", "cfg"] {
+            std::fs::create_dir_all(root.join(dir)).expect("mkdir");
+        }
+        std::fs::write(root.join("bare/HEAD"), "ref: refs/heads/main\n").expect("write");
+        std::fs::write(root.join("bare/config"), "").expect("write");
+        std::fs::write(root.join("half/HEAD"), "ref: refs/heads/main\n").expect("write");
+        std::fs::write(root.join("cfg/config"), "").expect("write");
+        let check = |cwd: &str, path: &str, ok: bool| {
+            let got = check_git_directories(&root.join(cwd), path);
+            assert_eq!(got.is_ok(), ok, "{cwd} {path}: {got:?}");
+        };
+        check("", "bare/config", false);
+        check("", "bare/hooks/pre-commit", false);
+        check("", "bare/objects/x", false);
+        check("bare", "description", false);
+        check("bare/refs", "x", false);
+        check("", "half/config", false);
+        check("", "half/objects", false);
+        check("", "cfg/HEAD", false);
+        check("", "cfg/other", true);
+        check("", "half/notes.txt", true);
+        check("", "plain/sub/config", true);
+        check("", "plain/HEAD", true);
+        check("", ".gitconfig", false);
+        check("", "home/.config/git/config", false);
+        check("plain", "out.txt", true);
+        let _ = std::fs::remove_dir_all(&root);
+    }
 }
