@@ -3,6 +3,7 @@
 //! returns `Err(reason)`; the caller adds the `Command rejected by default security policy: `
 //! prefix.
 
+pub mod apps;
 pub mod awk;
 pub mod awk_scan;
 pub mod find;

@@ -3,8 +3,8 @@
 //! openssl (engines, providers, configuration files that load them), ssh-keygen (PKCS#11 and
 //! FIDO provider libraries), gpg (photo viewers, extension modules, option files and home
 //! directories holding them), cpio (rsh commands and remote archives), go (subcommands that run
-//! the code they build, `-toolexec`, persistent `go env -w`) and cargo (`run`, `--config`,
-//! `-Z`). Every argument is examined as a possible option, values included: these rules can
+//! the code they build, `-toolexec`, persistent `go env -w`) and cargo (everything that
+//! compiles or runs the workspace, `--config`, `-Z`). Every argument is examined as a possible option, values included: these rules can
 //! only refuse more than the program would do, never less.
 
 /// The arguments before a separate `--`.
@@ -170,34 +170,24 @@ pub fn check_go(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// cargo: `run` (and the aliases and subcommands that run built code), `--config` (a runner,
-/// a linker or an alias given on the command line), `-Z` flags, and external `cargo-<name>`
-/// subcommands are refused. `build` and `check` stay accepted; their build scripts are code
-/// from the working directory, which the kernel layer confines.
+/// cargo: only subcommands that do not compile the workspace are accepted. Compiling (`build`,
+/// `check`, `clippy`, `test`, `doc`, ...) runs the workspace's build scripts and procedural
+/// macros, which are code a redirection can write; `run` and `test` run what they build; an
+/// unknown name is an alias or a `cargo-<name>` program. `--config` (a runner, a linker or
+/// an alias on the command line) and `-Z` flags are refused everywhere.
 pub fn check_cargo(args: &[String]) -> Result<(), String> {
-    const KNOWN: &[&str] = &[
-        "build",
-        "b",
-        "check",
-        "c",
-        "doc",
-        "d",
+    const SAFE: &[&str] = &[
         "new",
         "init",
         "add",
         "remove",
+        "rm",
         "update",
         "search",
-        "publish",
-        "install",
-        "uninstall",
-        "clean",
         "fmt",
-        "clippy",
         "tree",
         "metadata",
         "fetch",
-        "package",
         "vendor",
         "verify-project",
         "version",
@@ -210,18 +200,19 @@ pub fn check_cargo(args: &[String]) -> Result<(), String> {
         "generate-lockfile",
         "read-manifest",
         "report",
-        "fix",
+        "clean",
+        "uninstall",
+        "yank",
+        "info",
     ];
     let reject = |what: &str| Err(format!("cargo {what}"));
-    let mut i = 0;
     let mut sub: Option<&str> = None;
-    while i < args.len() {
-        let arg = args[i].as_str();
-        i += 1;
+    for arg in args {
+        let arg = arg.as_str();
         if arg == "--" {
             break;
         }
-        if arg.starts_with("--config") || arg == "-Z" || arg.starts_with("-Z") {
+        if arg.starts_with("--config") || arg.starts_with("-Z") {
             return reject("configuration or unstable option");
         }
         if sub.is_none() && !arg.starts_with('-') {
@@ -229,8 +220,10 @@ pub fn check_cargo(args: &[String]) -> Result<(), String> {
         }
     }
     match sub {
-        Some(s) if !KNOWN.contains(&s) => reject(&format!(
-            "subcommand {s} (it runs built code, an alias or a cargo-{s} program)"
+        Some(s) if !SAFE.contains(&s) => reject(&format!(
+            "subcommand {s} (it compiles or runs code from the workspace, or is an alias or a \
+             cargo-{s} program; accepted: {})",
+            SAFE.join(", ")
         )),
         _ => Ok(()),
     }
