@@ -291,22 +291,22 @@ fn values_that_look_like_options_are_accepted() {
 fn resolved_files_and_hard_links_are_judged_by_what_they_are() {
     let dir = TempDir::new("harden-identity");
     let bin = dir.mkdir("bin");
-    std::os::unix::fs::symlink("/usr/bin/vim.basic", bin.join("myed")).expect("symlink");
+    std::os::unix::fs::symlink("/usr/bin/env", bin.join("myed")).expect("symlink");
     std::fs::copy("/usr/bin/env", bin.join("env")).expect("copy env");
     std::fs::hard_link(bin.join("env"), bin.join("runner")).expect("hard link");
     let path = format!("{}:/usr/bin:/bin", bin.display());
     let server = trusted(&dir, &[("MCP_SHELL_SAFE_PATH", &path)]);
     refused_argv(
         &server,
-        &["myed", "-es", "-c", "!touch MARK"],
+        &["myed", "touch", "MARK"],
         "",
-        "policy: vim (myed is",
+        "policy: env (myed is",
     );
     refused_exec(
         &server,
-        "myed -es",
+        "myed touch MARK",
         "",
-        "policy: vim (myed is /usr/bin/vim.basic)",
+        "policy: env (myed is /usr/bin/env)",
     );
     refused_argv(
         &server,
