@@ -48,10 +48,11 @@ const DENIED: &[&[&str]] = &[
         "execlineb", "git-shell", "tclsh", "wish", "expect",
     ],
     // Multi-call binaries whose applets include a shell, awk, sed and find.
+    &["busybox", "toybox"],
     // Interpreters: they run code given on the command line, on stdin or in a file the caller
     // can write.
     &[
-        "busybox", "toybox", "perl", "cperl", "raku", "rakudo", "perl6", "ruby", "jruby", "mruby",
+        "perl", "cperl", "raku", "rakudo", "perl6", "ruby", "jruby", "mruby",
         "truffleruby", "irb", "erb", "node", "nodejs", "deno", "bun", "tsx", "ts-node", "gjs",
         "qjs", "quickjs", "rhino", "jjs", "jrunscript", "php", "php-cgi", "hhvm", "lua", "luajit",
         "texlua", "luatex", "lualatex", "r", "rscript", "julia", "guile", "racket", "sbcl",
