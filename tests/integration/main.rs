@@ -7,6 +7,7 @@
 
 mod config;
 mod cursors;
+mod hardening;
 mod lifecycle;
 mod policy;
 mod protocol;
