@@ -32,6 +32,7 @@
 #[macro_use]
 pub mod log;
 pub mod audit;
+pub mod call;
 pub mod config;
 pub mod engine;
 pub mod guardian;
@@ -44,6 +45,7 @@ pub mod pool;
 pub mod process;
 pub mod reaper;
 pub mod redact;
+pub mod results;
 pub mod ring;
 mod server;
 pub mod spawn;

@@ -27,7 +27,8 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 use regex_lite::Regex;
 
-use crate::engine::{Cancel, Progress, ReadArgs};
+use crate::call::{Cancel, Progress};
+use crate::engine::ReadArgs;
 use crate::pool::Pool;
 use crate::process::{self, Proc, Watcher};
 use crate::ring::{Streams, STDERR, STDOUT};
