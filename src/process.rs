@@ -17,14 +17,19 @@
 
 use std::fs::File;
 use std::io::{self, Read, Write};
+#[cfg(not(target_os = "linux"))]
 use std::os::fd::AsRawFd;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
-use crate::redact::{Filter, Secrets};
-use crate::ring::{Output, ReadOut, ReadReq, STDERR, STDOUT};
+use crate::redact::Filter;
+#[cfg(not(target_os = "linux"))]
+use crate::redact::Secrets;
+use crate::ring::Output;
+#[cfg(not(target_os = "linux"))]
+use crate::ring::{STDERR, STDOUT};
 use crate::sys::{self, WaitStatus};
 use crate::tree;
 
@@ -66,6 +71,7 @@ pub enum EndReason {
     /// `timeout_ms` expired.
     TimedOut,
     /// Internal error.
+    #[cfg_attr(target_os = "linux", allow(dead_code))]
     Failed,
     /// A stream went over the output cap (trusted mode).
     OutputCap,
@@ -246,11 +252,6 @@ impl Proc {
     /// Whether the record has finished.
     pub fn is_finished(&self) -> bool {
         self.state.lock().ended.is_some()
-    }
-
-    /// Reads output.
-    pub fn read(&self, req: &ReadReq) -> ReadOut {
-        self.state.lock().output.read(req)
     }
 
     /// Takes bytes read from `stream` (or its end of file, with `None`) through the
@@ -451,12 +452,16 @@ impl Proc {
 }
 
 /// Size of the pump's read buffer, on its own stack.
+#[cfg(not(target_os = "linux"))]
 const READ_CHUNK: usize = 32 * 1024;
 
 /// Stack size of a pump thread: the read buffer plus room for the filter and locking.
+#[cfg(not(target_os = "linux"))]
 pub const PUMP_STACK: usize = READ_CHUNK + 64 * 1024;
 
-/// Reads both pipes until end of file, filtering into the ring. Runs on its own thread.
+/// Reads both pipes until end of file, filtering into the ring. Runs on its own thread
+/// (where there is no epoll; on Linux `ingest` reads every pipe).
+#[cfg(not(target_os = "linux"))]
 pub fn pump(proc: Arc<Proc>, stdout: Option<File>, stderr: Option<File>, secrets: Arc<Secrets>) {
     let mut filters = [Filter::new(secrets.clone()), Filter::new(secrets)];
     let mut files = [stdout, stderr];

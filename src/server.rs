@@ -145,6 +145,9 @@ pub fn run(config: Config) -> std::process::ExitCode {
         config.mode
     );
     server.serve(&input);
+    if let Some(io) = shutdown.io.lock().as_mut() {
+        io.join_reader();
+    }
     shutdown.trigger("stdin closed", true);
     // The shutdown thread exits the process once the writer has written every answer.
     loop {

@@ -154,6 +154,8 @@ fn spawn_stages(
             )
         })?;
         pids.push(spawned.pid);
+        // Every stage writes to the shared stderr pipe given above: no pipe comes back.
+        debug_assert!(spawned.stderr.is_none());
         if i == 0 {
             parent_stdin = spawned.stdin;
         }

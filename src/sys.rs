@@ -547,26 +547,6 @@ pub fn poll_read2(fds: [Option<RawFd>; 2], timeout_ms: i32) -> io::Result<Ready>
     }
 }
 
-/// Waits until `fd` accepts a write (or has an error). `Ok(false)` on timeout.
-pub fn poll_write(fd: RawFd, timeout_ms: i32) -> io::Result<bool> {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLOUT,
-        revents: 0,
-    };
-    loop {
-        // SAFETY: `pfd` is one valid pollfd.
-        let rc = unsafe { libc::poll(&mut pfd, 1, timeout_ms) };
-        if rc >= 0 {
-            return Ok(rc > 0);
-        }
-        let err = io::Error::last_os_error();
-        if err.raw_os_error() != Some(libc::EINTR) {
-            return Err(err);
-        }
-    }
-}
-
 /// Asks the kernel for a larger pipe buffer (Linux); failure is harmless and ignored.
 pub fn grow_pipe(file: &File, bytes: usize) {
     #[cfg(target_os = "linux")]

@@ -303,11 +303,6 @@ impl Waits {
         Ok(waits)
     }
 
-    /// How many calls are parked.
-    pub fn parked(&self) -> usize {
-        self.live.lock().len()
-    }
-
     /// Parks `watch`: `then` runs (once) when it ends. The first look happens here, on the
     /// caller's thread, so a condition already met completes at once.
     pub(crate) fn park(self: &Arc<Self>, watch: Watch, then: Completion) {
