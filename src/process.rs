@@ -18,7 +18,7 @@
 use std::fs::File;
 use std::io::{self, Read, Write};
 #[cfg(not(target_os = "linux"))]
-use std::os::fd::AsRawFd;
+use std::os::fd::AsFd;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -473,8 +473,8 @@ pub fn pump(proc: Arc<Proc>, stdout: Option<File>, stderr: Option<File>, secrets
     let mut buf = [0u8; READ_CHUNK];
     while files.iter().any(Option::is_some) {
         let fds = [
-            files[0].as_ref().map(|f| f.as_raw_fd()),
-            files[1].as_ref().map(|f| f.as_raw_fd()),
+            files[0].as_ref().map(|f| f.as_fd()),
+            files[1].as_ref().map(|f| f.as_fd()),
         ];
         let ready = match sys::poll_read2(fds, -1) {
             Ok(r) => r,

@@ -219,7 +219,7 @@ impl Engine {
             marker,
         };
         if let Some(stdin) = &started.stdin {
-            let _ = sys::set_nonblocking(std::os::fd::AsRawFd::as_raw_fd(stdin));
+            let _ = sys::set_nonblocking(std::os::fd::AsFd::as_fd(stdin));
         }
         let proc = Arc::new(Proc::new(info, launch.ring_bytes, started.stdin));
         for &p in &started.pids {
