@@ -418,7 +418,7 @@ impl Engine {
             .cancel(&call.cancel)
             .progress(call.progress);
         if let Some(re) = until {
-            watch = watch.until(0, UntilWatch::new(re, &proc, args));
+            watch = watch.until(0, UntilWatch::new(re, &proc, args.since_seq, args.streams));
         }
         let engine = self.clone();
         let respond = call.respond;

@@ -28,7 +28,6 @@ use parking_lot::{Condvar, Mutex};
 use regex_lite::Regex;
 
 use crate::call::{Cancel, Progress};
-use crate::engine::ReadArgs;
 use crate::pool::Pool;
 use crate::process::{self, Proc, Watcher};
 use crate::ring::{Streams, STDERR, STDOUT};
@@ -62,9 +61,15 @@ pub(crate) struct UntilWatch {
 }
 
 impl UntilWatch {
-    pub(crate) fn new(re: Regex, proc: &Proc, args: ReadArgs) -> UntilWatch {
+    /// Matches `re` against the output of `streams` from sequence `since_seq` on.
+    pub(crate) fn new(
+        re: Regex,
+        proc: &Proc,
+        since_seq: Option<u64>,
+        streams: Streams,
+    ) -> UntilWatch {
         let st = proc.lock();
-        let seq = args.since_seq.unwrap_or(1);
+        let seq = since_seq.unwrap_or(1);
         let from = [
             st.output.stream_off_at(STDOUT, seq),
             st.output.stream_off_at(STDERR, seq),
@@ -72,7 +77,7 @@ impl UntilWatch {
         UntilWatch {
             re,
             from,
-            streams: args.streams,
+            streams,
             scratch: Vec::new(),
         }
     }
