@@ -26,10 +26,11 @@ use crossbeam_channel::Receiver;
 use parking_lot::{Condvar, Mutex};
 use serde_json::{json, Map, Value};
 
+use crate::call::{Call, Cancel, Done, Progress, Responder};
 use crate::config::Config;
-use crate::engine::{Call, Cancel, Done, Engine, Progress, Responder};
-use crate::jsonrpc::{self, Incoming};
-use crate::mcp;
+use crate::engine::Engine;
+use crate::jsonrpc::{self, Incoming, RequestId};
+use crate::mcp::{self, ProtocolVersion};
 use crate::pool::Pool;
 use crate::reaper::Reaper;
 use crate::transport::{self, Input, IoThreads, MemoryClient, Outbox, MAX_LINE};
@@ -37,7 +38,7 @@ use crate::transport::{self, Input, IoThreads, MemoryClient, Outbox, MAX_LINE};
 struct Server {
     engine: Arc<Engine>,
     out: Outbox,
-    version: Mutex<Option<&'static str>>,
+    version: Mutex<Option<ProtocolVersion>>,
     inflight: Mutex<HashMap<String, Arc<Cancel>>>,
     idle: Condvar,
     batches: std::sync::atomic::AtomicU64,
@@ -108,7 +109,7 @@ pub fn run(config: Config) -> std::process::ExitCode {
     }
     crate::sys::cloexec_from(3);
     // The guardian starts with the first command (`guardian::ensure_started`).
-    let marker_prefix = crate::engine::new_marker_prefix();
+    let marker_prefix = crate::stamp::new_marker_prefix();
     crate::guardian::configure(marker_prefix.clone());
     if let Err(e) = crate::sys::set_child_subreaper() {
         crate::warn!(
@@ -150,6 +151,9 @@ pub fn run(config: Config) -> std::process::ExitCode {
         config.mode
     );
     server.serve(&input);
+    if let Some(io) = shutdown.io.lock().as_mut() {
+        io.join_reader();
+    }
     shutdown.trigger("stdin closed", true);
     // The shutdown thread exits the process once the writer has written every answer.
     loop {
@@ -189,7 +193,7 @@ fn start_engine(
 /// tests. At end of input it waits up to `drain` for calls in flight, then closes its
 /// outbox (the client's receiver then disconnects). Processes are not stopped.
 pub fn serve_in_memory(config: Config, drain: Duration) -> io::Result<MemoryClient> {
-    let marker_prefix = crate::engine::new_marker_prefix();
+    let marker_prefix = crate::stamp::new_marker_prefix();
     crate::guardian::configure(marker_prefix.clone());
     let engine = start_engine(Arc::new(config), marker_prefix)
         .map_err(|_| io::Error::other("the engine did not start (see stderr)"))?;
@@ -261,7 +265,7 @@ impl Server {
         self.out.send(line);
     }
 
-    fn version(&self) -> &'static str {
+    fn version(&self) -> ProtocolVersion {
         self.version.lock().unwrap_or(mcp::LATEST)
     }
 
@@ -308,7 +312,7 @@ impl Server {
     }
 
     fn batch(self: &Arc<Self>, items: Vec<Value>) {
-        if self.version() != "2025-03-26" {
+        if !self.version().accepts_batches() {
             self.send(jsonrpc::error(
                 None,
                 jsonrpc::INVALID_REQUEST,
@@ -494,7 +498,11 @@ impl Server {
             .and_then(|m| m.get("progressToken"))
             .filter(|t| t.is_string() || t.is_number())
             .cloned();
-        let key = id.to_string();
+        let Some(id) = RequestId::new(id) else {
+            let msg = "Invalid Request: id must be a string or a number";
+            return Err(jsonrpc::error(None, jsonrpc::INVALID_REQUEST, msg));
+        };
+        let key = id.key().to_string();
         let cancel = Arc::new(Cancel::default());
         self.inflight.lock().insert(key.clone(), cancel.clone());
         let version = self.version();
@@ -514,25 +522,31 @@ impl Server {
         });
         let this = self.clone();
         let flag = cancel.clone();
+        let tool = name.clone();
         let reply_to = to.clone();
         let respond = Responder::new(move |done| {
             match done {
-                Done::Reply(r) if !flag.is_cancelled() => match &reply_to {
-                    // Large outputs: serialise once, straight into the line that goes out.
-                    ReplyTo::Out => {
-                        this.out.send(mcp::call_response_line(&id, r, version));
+                Done::Answer(answer) if !flag.is_cancelled() => {
+                    let r = mcp::reply(&tool, answer);
+                    match &reply_to {
+                        // Large outputs: serialise once, straight into the line that goes out.
+                        ReplyTo::Out => {
+                            this.out
+                                .send(mcp::call_response_line(id.value(), r, version));
+                        }
+                        batch => {
+                            let response =
+                                jsonrpc::response(id.value(), mcp::call_result(r, version));
+                            this.answer(batch, Some(response));
+                        }
                     }
-                    batch => {
-                        let response = jsonrpc::response(&id, mcp::call_result(r, version));
-                        this.answer(batch, Some(response));
-                    }
-                },
-                Done::Reply(_) | Done::Cancelled => this.answer(&reply_to, None),
+                }
+                Done::Answer(_) | Done::Cancelled => this.answer(&reply_to, None),
                 // A panic in a tool is that request's internal error; the server lives on,
                 // and the request still gets exactly one answer.
                 Done::Lost => {
                     let msg = "Internal error while running the tool (logged on stderr); the server is still running";
-                    let error = jsonrpc::error(Some(&id), jsonrpc::INTERNAL_ERROR, msg);
+                    let error = jsonrpc::error(Some(id.value()), jsonrpc::INTERNAL_ERROR, msg);
                     this.answer(&reply_to, Some(error));
                 }
             }
@@ -568,11 +582,11 @@ impl Server {
     }
 
     fn cancel(&self, params: &Map<String, Value>) {
-        let Some(id) = params.get("requestId") else {
+        let Some(id) = params.get("requestId").cloned().and_then(RequestId::new) else {
             return;
         };
-        if let Some(c) = self.inflight.lock().get(&id.to_string()) {
-            crate::info!("request {id} cancelled by the client");
+        if let Some(c) = self.inflight.lock().get(id.key()) {
+            crate::info!("request {} cancelled by the client", id.key());
             c.cancel();
         }
     }

@@ -3,17 +3,21 @@
 //! Nothing outside this module contains `unsafe`. Blocking calls retry on `EINTR`; the
 //! non-blocking ones do not need to.
 //!
-//! Spawning goes through `std::process::Command` (which creates its pipes with `O_CLOEXEC`
-//! and reports `exec` failures over a close-on-exec pipe) with one `pre_exec` step: `setsid`,
-//! so that every command leads its own session and process group and has no controlling
-//! terminal. The server never calls `Child::wait`: only the reaper reaps, through
-//! [`reap_any`].
+//! Spawning is `posix_spawn` on Linux (with `POSIX_SPAWN_SETSID`, file actions for the
+//! working directory and the three standard descriptors, an empty signal mask and default
+//! dispositions), and `std::process::Command` with a `setsid` `pre_exec` step elsewhere:
+//! either way every command leads its own session and process group and has no
+//! controlling terminal. The server never waits on a child it spawned: only the reaper
+//! reaps, through [`reap_any`].
+//!
+//! Descriptors that a call only uses are taken as `BorrowedFd`, so the caller keeps the
+//! ownership and the descriptor stays open for the call.
 #![allow(unsafe_code)]
 
 use std::ffi::OsString;
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 #[cfg(not(target_os = "linux"))]
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -495,8 +499,10 @@ pub fn cloexec_from(low: RawFd) {
 }
 
 /// Puts `fd` into non-blocking mode.
-pub fn set_nonblocking(fd: RawFd) -> io::Result<()> {
-    // SAFETY: F_GETFL/F_SETFL on a descriptor the caller owns; only status flags change.
+pub fn set_nonblocking(fd: BorrowedFd<'_>) -> io::Result<()> {
+    let fd = fd.as_raw_fd();
+    // SAFETY: F_GETFL/F_SETFL on a descriptor that is open for the call (it is borrowed);
+    // only status flags change.
     unsafe {
         let flags = libc::fcntl(fd, libc::F_GETFL);
         if flags == -1 {
@@ -518,7 +524,7 @@ pub struct Ready {
 
 /// Waits until one of the (up to two) descriptors is readable or hung up. A `None` slot is
 /// skipped. Retries on `EINTR`. `timeout_ms < 0` waits forever.
-pub fn poll_read2(fds: [Option<RawFd>; 2], timeout_ms: i32) -> io::Result<Ready> {
+pub fn poll_read2(fds: [Option<BorrowedFd<'_>>; 2], timeout_ms: i32) -> io::Result<Ready> {
     let mut pfds = [libc::pollfd {
         fd: -1,
         events: 0,
@@ -526,7 +532,7 @@ pub fn poll_read2(fds: [Option<RawFd>; 2], timeout_ms: i32) -> io::Result<Ready>
     }; 2];
     for (slot, fd) in pfds.iter_mut().zip(fds) {
         if let Some(fd) = fd {
-            slot.fd = fd;
+            slot.fd = fd.as_raw_fd();
             slot.events = libc::POLLIN;
         }
     }
@@ -539,26 +545,6 @@ pub fn poll_read2(fds: [Option<RawFd>; 2], timeout_ms: i32) -> io::Result<Ready>
                 ready.readable[i] = p.fd >= 0 && p.revents != 0;
             }
             return Ok(ready);
-        }
-        let err = io::Error::last_os_error();
-        if err.raw_os_error() != Some(libc::EINTR) {
-            return Err(err);
-        }
-    }
-}
-
-/// Waits until `fd` accepts a write (or has an error). `Ok(false)` on timeout.
-pub fn poll_write(fd: RawFd, timeout_ms: i32) -> io::Result<bool> {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLOUT,
-        revents: 0,
-    };
-    loop {
-        // SAFETY: `pfd` is one valid pollfd.
-        let rc = unsafe { libc::poll(&mut pfd, 1, timeout_ms) };
-        if rc >= 0 {
-            return Ok(rc > 0);
         }
         let err = io::Error::last_os_error();
         if err.raw_os_error() != Some(libc::EINTR) {
@@ -580,7 +566,7 @@ pub fn grow_pipe(file: &File, bytes: usize) {
     let _ = (file, bytes);
 }
 
-/// How [`open_beneath`] opens the final component.
+/// How [`open_target_beneath`] opens the final component.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OpenMode {
     /// Read only.
@@ -589,74 +575,6 @@ pub enum OpenMode {
     Truncate,
     /// Write, create, append.
     Append,
-}
-
-/// Opens `rel` (relative, no `..`, checked by the caller) below directory `base`, one
-/// component at a time with `O_NOFOLLOW`: a symlink anywhere in the path fails with
-/// `ELOOP`, so the file opened is the one that was checked, with no window for a swap.
-pub fn open_beneath(base: &Path, rel: &Path, mode: OpenMode) -> io::Result<File> {
-    use std::ffi::CString;
-    use std::os::unix::ffi::OsStrExt;
-    let comps: Vec<&std::ffi::OsStr> = rel
-        .components()
-        .filter_map(|c| match c {
-            std::path::Component::Normal(n) => Some(n),
-            _ => None,
-        })
-        .collect();
-    let Some((last, dirs)) = comps.split_last() else {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, "empty path"));
-    };
-    let base_c = CString::new(base.as_os_str().as_bytes())?;
-    // SAFETY: `base_c` is a valid NUL-terminated path; the result is checked below.
-    let fd = unsafe {
-        libc::open(
-            base_c.as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: `fd` was just returned by open and is owned by nobody else.
-    let mut dir = unsafe { OwnedFd::from_raw_fd(fd) };
-    for comp in dirs {
-        let c = CString::new(comp.as_bytes())?;
-        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-        // SAFETY: `dir` is an open directory descriptor and `c` a valid C string.
-        let fd = unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), flags) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: as above, a fresh descriptor we own.
-        dir = unsafe { OwnedFd::from_raw_fd(fd) };
-    }
-    let c = CString::new(last.as_bytes())?;
-    let flags = libc::O_NOFOLLOW
-        | libc::O_CLOEXEC
-        | libc::O_NONBLOCK
-        | match mode {
-            OpenMode::Read => libc::O_RDONLY,
-            OpenMode::Truncate => libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC,
-            OpenMode::Append => libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND,
-        };
-    // SAFETY: `dir` is an open directory descriptor, `c` a valid C string, and the mode
-    // argument is read only with O_CREAT.
-    let fd = unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), flags, 0o644 as libc::c_uint) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: a fresh descriptor we own.
-    let file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
-    // O_NONBLOCK only kept a FIFO from blocking the open; the child gets a normal file.
-    // SAFETY: F_GETFL/F_SETFL on the descriptor we own.
-    unsafe {
-        let fl = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
-        if fl >= 0 {
-            libc::fcntl(file.as_raw_fd(), libc::F_SETFL, fl & !libc::O_NONBLOCK);
-        }
-    }
-    Ok(file)
 }
 
 /// Ignores SIGINT, SIGTERM, SIGHUP and SIGPIPE in this process (the guardian's).
@@ -690,7 +608,8 @@ impl Epoll {
     }
 
     /// Watches `fd` for input (level-triggered), reporting `token`.
-    pub fn add(&self, fd: RawFd, token: u64) -> io::Result<()> {
+    pub fn add(&self, fd: BorrowedFd<'_>, token: u64) -> io::Result<()> {
+        let fd = fd.as_raw_fd();
         let mut ev = libc::epoll_event {
             events: (libc::EPOLLIN | libc::EPOLLRDHUP) as u32,
             u64: token,
@@ -704,7 +623,8 @@ impl Epoll {
     }
 
     /// Stops watching `fd`.
-    pub fn delete(&self, fd: RawFd) {
+    pub fn delete(&self, fd: BorrowedFd<'_>) {
+        let fd = fd.as_raw_fd();
         // SAFETY: a null event is allowed for EPOLL_CTL_DEL since Linux 2.6.9.
         unsafe {
             libc::epoll_ctl(
@@ -905,7 +825,7 @@ fn openat_fd(dir: RawFd, name: &std::ffi::CStr, flags: libc::c_int) -> io::Resul
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// Opens `rel` below `base` like [`open_beneath`] (no symlink anywhere on the path), but
+/// Opens `rel` below `base` with no symlink anywhere on the path (each component opened with `O_NOFOLLOW`), but
 /// looks at an existing file before opening it for I/O: it is first opened with `O_PATH`
 /// (which neither blocks on a FIFO nor wakes a device), `check` judges what it is, and only
 /// then is that same inode opened, through `/proc/self/fd` (or, without `/proc`, by name with
@@ -1047,17 +967,11 @@ pub mod landlock {
     pub const CREATE_RULESET_VERSION: u32 = 1 << 0;
     /// Rule type of `landlock_add_rule`: a file or a directory hierarchy.
     pub const RULE_PATH_BENEATH: u32 = 1;
-    /// Rule type of `landlock_add_rule`: a TCP port.
-    pub const RULE_NET_PORT: u32 = 2;
 
     /// Execute a file (ABI 1).
     pub const FS_EXECUTE: u64 = 1 << 0;
     /// Open a file for writing (ABI 1).
     pub const FS_WRITE_FILE: u64 = 1 << 1;
-    /// Open a file for reading (ABI 1).
-    pub const FS_READ_FILE: u64 = 1 << 2;
-    /// List a directory (ABI 1).
-    pub const FS_READ_DIR: u64 = 1 << 3;
     /// Remove an empty directory or rename one (ABI 1).
     pub const FS_REMOVE_DIR: u64 = 1 << 4;
     /// Unlink or rename a file (ABI 1).
@@ -1114,16 +1028,6 @@ pub mod landlock {
         pub allowed_access: u64,
         /// A file or directory, usually opened with `O_PATH`.
         pub parent_fd: i32,
-    }
-
-    /// `struct landlock_net_port_attr`.
-    #[repr(C)]
-    #[derive(Clone, Copy, Debug)]
-    pub struct NetPortAttr {
-        /// Rights granted for `port`.
-        pub allowed_access: u64,
-        /// The TCP port.
-        pub port: u64,
     }
 }
 
@@ -1202,29 +1106,6 @@ pub fn landlock_add_path_rule(ruleset: &OwnedFd, parent: &OwnedFd, access: u64) 
     Ok(())
 }
 
-/// Grants `access` (bind, connect) for TCP `port` in `ruleset` (ABI 4).
-#[cfg(target_os = "linux")]
-pub fn landlock_add_net_rule(ruleset: &OwnedFd, port: u16, access: u64) -> io::Result<()> {
-    let attr = landlock::NetPortAttr {
-        allowed_access: access,
-        port: u64::from(port),
-    };
-    // SAFETY: the descriptor is open; `attr` is a valid struct the kernel reads.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_add_rule,
-            ruleset.as_raw_fd(),
-            landlock::RULE_NET_PORT,
-            &attr as *const landlock::NetPortAttr,
-            0u32,
-        )
-    };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
 /// Enforces `ruleset` on the calling thread and on every process it starts from now on.
 /// Needs `no_new_privs` (or `CAP_SYS_ADMIN`). Cannot be undone.
 #[cfg(target_os = "linux")]
@@ -1286,18 +1167,6 @@ pub fn set_dumpable(dumpable: bool) -> io::Result<()> {
     Ok(())
 }
 
-/// Whether this process is dumpable (`PR_GET_DUMPABLE`).
-pub fn is_dumpable() -> bool {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: prctl with PR_GET_DUMPABLE takes no pointer and returns the flag.
-        let rc = unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) };
-        rc == 1
-    }
-    #[cfg(not(target_os = "linux"))]
-    true
-}
-
 /// Sets both the soft and the hard limit of `resource` (a `RLIMIT_*` number) to `value`
 /// (`u64::MAX` means unlimited).
 pub fn set_rlimit(resource: u32, value: u64) -> io::Result<()> {
@@ -1315,6 +1184,7 @@ pub fn set_rlimit(resource: u32, value: u64) -> io::Result<()> {
 }
 
 /// The soft limit of `resource` (a `RLIMIT_*` number).
+#[cfg(test)]
 pub fn get_rlimit(resource: u32) -> io::Result<u64> {
     let mut lim = libc::rlimit {
         rlim_cur: 0,

@@ -5,7 +5,7 @@
 //! (`harden`, applied even to allowlisted names), and the allowlist (`allow`). Programs are
 //! then looked up in the safe `PATH` only. Redirection targets are opened by the server,
 //! relative to the working directory, one path component at a time without following
-//! symlinks (`sys::open_beneath`), so the file opened is the file checked.
+//! symlinks (`sys::open_target_beneath`), so the file opened is the file checked.
 //!
 //! The child environment is `PATH` (the safe path) plus the variables named in
 //! `MCP_SHELL_CHILD_ENV_ALLOWLIST`; nothing else of the server's environment reaches it.

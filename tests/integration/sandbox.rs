@@ -32,7 +32,7 @@ const PROGRAMS: &[(&str, &str)] = &[
 
 /// The Landlock ABI of this kernel; prints why a test is skipped when below `need`.
 fn kernel_has(need: u32, test: &str) -> bool {
-    let abi = yieldshell::sys::landlock_abi().unwrap_or(0);
+    let abi = yieldshell::internals::sys::landlock_abi().unwrap_or(0);
     if abi < need {
         eprintln!("skipped {test}: needs Landlock ABI {need}, this kernel has ABI {abi}");
         return false;
