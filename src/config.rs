@@ -124,6 +124,10 @@ pub struct Config {
     pub child_env_allowlist: Vec<String>,
     /// The server's environment at startup.
     pub env: Vec<(OsString, OsString)>,
+    /// The kernel sandbox (`YIELDSHELL_SANDBOX`).
+    pub sandbox: crate::sandbox::SandboxMode,
+    /// Network access of started processes (`YIELDSHELL_NETWORK`).
+    pub network: crate::sandbox::Network,
 }
 
 /// What `parse` decided.
@@ -325,6 +329,18 @@ const OPTIONS: &[Opt] = &[
         "",
         "trusted mode: variables passed to children",
     ),
+    opt(
+        "--sandbox",
+        "YIELDSHELL_SANDBOX",
+        "auto",
+        "kernel sandbox (Landlock): auto (trusted mode: on where the kernel has it; shell mode: off), on (refuse to start without it), off, workspace (shell mode: writes only under the allowed cwds, /tmp and terminals)",
+    ),
+    opt(
+        "--network",
+        "YIELDSHELL_NETWORK",
+        "allow",
+        "allow, or deny: no TCP connect or bind for any process started (Landlock ABI 4)",
+    ),
 ];
 
 /// Ceiling of every request-level wait, to stay under clients' 60 s request timeouts.
@@ -522,6 +538,18 @@ fn build(
         .map(String::from)
         .collect();
     let raw_opt = |name: &str| raw.get(name).map(|(_, v)| v.clone());
+    let sandbox = {
+        let name = r
+            .get("YIELDSHELL_SANDBOX")
+            .map_or("YIELDSHELL_SANDBOX", |(n, _)| n);
+        crate::sandbox::SandboxMode::parse(name, &r.text("YIELDSHELL_SANDBOX"), mode)?
+    };
+    let network = {
+        let name = r
+            .get("YIELDSHELL_NETWORK")
+            .map_or("YIELDSHELL_NETWORK", |(n, _)| n);
+        crate::sandbox::Network::parse(name, &r.text("YIELDSHELL_NETWORK"))?
+    };
     Ok(Config {
         mode,
         tools,
@@ -552,6 +580,8 @@ fn build(
         safe_path: r.text("MCP_SHELL_SAFE_PATH"),
         child_env_allowlist,
         env,
+        sandbox,
+        network,
     })
 }
 
@@ -611,47 +641,6 @@ fn parse_blocked(r: &Reader<'_>) -> Result<Vec<usize>, String> {
         }
     }
     Ok(out)
-}
-
-/// Resolves `cwd` (relative to the default) and checks it against the allowed roots.
-/// Returns the resolved directory or a message saying what was wrong.
-pub fn resolve_cwd(config: &Config, cwd: Option<&str>) -> Result<PathBuf, String> {
-    let requested = match cwd {
-        Some(c) if !c.is_empty() => config.default_cwd.join(c),
-        Some(_) => {
-            return Err("cwd is empty: give a directory path, or omit cwd for the default".into())
-        }
-        None => config.default_cwd.clone(),
-    };
-    let resolved = std::fs::canonicalize(&requested).map_err(|e| {
-        format!(
-            "cwd {} is not usable: {}",
-            requested.display(),
-            plain_io(&e)
-        )
-    })?;
-    if !resolved.is_dir() {
-        return Err(format!("cwd {} is not a directory", requested.display()));
-    }
-    if !config.allowed_cwds.is_empty()
-        && !config
-            .allowed_cwds
-            .iter()
-            .any(|root| resolved.starts_with(root))
-    {
-        let roots: Vec<String> = config
-            .allowed_cwds
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
-        return Err(format!(
-            "cwd {} (resolved to {}) is outside the allowed directories: {}",
-            requested.display(),
-            resolved.display(),
-            roots.join(", ")
-        ));
-    }
-    Ok(resolved)
 }
 
 /// An I/O error's message without the "(os error N)" suffix.

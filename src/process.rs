@@ -6,9 +6,10 @@
 //! the pump reads the pipes), so a descendant that keeps the pipes open, or a group that
 //! outlives its leader, never loses output and never makes a record look finished early.
 //!
-//! The state lives under one `parking_lot::Mutex` with a `Condvar` that is notified on
-//! every change (new output, exit, group gone, end of file, stop). Waiters (`exec`,
-//! `wait`, `stop`) sleep on it with a deadline: nothing polls.
+//! The state lives under one `parking_lot::Mutex`. Every change (new output, exit, group
+//! gone, end of file, stop, cancellation) notifies a `Condvar` (shutdown sleeps on it) and
+//! wakes every parked watcher (`exec`, `wait`, `stop`, `write`: see `wait`), which then
+//! looks again on a pool worker: nothing polls and no call holds a thread while it waits.
 //!
 //! Architecture invariant: a process group is signalled only while `group_gone` is false,
 //! checked under the state lock; the reaper sets `group_gone` under the same lock. Linux
@@ -17,14 +18,19 @@
 
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::fd::AsRawFd;
-use std::sync::Arc;
+#[cfg(not(target_os = "linux"))]
+use std::os::fd::AsFd;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
-use crate::redact::{Filter, Secrets};
-use crate::ring::{Output, ReadOut, ReadReq, STDERR, STDOUT};
+use crate::redact::Filter;
+#[cfg(not(target_os = "linux"))]
+use crate::redact::Secrets;
+use crate::ring::Output;
+#[cfg(not(target_os = "linux"))]
+use crate::ring::{STDERR, STDOUT};
 use crate::sys::{self, WaitStatus};
 use crate::tree;
 
@@ -66,6 +72,7 @@ pub enum EndReason {
     /// `timeout_ms` expired.
     TimedOut,
     /// Internal error.
+    #[cfg_attr(target_os = "linux", allow(dead_code))]
     Failed,
     /// A stream went over the output cap (trusted mode).
     OutputCap,
@@ -165,6 +172,19 @@ pub struct Proc {
     state: Mutex<State>,
     cond: Condvar,
     stdin: Mutex<Option<File>>,
+    /// Parked waiters (see `wait`), held weakly: a finished waiter simply goes away.
+    watchers: Mutex<Vec<Weak<dyn Watcher>>>,
+    /// Writers of stdin in arrival order: only the first one writes, so that the bytes of
+    /// two writes never interleave.
+    writers: Mutex<std::collections::VecDeque<u64>>,
+    next_writer: std::sync::atomic::AtomicU64,
+}
+
+/// Something parked on records that must look again when one of them changes.
+pub trait Watcher: Send + Sync {
+    /// Called after a change (output, exit, group gone, end of file, cancellation). Must
+    /// not block: it schedules the look.
+    fn wake(&self);
 }
 
 impl Proc {
@@ -187,6 +207,9 @@ impl Proc {
             }),
             cond: Condvar::new(),
             stdin: Mutex::new(stdin),
+            watchers: Mutex::new(Vec::new()),
+            writers: Mutex::new(std::collections::VecDeque::new()),
+            next_writer: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -202,17 +225,34 @@ impl Proc {
 
     /// Wakes every waiter (used by cancellation).
     pub fn notify(&self) {
+        self.changed();
+    }
+
+    /// Registers a parked waiter: it is woken on every change of this record until it is
+    /// dropped.
+    pub fn watch(&self, watcher: Weak<dyn Watcher>) {
+        let mut list = self.watchers.lock();
+        list.retain(|w| w.strong_count() > 0);
+        list.push(watcher);
+    }
+
+    /// Wakes the condition variable and every parked waiter. Called after each change,
+    /// never with the state lock held.
+    fn changed(&self) {
         self.cond.notify_all();
+        let live: Vec<Arc<dyn Watcher>> = {
+            let mut list = self.watchers.lock();
+            list.retain(|w| w.strong_count() > 0);
+            list.iter().filter_map(Weak::upgrade).collect()
+        };
+        for w in live {
+            w.wake();
+        }
     }
 
     /// Whether the record has finished.
     pub fn is_finished(&self) -> bool {
         self.state.lock().ended.is_some()
-    }
-
-    /// Reads output.
-    pub fn read(&self, req: &ReadReq) -> ReadOut {
-        self.state.lock().output.read(req)
     }
 
     /// Takes bytes read from `stream` (or its end of file, with `None`) through the
@@ -248,7 +288,7 @@ impl Proc {
             }
         }
         drop(st);
-        self.cond.notify_all();
+        self.changed();
     }
 
     /// Closes the server's end of stdin once the record finished, so that finished records
@@ -273,7 +313,7 @@ impl Proc {
             }
         }
         drop(st);
-        self.cond.notify_all();
+        self.changed();
     }
 
     /// Called by the reaper: checks under the lock whether the group is empty now.
@@ -289,7 +329,7 @@ impl Proc {
                 self.release_stdin();
             }
             drop(st);
-            self.cond.notify_all();
+            self.changed();
             return true;
         }
         st.group_gone
@@ -346,21 +386,61 @@ impl Proc {
             }
         }
         drop(st);
-        self.cond.notify_all();
+        self.changed();
     }
 
-    /// Writes to stdin, waiting at most until `deadline` for the child to accept it.
-    pub fn write_stdin(&self, data: &[u8], close: bool, deadline: Instant) -> Result<(), String> {
-        let Some(mut slot) = self.stdin.try_lock_until(deadline) else {
-            return Err(
-                "stdin is busy with an earlier write that the process has not accepted yet".into(),
-            );
+    /// Joins the queue of stdin writers; returns the writer's ticket.
+    pub fn stdin_enqueue(&self) -> u64 {
+        let ticket = self
+            .next_writer
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.writers.lock().push_back(ticket);
+        ticket
+    }
+
+    /// Whether writer `ticket` is first in the queue.
+    pub fn stdin_turn(&self, ticket: u64) -> bool {
+        self.writers.lock().front() == Some(&ticket)
+    }
+
+    /// Leaves the queue of stdin writers; the next writer is woken.
+    pub fn stdin_leave(&self, ticket: u64) {
+        let was_first = {
+            let mut q = self.writers.lock();
+            let first = q.front() == Some(&ticket);
+            q.retain(|&t| t != ticket);
+            first
+        };
+        if was_first {
+            self.changed();
+        }
+    }
+
+    /// Writes as much of `data[*off..]` as stdin takes without blocking. `Ok(true)` once
+    /// everything is written (stdin is then closed if `close`); a failure closes stdin.
+    pub fn write_now(&self, data: &[u8], off: &mut usize, close: bool) -> Result<bool, String> {
+        let Some(mut slot) = self.stdin.try_lock() else {
+            return Ok(false);
         };
         let Some(file) = slot.as_mut() else {
             return Err("stdin is closed".into());
         };
-        let result = write_all_until(file, data, deadline, &|| self.is_finished());
-        if close || result.is_err() {
+        let result = loop {
+            if *off >= data.len() {
+                break Ok(true);
+            }
+            match file.write(&data[*off..]) {
+                Ok(0) => break Err("stdin accepted no bytes".to_string()),
+                Ok(n) => *off += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break Ok(false),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => (),
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                    break Err("the process closed its stdin (broken pipe)".into())
+                }
+                Err(e) => break Err(format!("writing stdin failed: {e}")),
+            }
+        };
+        if result.is_err() || (close && result == Ok(true)) {
             *slot = None;
         }
         result
@@ -372,51 +452,17 @@ impl Proc {
     }
 }
 
-fn write_all_until(
-    file: &mut File,
-    mut data: &[u8],
-    deadline: Instant,
-    finished: &dyn Fn() -> bool,
-) -> Result<(), String> {
-    while !data.is_empty() {
-        match file.write(data) {
-            Ok(0) => return Err("stdin accepted no bytes".into()),
-            Ok(n) => data = &data[n..],
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                let left = deadline.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    return Err(format!(
-                        "the process did not read its stdin in time ({} bytes not written)",
-                        data.len()
-                    ));
-                }
-                if finished() {
-                    return Err("the process finished before reading all of its stdin".into());
-                }
-                // Wake at least once a second to notice that the process finished while a
-                // descendant still holds its stdin open without reading.
-                let ms = left.as_millis().min(1000) as i32;
-                if let Err(e) = sys::poll_write(file.as_raw_fd(), ms.max(1)) {
-                    return Err(format!("waiting for stdin failed: {e}"));
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => (),
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
-                return Err("the process closed its stdin (broken pipe)".into())
-            }
-            Err(e) => return Err(format!("writing stdin failed: {e}")),
-        }
-    }
-    Ok(())
-}
-
 /// Size of the pump's read buffer, on its own stack.
+#[cfg(not(target_os = "linux"))]
 const READ_CHUNK: usize = 32 * 1024;
 
 /// Stack size of a pump thread: the read buffer plus room for the filter and locking.
+#[cfg(not(target_os = "linux"))]
 pub const PUMP_STACK: usize = READ_CHUNK + 64 * 1024;
 
-/// Reads both pipes until end of file, filtering into the ring. Runs on its own thread.
+/// Reads both pipes until end of file, filtering into the ring. Runs on its own thread
+/// (where there is no epoll; on Linux `ingest` reads every pipe).
+#[cfg(not(target_os = "linux"))]
 pub fn pump(proc: Arc<Proc>, stdout: Option<File>, stderr: Option<File>, secrets: Arc<Secrets>) {
     let mut filters = [Filter::new(secrets.clone()), Filter::new(secrets)];
     let mut files = [stdout, stderr];
@@ -428,8 +474,8 @@ pub fn pump(proc: Arc<Proc>, stdout: Option<File>, stderr: Option<File>, secrets
     let mut buf = [0u8; READ_CHUNK];
     while files.iter().any(Option::is_some) {
         let fds = [
-            files[0].as_ref().map(|f| f.as_raw_fd()),
-            files[1].as_ref().map(|f| f.as_raw_fd()),
+            files[0].as_ref().map(|f| f.as_fd()),
+            files[1].as_ref().map(|f| f.as_fd()),
         ];
         let ready = match sys::poll_read2(fds, -1) {
             Ok(r) => r,

@@ -1,53 +1,54 @@
-//! The main loop: stdin lines in, responses out, requests to the pool, shutdown.
+//! The main loop: input lines in, responses out, requests to the pool, shutdown.
 //!
-//! Threads: the main thread reads stdin and dispatches; `rpc-out` is the only writer of
-//! stdout (one line per message, written whole); `signals` forwards SIGCHLD to the reaper
-//! and turns SIGTERM, SIGINT and SIGHUP into shutdown; `worker-N` run `tools/call` (and
-//! batches) so that `ping` and `tools/list` are answered at once while tools block.
+//! Threads: `rpc-in` reads stdin and `rpc-out` writes stdout (both in `transport`); the main
+//! thread dispatches each line; `signals` turns SIGTERM, SIGINT and SIGHUP into shutdown;
+//! `worker-N` run `tools/call` (and batches) so that `ping` and `tools/list` are answered
+//! at once while tools work.
 //!
 //! Cancellation: every `tools/call` in flight has a `Cancel` in `inflight`, keyed by the
 //! JSON text of its id. `notifications/cancelled` flips it; the waiting tool wakes, stops
 //! its process group (for `exec`), and the worker sends nothing.
 //!
+//! Invariant: a call leaves `inflight` only after its answer is queued on the outbox.
+//!
 //! Shutdown (stdin EOF, a signal, or stdout gone) runs once, on its own thread: in-flight
 //! calls get a moment to finish (so that `cmd | yieldshell` answers fast commands), then
-//! every group gets SIGTERM, SIGKILL after 1 s, and the process exits 0 within 2 s.
+//! every group gets SIGTERM, SIGKILL after 1 s; once `inflight` is empty the outbox is
+//! closed, the writer drains it and ends, and the process exits 0 within 2 s.
 
 use std::collections::HashMap;
-use std::io::{self, BufRead, Write};
-use std::os::fd::AsFd;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Receiver;
 use parking_lot::{Condvar, Mutex};
 use serde_json::{json, Map, Value};
 
+use crate::call::{Call, Cancel, Done, Progress, Responder};
 use crate::config::Config;
-use crate::engine::{CallCtx, Cancel, Engine, Reply};
-use crate::jsonrpc::{self, Incoming};
-use crate::mcp;
+use crate::engine::Engine;
+use crate::jsonrpc::{self, Incoming, RequestId};
+use crate::mcp::{self, ProtocolVersion};
 use crate::pool::Pool;
 use crate::reaper::Reaper;
-
-/// Longest accepted input line.
-const MAX_LINE: usize = 64 * 1024 * 1024;
+use crate::transport::{self, Input, IoThreads, MemoryClient, Outbox, MAX_LINE};
 
 struct Server {
     engine: Arc<Engine>,
-    out: Sender<Vec<u8>>,
-    version: Mutex<Option<&'static str>>,
+    out: Outbox,
+    version: Mutex<Option<ProtocolVersion>>,
     inflight: Mutex<HashMap<String, Arc<Cancel>>>,
     idle: Condvar,
-    pool: Pool,
+    batches: std::sync::atomic::AtomicU64,
 }
 
 struct Shutdown {
     started: AtomicBool,
     engine: Arc<Engine>,
     server: Mutex<Option<std::sync::Weak<Server>>>,
+    io: Mutex<Option<IoThreads>>,
 }
 
 impl Shutdown {
@@ -77,12 +78,21 @@ impl Shutdown {
         }
         self.engine.shutdown(
             Duration::from_millis(1000),
-            Duration::from_millis(1700).saturating_sub(start.elapsed()),
+            Duration::from_millis(1600).saturating_sub(start.elapsed()),
         );
         if let Some(s) = &server {
-            // Let answers of calls that ended during shutdown reach the client.
+            // Calls that ended during shutdown answer before they leave the in-flight set,
+            // so once it is empty every answer is queued.
             s.wait_idle(Instant::now() + Duration::from_millis(100));
-            s.flush_out(Instant::now() + Duration::from_millis(100));
+            s.out.close();
+        }
+        drop(server);
+        // Closing dropped the only sender: the writer ends after the last queued line.
+        if let Some(io) = self.io.lock().as_ref() {
+            let deadline = (start + Duration::from_millis(1950)).max(Instant::now());
+            if !io.join_writer(deadline) {
+                crate::warn!("stdout did not take every answer in time; exiting anyway");
+            }
         }
         std::process::exit(0);
     }
@@ -91,56 +101,46 @@ impl Shutdown {
 /// Runs the server until shutdown. Returns only on a startup failure.
 pub fn run(config: Config) -> std::process::ExitCode {
     crate::log::set_level(config.log_level);
+    // Non-dumpable before anything starts (the guardian sets it for itself): no process of the same
+    // user without CAP_SYS_PTRACE (or CAP_SYS_ADMIN, CAP_PERFMON, which also pass read-mode
+    // checks) can trace the server or read its /proc environ and memory (SPEC 12).
+    if let Err(e) = crate::sys::set_dumpable(false) {
+        crate::warn!("cannot mark the server non-dumpable: {e}");
+    }
     crate::sys::cloexec_from(3);
-    // Fork the guardian first, while this process has a single thread.
-    let marker_prefix = crate::engine::new_marker_prefix();
-    crate::guardian::start(marker_prefix.clone());
+    // The guardian starts with the first command (`guardian::ensure_started`).
+    let marker_prefix = crate::stamp::new_marker_prefix();
+    crate::guardian::configure(marker_prefix.clone());
     if let Err(e) = crate::sys::set_child_subreaper() {
         crate::warn!(
             "cannot become a child subreaper ({e}); orphaned descendants are reaped by init"
         );
     }
-    let reaper = match Reaper::start() {
-        Ok(r) => r,
-        Err(e) => {
-            crate::error!("cannot start the reaper thread: {e}");
-            return std::process::ExitCode::from(1);
-        }
-    };
     let config = Arc::new(config);
-    let engine = match Engine::new(config.clone(), reaper.clone(), marker_prefix) {
-        Ok(e) => Arc::new(e),
-        Err(message) => {
-            let _ = writeln!(io::stderr().lock(), "yieldshell: {message}");
-            return std::process::ExitCode::from(2);
-        }
+    let engine = match start_engine(config.clone(), marker_prefix) {
+        Ok(e) => e,
+        Err(code) => return code,
     };
     let shutdown = Arc::new(Shutdown {
         started: AtomicBool::new(false),
         engine: engine.clone(),
         server: Mutex::new(None),
+        io: Mutex::new(None),
     });
-
-    // Unbounded: a slow client must not block workers; each message is one allocation.
-    let (out_tx, out_rx) = crossbeam_channel::unbounded::<Vec<u8>>();
-    let server = Arc::new(Server {
-        engine,
-        out: out_tx,
-        version: Mutex::new(None),
-        inflight: Mutex::new(HashMap::new()),
-        idle: Condvar::new(),
-        pool: Pool::new(2, 1024),
-    });
+    let on_gone = {
+        let shutdown = shutdown.clone();
+        move || shutdown.trigger("stdout closed", false)
+    };
+    let (outbox, input, io_threads) = match transport::stdio(on_gone) {
+        Ok(t) => t,
+        Err(e) => {
+            crate::error!("cannot start the stdio threads: {e}");
+            return std::process::ExitCode::from(1);
+        }
+    };
+    *shutdown.io.lock() = Some(io_threads);
+    let server = Server::new(engine, outbox);
     *shutdown.server.lock() = Some(Arc::downgrade(&server));
-
-    let writer_shutdown = shutdown.clone();
-    let started = std::thread::Builder::new()
-        .name("rpc-out".into())
-        .spawn(move || write_loop(out_rx, writer_shutdown));
-    if let Err(e) = started {
-        crate::error!("cannot start the stdout writer: {e}");
-        return std::process::ExitCode::from(1);
-    }
     if let Err(e) = start_signals(shutdown.clone()) {
         crate::error!("cannot install signal handlers: {e}");
         return std::process::ExitCode::from(1);
@@ -150,12 +150,63 @@ pub fn run(config: Config) -> std::process::ExitCode {
         env!("CARGO_PKG_VERSION"),
         config.mode
     );
-    read_loop(&server);
+    server.serve(&input);
+    if let Some(io) = shutdown.io.lock().as_mut() {
+        io.join_reader();
+    }
     shutdown.trigger("stdin closed", true);
-    // The shutdown thread exits the process.
+    // The shutdown thread exits the process once the writer has written every answer.
     loop {
         std::thread::park();
     }
+}
+
+/// Starts the reaper and the engine; on failure, the exit code to return.
+fn start_engine(
+    config: Arc<Config>,
+    marker_prefix: String,
+) -> Result<Arc<Engine>, std::process::ExitCode> {
+    let reaper = match Reaper::start() {
+        Ok(r) => r,
+        Err(e) => {
+            crate::error!("cannot start the reaper thread: {e}");
+            return Err(std::process::ExitCode::from(1));
+        }
+    };
+    let pool = match Pool::new(Pool::default_size()) {
+        Ok(p) => p,
+        Err(e) => {
+            crate::error!("cannot start the worker threads: {e}");
+            return Err(std::process::ExitCode::from(1));
+        }
+    };
+    match Engine::new(config, reaper, marker_prefix, pool) {
+        Ok(e) => Ok(Arc::new(e)),
+        Err(message) => {
+            let _ = writeln!(io::stderr().lock(), "yieldshell: {message}");
+            Err(std::process::ExitCode::from(2))
+        }
+    }
+}
+
+/// Runs a server over the in-memory transport on its own thread, for in-process protocol
+/// tests. At end of input it waits up to `drain` for calls in flight, then closes its
+/// outbox (the client's receiver then disconnects). Processes are not stopped.
+pub fn serve_in_memory(config: Config, drain: Duration) -> io::Result<MemoryClient> {
+    let marker_prefix = crate::stamp::new_marker_prefix();
+    crate::guardian::configure(marker_prefix.clone());
+    let engine = start_engine(Arc::new(config), marker_prefix)
+        .map_err(|_| io::Error::other("the engine did not start (see stderr)"))?;
+    let (outbox, input, client) = transport::memory();
+    std::thread::Builder::new()
+        .name("memory-server".into())
+        .spawn(move || {
+            let server = Server::new(engine, outbox);
+            server.serve(&input);
+            server.wait_idle(Instant::now() + drain);
+            server.out.close();
+        })?;
+    Ok(client)
 }
 
 /// Turns SIGTERM, SIGINT and SIGHUP into shutdown. (SIGCHLD goes straight to the reaper.)
@@ -174,104 +225,35 @@ fn start_signals(shutdown: Arc<Shutdown>) -> io::Result<()> {
     Ok(())
 }
 
-fn write_loop(rx: Receiver<Vec<u8>>, shutdown: Arc<Shutdown>) {
-    // Large responses cross a pipe with fewer wake-ups on both sides when the pipe is
-    // larger (a no-op when stdout is not a pipe).
-    if let Ok(fd) = io::stdout().as_fd().try_clone_to_owned() {
-        crate::sys::grow_pipe(&std::fs::File::from(fd), 1024 * 1024);
-    }
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
-    for mut line in rx {
-        // Lines are built with room for this byte, so it does not copy them.
-        line.push(b'\n');
-        let result = out.write_all(&line).and_then(|()| out.flush());
-        if let Err(e) = result {
-            crate::info!("stdout is gone ({e})");
-            shutdown.trigger("stdout closed", false);
-            return;
-        }
-    }
-}
-
-enum Line {
-    Eof,
-    Data,
-    TooLong,
-}
-
-/// Reads one line into `buf` (without the newline), refusing lines over `MAX_LINE`.
-fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<Line> {
-    buf.clear();
-    let mut too_long = false;
-    loop {
-        let chunk = match input.fill_buf() {
-            Ok(c) => c,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if chunk.is_empty() {
-            return Ok(if too_long {
-                Line::TooLong
-            } else if buf.is_empty() {
-                Line::Eof
-            } else {
-                Line::Data
-            });
-        }
-        let (used, done) = match memchr::memchr(b'\n', chunk) {
-            Some(i) => (i + 1, true),
-            None => (chunk.len(), false),
-        };
-        let piece = if done { &chunk[..used - 1] } else { chunk };
-        if !too_long {
-            if buf.len() + piece.len() > MAX_LINE {
-                too_long = true;
-                buf.clear();
-            } else {
-                buf.extend_from_slice(piece);
-            }
-        }
-        input.consume(used);
-        if done {
-            return Ok(if too_long { Line::TooLong } else { Line::Data });
-        }
-    }
-}
-
-fn read_loop(server: &Arc<Server>) {
-    let stdin = io::stdin();
-    let mut input = stdin.lock();
-    let mut buf = Vec::new();
-    loop {
-        match read_line(&mut input, &mut buf) {
-            Ok(Line::Eof) => return,
-            Ok(Line::TooLong) => {
-                crate::warn!("input line longer than {MAX_LINE} bytes dropped");
-                server.send(jsonrpc::error(
-                    None,
-                    jsonrpc::INVALID_REQUEST,
-                    &format!("message too long: a line may hold at most {MAX_LINE} bytes"),
-                ));
-            }
-            Ok(Line::Data) => {
-                if buf.last() == Some(&b'\r') {
-                    buf.pop();
-                }
-                if buf.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
-                server.dispatch_line(&buf);
-            }
-            Err(e) => {
-                crate::warn!("reading stdin failed: {e}");
-                return;
-            }
-        }
-    }
-}
-
 impl Server {
+    fn new(engine: Arc<Engine>, out: Outbox) -> Arc<Server> {
+        Arc::new(Server {
+            engine,
+            out,
+            version: Mutex::new(None),
+            inflight: Mutex::new(HashMap::new()),
+            idle: Condvar::new(),
+            batches: Default::default(),
+        })
+    }
+
+    /// Dispatches every input until the input ends.
+    fn serve(self: &Arc<Self>, input: &Receiver<Input>) {
+        for item in input {
+            match item {
+                Input::TooLong => {
+                    crate::warn!("input line longer than {MAX_LINE} bytes dropped");
+                    self.send(jsonrpc::error(
+                        None,
+                        jsonrpc::INVALID_REQUEST,
+                        &format!("message too long: a line may hold at most {MAX_LINE} bytes"),
+                    ));
+                }
+                Input::Line(line) => self.dispatch_line(&line),
+            }
+        }
+    }
+
     fn send(&self, message: Value) {
         let line = jsonrpc::to_line(&message);
         if crate::log::enabled(crate::log::Level::Debug) {
@@ -280,10 +262,10 @@ impl Server {
                 String::from_utf8_lossy(&line[..line.len().min(500)])
             );
         }
-        let _ = self.out.send(line);
+        self.out.send(line);
     }
 
-    fn version(&self) -> &'static str {
+    fn version(&self) -> ProtocolVersion {
         self.version.lock().unwrap_or(mcp::LATEST)
     }
 
@@ -293,12 +275,6 @@ impl Server {
             if self.idle.wait_until(&mut inflight, deadline).timed_out() {
                 return;
             }
-        }
-    }
-
-    fn flush_out(&self, deadline: Instant) {
-        while !self.out.is_empty() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
         }
     }
 
@@ -328,7 +304,7 @@ impl Server {
         match value {
             Value::Array(items) => self.batch(items),
             single => {
-                if let Some(response) = self.handle(single, false) {
+                if let Answer::Now(Some(response)) = self.handle(single, &ReplyTo::Out) {
                     self.send(response);
                 }
             }
@@ -336,7 +312,7 @@ impl Server {
     }
 
     fn batch(self: &Arc<Self>, items: Vec<Value>) {
-        if self.version() != "2025-03-26" {
+        if !self.version().accepts_batches() {
             self.send(jsonrpc::error(
                 None,
                 jsonrpc::INVALID_REQUEST,
@@ -352,52 +328,87 @@ impl Server {
             ));
             return;
         }
+        // The batch stays in flight until its answer is queued (ids of calls are JSON
+        // texts, so this key cannot collide with one).
+        let key = format!("batch {}", self.batches.fetch_add(1, Ordering::Relaxed));
+        self.inflight
+            .lock()
+            .insert(key.clone(), Arc::new(Cancel::default()));
+        let batch = Arc::new(Batch {
+            slots: Mutex::new((vec![None; items.len()], items.len())),
+            key,
+        });
         let this = self.clone();
-        self.pool.execute(Box::new(move || {
-            let responses: Vec<Value> = items
-                .into_iter()
-                .filter_map(|item| {
-                    if item.get("method").and_then(Value::as_str) == Some("initialize") {
-                        let id = item.get("id").filter(|v| v.is_string() || v.is_number());
-                        return id.map(|id| {
-                            jsonrpc::error(
-                                Some(id),
-                                jsonrpc::INVALID_REQUEST,
-                                "initialize cannot be part of a batch",
-                            )
-                        });
-                    }
-                    this.handle(item, true)
-                })
-                .collect();
-            if !responses.is_empty() {
-                this.send(Value::Array(responses));
+        self.engine.pool.execute(Box::new(move || {
+            for (i, item) in items.into_iter().enumerate() {
+                let to = ReplyTo::Batch(batch.clone(), i);
+                if item.get("method").and_then(Value::as_str) == Some("initialize") {
+                    let id = item.get("id").filter(|v| v.is_string() || v.is_number());
+                    let error = id.map(|id| {
+                        jsonrpc::error(
+                            Some(id),
+                            jsonrpc::INVALID_REQUEST,
+                            "initialize cannot be part of a batch",
+                        )
+                    });
+                    this.answer(&to, error);
+                    continue;
+                }
+                if let Answer::Now(answer) = this.handle(item, &to) {
+                    this.answer(&to, answer);
+                }
             }
         }));
     }
 
-    /// Handles one message. `inline` runs tools on this thread (batches); otherwise tool
-    /// calls go to the pool and answer later (returning `None` here).
-    fn handle(self: &Arc<Self>, value: Value, inline: bool) -> Option<Value> {
+    /// Delivers the answer of one message (or its lack of one, `None`) to `to`. The
+    /// answer of a batch goes out when its last item is answered.
+    fn answer(&self, to: &ReplyTo, answer: Option<Value>) {
+        match to {
+            ReplyTo::Out => {
+                if let Some(a) = answer {
+                    self.send(a);
+                }
+            }
+            ReplyTo::Batch(batch, i) => {
+                let mut slots = batch.slots.lock();
+                slots.0[*i] = answer;
+                slots.1 -= 1;
+                if slots.1 > 0 {
+                    return;
+                }
+                let all: Vec<Value> = std::mem::take(&mut slots.0).into_iter().flatten().collect();
+                drop(slots);
+                if !all.is_empty() {
+                    self.send(Value::Array(all));
+                }
+                self.leave(&batch.key);
+            }
+        }
+    }
+
+    /// Handles one message: its answer now, or `Later` for a tool call, which answers
+    /// to `to` when it ends.
+    fn handle(self: &Arc<Self>, value: Value, to: &ReplyTo) -> Answer {
         match jsonrpc::classify(value) {
-            Incoming::Request { id, method, params } => self.request(id, &method, params, inline),
+            Incoming::Request { id, method, params } => self.request(id, &method, params, to),
             Incoming::Notification { method, params } => {
                 if method == "notifications/cancelled" {
                     self.cancel(&params);
                 }
-                None
+                Answer::Now(None)
             }
             Incoming::Response => {
                 crate::warn!(
                     "dropped a response sent to the server: this server sends no requests"
                 );
-                None
+                Answer::Now(None)
             }
-            Incoming::Invalid { id, message } => Some(jsonrpc::error(
+            Incoming::Invalid { id, message } => Answer::Now(Some(jsonrpc::error(
                 id.as_ref(),
                 jsonrpc::INVALID_REQUEST,
                 &format!("Invalid Request: {message}"),
-            )),
+            ))),
         }
     }
 
@@ -406,8 +417,8 @@ impl Server {
         id: Value,
         method: &str,
         params: Map<String, Value>,
-        inline: bool,
-    ) -> Option<Value> {
+        to: &ReplyTo,
+    ) -> Answer {
         let result = match method {
             "ping" => json!({}),
             "initialize" => {
@@ -419,28 +430,34 @@ impl Server {
             "tools/list" => {
                 if params.get("cursor").is_some_and(|c| !c.is_null()) {
                     let msg = "Invalid params: unknown cursor; tools/list returns every tool in one page, call it without a cursor";
-                    return Some(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, msg));
+                    let error = jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, msg);
+                    return Answer::Now(Some(error));
                 }
                 mcp::tools_list(&self.engine.config.tools, self.version())
             }
-            "tools/call" => return self.tools_call(id, params, inline),
+            "tools/call" => {
+                return match self.tools_call(id, params, to) {
+                    Err(error) => Answer::Now(Some(error)),
+                    Ok(()) => Answer::Later,
+                }
+            }
             _ => {
-                return Some(jsonrpc::error(
+                return Answer::Now(Some(jsonrpc::error(
                     Some(&id),
                     jsonrpc::METHOD_NOT_FOUND,
                     &format!("Method not found: {method}"),
-                ))
+                )))
             }
         };
-        Some(jsonrpc::response(&id, result))
+        Answer::Now(Some(jsonrpc::response(&id, result)))
     }
 
     fn tools_call(
         self: &Arc<Self>,
         id: Value,
         mut params: Map<String, Value>,
-        inline: bool,
-    ) -> Option<Value> {
+        to: &ReplyTo,
+    ) -> Result<(), Value> {
         let name = match params.get("name") {
             Some(Value::String(n)) => n.clone(),
             Some(other) => {
@@ -448,10 +465,10 @@ impl Server {
                     "tools/call: name must be a string, got {}",
                     jsonrpc::type_name(other)
                 );
-                return Some(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
+                return Err(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
             }
             None => {
-                return Some(jsonrpc::error(
+                return Err(jsonrpc::error(
                     Some(&id),
                     jsonrpc::INVALID_PARAMS,
                     "tools/call: missing tool name",
@@ -463,7 +480,7 @@ impl Server {
                 "Unknown tool: {name}; available tools: {}",
                 self.engine.config.tools.join(", ")
             );
-            return Some(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
+            return Err(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
         }
         let args = match params.remove("arguments") {
             None | Some(Value::Null) => Map::new(),
@@ -473,7 +490,7 @@ impl Server {
                     "tools/call: arguments must be an object, got {}",
                     jsonrpc::type_name(&other)
                 );
-                return Some(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
+                return Err(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
             }
         };
         let token = params
@@ -481,118 +498,126 @@ impl Server {
             .and_then(|m| m.get("progressToken"))
             .filter(|t| t.is_string() || t.is_number())
             .cloned();
-        let key = id.to_string();
-        let (panic_key, panic_id) = (key.clone(), id.clone());
+        let Some(id) = RequestId::new(id) else {
+            let msg = "Invalid Request: id must be a string or a number";
+            return Err(jsonrpc::error(None, jsonrpc::INVALID_REQUEST, msg));
+        };
+        let key = id.key().to_string();
         let cancel = Arc::new(Cancel::default());
         self.inflight.lock().insert(key.clone(), cancel.clone());
+        let version = self.version();
+        let progress = token.map(|token| {
+            let this = self.clone();
+            let send: Progress = Arc::new(move |elapsed: u64, bytes: u64| {
+                let mut p = json!({"progressToken": token, "progress": elapsed});
+                if mcp::has_annotations(version) {
+                    p["message"] = Value::from(format!(
+                        "running {:.1}s, {bytes} bytes of output",
+                        elapsed as f64 / 1000.0
+                    ));
+                }
+                this.send(jsonrpc::notification("notifications/progress", p));
+            });
+            send
+        });
         let this = self.clone();
-        let job = move || -> Option<(Value, Reply, &'static str)> {
-            let version = this.version();
-            let send_progress = |elapsed: u64, bytes: u64| {
-                if let Some(token) = &token {
-                    let mut p = json!({"progressToken": token, "progress": elapsed});
-                    if mcp::has_annotations(version) {
-                        p["message"] = Value::from(format!(
-                            "running {:.1}s, {bytes} bytes of output",
-                            elapsed as f64 / 1000.0
-                        ));
+        let flag = cancel.clone();
+        let tool = name.clone();
+        let reply_to = to.clone();
+        let respond = Responder::new(move |done| {
+            match done {
+                Done::Answer(answer) if !flag.is_cancelled() => {
+                    let r = mcp::reply(&tool, answer);
+                    match &reply_to {
+                        // Large outputs: serialise once, straight into the line that goes out.
+                        ReplyTo::Out => {
+                            this.out
+                                .send(mcp::call_response_line(id.value(), r, version));
+                        }
+                        batch => {
+                            let response =
+                                jsonrpc::response(id.value(), mcp::call_result(r, version));
+                            this.answer(batch, Some(response));
+                        }
                     }
-                    this.send(jsonrpc::notification("notifications/progress", p));
                 }
-            };
-            let progress: Option<&dyn Fn(u64, u64)> = if token.is_some() {
-                Some(&send_progress)
-            } else {
-                None
-            };
-            let ctx = CallCtx {
-                cancel: &cancel,
-                progress,
-            };
-            let reply = mcp::call_tool(&this.engine, &name, &args, &ctx);
-            let mut inflight = this.inflight.lock();
-            inflight.remove(&key);
-            if inflight.is_empty() {
-                this.idle.notify_all();
-            }
-            drop(inflight);
-            match reply {
-                Some(r) if !cancel.is_cancelled() => Some((id, r, version)),
-                _ => None,
-            }
-        };
-        // A panic in a tool is that request's internal error; the server lives on, and the
-        // request still gets exactly one answer.
-        let this = self.clone();
-        let guarded = move || match catch_unwind(AssertUnwindSafe(job)) {
-            Ok(done) => Ok(done),
-            Err(_) => {
-                let mut inflight = this.inflight.lock();
-                inflight.remove(&panic_key);
-                if inflight.is_empty() {
-                    this.idle.notify_all();
+                Done::Answer(_) | Done::Cancelled => this.answer(&reply_to, None),
+                // A panic in a tool is that request's internal error; the server lives on,
+                // and the request still gets exactly one answer.
+                Done::Lost => {
+                    let msg = "Internal error while running the tool (logged on stderr); the server is still running";
+                    let error = jsonrpc::error(Some(id.value()), jsonrpc::INTERNAL_ERROR, msg);
+                    this.answer(&reply_to, Some(error));
                 }
-                let msg = "Internal error while running the tool (logged on stderr); the server is still running";
-                Err(jsonrpc::error(
-                    Some(&panic_id),
-                    jsonrpc::INTERNAL_ERROR,
-                    msg,
-                ))
             }
+            // Only now, with its answer queued, does the call leave the in-flight set:
+            // shutdown waits for that set to empty before it closes the outbox.
+            this.leave(&key);
+        });
+        let call = Call {
+            cancel,
+            progress,
+            respond,
         };
-        if inline {
-            return match guarded() {
-                Ok(done) => done
-                    .map(|(id, r, version)| jsonrpc::response(&id, mcp::call_result(r, version))),
-                Err(error) => Some(error),
-            };
+        match to {
+            // A batch already runs on a worker.
+            ReplyTo::Batch(..) => mcp::call_tool(&self.engine, &name, &args, call),
+            ReplyTo::Out => {
+                let this = self.clone();
+                self.engine.pool.execute(Box::new(move || {
+                    mcp::call_tool(&this.engine, &name, &args, call);
+                }));
+            }
         }
-        let this = self.clone();
-        self.pool.execute(Box::new(move || match guarded() {
-            // Large outputs: serialise once, straight into the line that goes out.
-            Ok(Some((id, r, version))) => {
-                let _ = this.out.send(mcp::call_response_line(&id, r, version));
-            }
-            Ok(None) => (),
-            Err(error) => this.send(error),
-        }));
-        None
+        Ok(())
+    }
+
+    /// Removes a call from the in-flight set (after its answer was queued).
+    fn leave(&self, key: &str) {
+        let mut inflight = self.inflight.lock();
+        inflight.remove(key);
+        if inflight.is_empty() {
+            self.idle.notify_all();
+        }
     }
 
     fn cancel(&self, params: &Map<String, Value>) {
-        let Some(id) = params.get("requestId") else {
+        let Some(id) = params.get("requestId").cloned().and_then(RequestId::new) else {
             return;
         };
-        if let Some(c) = self.inflight.lock().get(&id.to_string()) {
-            crate::info!("request {id} cancelled by the client");
+        if let Some(c) = self.inflight.lock().get(id.key()) {
+            crate::info!("request {} cancelled by the client", id.key());
             c.cancel();
         }
     }
+}
+
+/// Where the answer of a message goes.
+#[derive(Clone)]
+enum ReplyTo {
+    /// Straight to the outbox.
+    Out,
+    /// Into slot `usize` of a batch.
+    Batch(Arc<Batch>, usize),
+}
+
+/// A batch being answered: one slot per item and how many are still open.
+struct Batch {
+    slots: Mutex<(Vec<Option<Value>>, usize)>,
+    /// Its in-flight key.
+    key: String,
+}
+
+/// The answer of a message, when it is known at once.
+enum Answer {
+    /// This answer (or none, for a notification).
+    Now(Option<Value>),
+    /// A tool call: it answers when it ends.
+    Later,
 }
 
 #[allow(dead_code)]
 fn _assert_send() {
     fn is_send<T: Send + Sync>() {}
     is_send::<Server>();
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn line_reader_limits_and_crlf() {
-        let data = b"one\r\ntwo\n\nlast";
-        let mut input: &[u8] = data;
-        let mut buf = Vec::new();
-        let mut lines = Vec::new();
-        loop {
-            match read_line(&mut input, &mut buf).unwrap() {
-                Line::Eof => break,
-                Line::Data => lines.push(String::from_utf8(buf.clone()).unwrap()),
-                Line::TooLong => lines.push("<too long>".into()),
-            }
-        }
-        assert_eq!(lines, vec!["one\r", "two", "", "last"]);
-    }
 }

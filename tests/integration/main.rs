@@ -7,10 +7,12 @@
 
 mod config;
 mod cursors;
+mod hardening;
 mod lifecycle;
 mod policy;
 mod protocol;
 mod reliability;
+mod sandbox;
 mod support;
 mod tools;
 mod trusted;

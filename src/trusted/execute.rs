@@ -1,0 +1,309 @@
+//! `shell_execute` (trusted mode): runs an argv pipeline to completion, no yield, and
+//! answers with its output as text blocks.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::audit::{self, Record, Redirections};
+use crate::call::Call;
+use crate::engine::{Engine, CANCEL_GRACE};
+use crate::policy::resolve_dir;
+use crate::process::EndReason;
+use crate::process::Proc;
+use crate::results::{Output, ShellResult};
+use crate::ring::{ReadReq, Streams, STDERR, STDOUT};
+use crate::spawn::{Launch, StdinSource};
+use crate::sys;
+use crate::trusted::tokenize;
+use crate::wait::{Outcome, WaitMode, Watch};
+
+/// `shell_execute` arguments.
+#[derive(Debug, Default)]
+pub struct ShellExecArgs {
+    /// argv, with `|`, `<`, `>`, `>>` elements as operators.
+    pub command: Vec<String>,
+    /// Input for the first stage.
+    pub stdin: Option<String>,
+    /// Working directory.
+    pub directory: Option<String>,
+    /// Timeout in seconds.
+    pub timeout: Option<u64>,
+}
+
+fn truncate_utf8(s: &mut String, max: usize) {
+    if s.len() > max {
+        let mut cut = max;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+    }
+}
+
+/// A failed `shell_execute`: the reason, and the output captured so far.
+fn shell_error(
+    reason: String,
+    stdout: String,
+    stderr: String,
+    status: i32,
+    started: Instant,
+) -> ShellResult {
+    ShellResult {
+        stdout,
+        stderr,
+        status,
+        execution_time: started.elapsed().as_secs_f64(),
+        stage_status: None,
+        error: Some(reason),
+    }
+}
+
+/// A refusal before anything started.
+fn refusal(reason: String, started: Instant) -> ShellResult {
+    shell_error(reason, String::new(), String::new(), 1, started)
+}
+
+impl Engine {
+    /// `shell_execute` (trusted mode): runs to completion, no yield; answers through `call`
+    /// (nothing when the call was cancelled).
+    pub fn shell_execute(self: &Arc<Self>, args: ShellExecArgs, call: Call) {
+        let started = Instant::now();
+        let timeout_s = args
+            .timeout
+            .unwrap_or(self.config.shell_default_timeout_s)
+            .clamp(1, self.config.shell_max_timeout_s.max(1));
+        let mut a = Record {
+            tool: "shell_execute",
+            mode: self.mode_name(),
+            argv: Some(audit::redact_argv(&args.command, &self.secrets)),
+            timeout: Some(timeout_s),
+            output_limit: Some(self.config.shell_output_limit as u64),
+            ..Record::default()
+        };
+        let engine = self.clone();
+        let Call {
+            cancel, respond, ..
+        } = call;
+        let finish = move |result: Option<ShellResult>, mut a: Record| {
+            a.duration_ms = started.elapsed().as_millis() as u64;
+            if result.is_none() {
+                a.result_type = "cancelled";
+            }
+            engine.audit.record(&a);
+            respond.send(result.map(|r| Ok(Output::Shell(r))));
+        };
+        let proc = match self.shell_start(&args, started, &mut a) {
+            Ok(p) => p,
+            Err(refused) => return finish(Some(refused), a),
+        };
+        cancel.attach(&proc);
+        let deadline = started + Duration::from_secs(timeout_s);
+        let watch = Watch::new(vec![proc.clone()], WaitMode::Wait, deadline).cancel(&cancel);
+        let engine = self.clone();
+        self.waits.park(
+            watch,
+            Box::new(move |outcome, _| {
+                if outcome == Outcome::Cancelled {
+                    engine.stop_quietly(&proc, CANCEL_GRACE);
+                    return finish(None, a);
+                }
+                if outcome == Outcome::Finished {
+                    let result = engine.shell_result(&proc, timeout_s, started, &mut a);
+                    return finish(Some(result), a);
+                }
+                // Over time: kill, and give the pipes a moment to drain.
+                proc.set_reason(EndReason::TimedOut);
+                proc.signal(libc::SIGKILL);
+                let drain = Instant::now() + Duration::from_secs(5);
+                let watch = Watch::new(vec![proc.clone()], WaitMode::Wait, drain);
+                let waits = engine.waits.clone();
+                waits.park(
+                    watch,
+                    Box::new(move |_, _| {
+                        let result = engine.shell_result(&proc, timeout_s, started, &mut a);
+                        finish(Some(result), a);
+                    }),
+                );
+            }),
+        );
+    }
+
+    /// Checks and starts a `shell_execute` call; the refusal as an answer otherwise.
+    fn shell_start(
+        &self,
+        args: &ShellExecArgs,
+        started: Instant,
+        a: &mut Record,
+    ) -> Result<Arc<Proc>, ShellResult> {
+        let reject = |a: &mut Record, reason: String| {
+            a.result_type = "rejected";
+            a.rejection_reason = Some(reason.clone());
+            Err(refusal(reason, started))
+        };
+        let Some(policy) = &self.trusted else {
+            return reject(a, "shell_execute is only available in trusted mode".into());
+        };
+        if self.shutting_down.load(Ordering::SeqCst) {
+            return reject(a, "the server is shutting down".into());
+        }
+        if args.command.is_empty() {
+            return reject(a, "Empty command".into());
+        }
+        let pipeline = match tokenize::from_argv(&args.command) {
+            Ok(p) => p,
+            Err(e) => return reject(a, e),
+        };
+        let stages = match policy.check(&pipeline) {
+            Ok(s) => s,
+            Err(e) => return reject(a, e),
+        };
+        let cwd = match resolve_dir(&self.config, args.directory.as_deref(), "directory") {
+            Ok(c) => c,
+            Err(e) => return reject(a, e),
+        };
+        a.directory = Some(cwd.display().to_string());
+        a.redirections = Some(Redirections {
+            stdin: pipeline.stdin_path.is_some(),
+            stdout: pipeline.stdout.as_ref().is_some_and(|r| !r.append),
+            stdout_append: pipeline.stdout.as_ref().is_some_and(|r| r.append),
+        });
+        let limit = self.config.max_processes;
+        let Some(slot) = self.table.reserve(limit) else {
+            return reject(a, format!("Maximum process limit ({limit}) reached"));
+        };
+        let env = match policy.env(&[]) {
+            Ok(e) => e,
+            Err(e) => return reject(a, e),
+        };
+        let (input, output) = match policy.open_redirects(&cwd, &pipeline) {
+            Ok(f) => f,
+            Err(e) => return reject(a, e),
+        };
+        let stdin = match (input, &args.stdin) {
+            (Some(_), Some(_)) => {
+                return reject(
+                    a,
+                    "stdin and an input redirection (<) cannot be combined".into(),
+                )
+            }
+            (Some(f), None) => StdinSource::File(f),
+            (None, Some(_)) => StdinSource::Pipe,
+            (None, None) => StdinSource::Null,
+        };
+        self.table.retain(
+            Duration::from_millis(self.config.retention_ms),
+            self.config.max_retained,
+        );
+        let launch = Launch {
+            stages,
+            env,
+            cwd,
+            stdin,
+            stdout_file: output,
+            display: args.command.join(" "),
+            name: Some("shell_execute".into()),
+            ring_bytes: self.config.shell_output_limit + 1,
+            output_cap: Some(self.config.shell_output_limit as u64),
+            timeout_ms: 0,
+            overlay: Vec::new(),
+            initial_stdin: args.stdin.clone().map(|s| (s.into_bytes(), true)),
+        };
+        let proc = match self.launch(launch, slot) {
+            Ok(p) => p,
+            Err(e) => {
+                a.result_type = "process_error";
+                a.error = Some(e.clone());
+                return Err(refusal(e, started));
+            }
+        };
+        a.process_id = Some(proc.info.id.clone());
+        Ok(proc)
+    }
+
+    /// The answer of a finished (or killed) `shell_execute`.
+    fn shell_result(
+        &self,
+        proc: &Proc,
+        timeout_s: u64,
+        started: Instant,
+        a: &mut Record,
+    ) -> ShellResult {
+        let st = proc.lock();
+        let all = ReadReq {
+            since: None,
+            tail_lines: None,
+            streams: Streams::Both,
+            max_bytes: usize::MAX,
+        };
+        let out = st.output.read(&all);
+        let reason = st.reason;
+        let (exit_code, _) = st.exit();
+        let signal_num = match st.leader {
+            Some((sys::WaitStatus::Signaled(n), _)) => Some(n),
+            _ => None,
+        };
+        let stage_status: Vec<Option<i32>> = st
+            .stage_exits
+            .iter()
+            .map(|e| match e {
+                Some(sys::WaitStatus::Exited(c)) => Some(*c),
+                Some(sys::WaitStatus::Signaled(n)) => Some(-n),
+                None => None,
+            })
+            .collect();
+        let over = [STDOUT, STDERR]
+            .map(|i| st.output.bytes_total(i) > self.config.shell_output_limit as u64);
+        drop(st);
+        let limit = self.config.shell_output_limit;
+        let mut stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let mut stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        truncate_utf8(&mut stdout, limit);
+        truncate_utf8(&mut stderr, limit);
+        a.stdout_bytes = Some(out.stdout.len() as u64);
+        a.stderr_bytes = Some(out.stderr.len() as u64);
+        a.exit_code = Some(exit_code);
+        let stages = (stage_status.len() > 1).then_some(stage_status);
+        let (result_type, failure) = match (reason, exit_code, signal_num) {
+            (EndReason::TimedOut, _, _) => (
+                "timeout",
+                Some(format!("Command timed out after {timeout_s} seconds")),
+            ),
+            (EndReason::OutputCap, _, _) => {
+                let which = if over[STDOUT] || !over[STDERR] {
+                    "stdout"
+                } else {
+                    "stderr"
+                };
+                (
+                    "output_cap",
+                    Some(format!("{which} exceeded output limit of {limit} bytes")),
+                )
+            }
+            (_, Some(0), _) => ("success", None),
+            (_, Some(code), _) => (
+                "process_error",
+                Some(format!("Command failed with exit status {code}")),
+            ),
+            (_, None, Some(n)) => (
+                "process_error",
+                Some(format!("Command terminated by signal {n}")),
+            ),
+            (_, None, None) => (
+                "process_error",
+                Some("Command ended without an exit status".to_string()),
+            ),
+        };
+        a.result_type = result_type;
+        a.error = failure.clone();
+        let status = exit_code.unwrap_or_else(|| signal_num.map_or(1, |n| 128 + n));
+        ShellResult {
+            stdout,
+            stderr,
+            status,
+            execution_time: started.elapsed().as_secs_f64(),
+            stage_status: stages,
+            error: failure,
+        }
+    }
+}
