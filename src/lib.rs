@@ -34,6 +34,8 @@
 pub(crate) mod log;
 pub(crate) mod audit;
 pub(crate) mod call;
+pub(crate) mod cli;
+pub(crate) mod clients;
 pub(crate) mod config;
 pub(crate) mod engine;
 pub(crate) mod guardian;
@@ -73,6 +75,9 @@ pub fn main() -> ExitCode {
         return guardian::main(&args[1..]);
     }
     let env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
+    if let (options, Some((name, rest))) = config::split_subcommand(&args) {
+        return cli::main(&name, &rest, &options, env);
+    }
     match config::parse(&args, env) {
         Ok(config::Parsed::Print(text)) => {
             // Help and version are not the protocol: the server is not running.

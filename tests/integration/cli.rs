@@ -56,14 +56,26 @@ fn call_exec_fills_in_side_effects_only_when_left_out_and_says_so() {
         ],
         &[],
     );
-    assert_eq!(out.status.code(), Some(1), "blocked category: {}", text(&out.stdout));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "blocked category: {}",
+        text(&out.stdout)
+    );
     assert_eq!(json_stdout(&out)["status"], "failed_to_start");
-    assert!(!text(&out.stderr).contains("UNKNOWN"), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("UNKNOWN"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
 fn call_exits_1_when_the_result_is_an_error() {
-    let out = run_binary(&["call", "read", r#"{"process_id":"proc_000000000000"}"#], &[]);
+    let out = run_binary(
+        &["call", "read", r#"{"process_id":"proc_000000000000"}"#],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(1));
     let result = json_stdout(&out);
     assert_eq!(
@@ -83,13 +95,24 @@ fn call_without_arguments_object_uses_an_empty_one() {
 fn call_shell_execute_in_trusted_mode() {
     let env = [("ALLOW_COMMANDS", "echo,wc")];
     let out = run_binary(
-        &["call", "shell_execute", r#"{"command":["echo","a b","|","wc","-w"]}"#],
+        &[
+            "call",
+            "shell_execute",
+            r#"{"command":["echo","a b","|","wc","-w"]}"#,
+        ],
         &env,
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let result = json_stdout(&out);
-    assert_eq!(result["stdout"].as_str().map(str::trim), Some("2"), "{result}");
-    let out = run_binary(&["call", "shell_execute", r#"{"command":["rm","-rf","x"]}"#], &env);
+    assert_eq!(
+        result["stdout"].as_str().map(str::trim),
+        Some("2"),
+        "{result}"
+    );
+    let out = run_binary(
+        &["call", "shell_execute", r#"{"command":["rm","-rf","x"]}"#],
+        &env,
+    );
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
 }
 
@@ -104,13 +127,21 @@ fn bad_usage_exits_2_and_says_what_is_accepted() {
         &["frobnicate"],
     ] {
         let out = run_binary(args, &[]);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
         assert!(out.stdout.is_empty(), "{args:?}: {}", text(&out.stdout));
         assert!(!out.stderr.is_empty(), "{args:?}: no message");
     }
     let out = run_binary(&["call", "no_such_tool", "{}"], &[]);
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("exec") && stderr.contains("cleanup"), "{stderr}");
+    assert!(
+        stderr.contains("exec") && stderr.contains("cleanup"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -123,7 +154,13 @@ fn tools_lists_one_line_per_tool_of_the_configuration() {
         .map(|l| l.split_whitespace().next().unwrap_or(""))
         .collect();
     assert_eq!(names, SHELL_TOOLS, "{stdout}");
-    let out = run_binary(&["tools"], &[("ALLOW_COMMANDS", "ls"), ("YIELDSHELL_TOOLS", "shell_execute")]);
+    let out = run_binary(
+        &["tools"],
+        &[
+            ("ALLOW_COMMANDS", "ls"),
+            ("YIELDSHELL_TOOLS", "shell_execute"),
+        ],
+    );
     let stdout = text(&out.stdout);
     assert_eq!(stdout.lines().count(), 1, "{stdout}");
     assert!(stdout.starts_with("shell_execute"), "{stdout}");
@@ -136,7 +173,10 @@ fn tools_json_prints_the_whole_tools_list_result() {
     let list = json_stdout(&out);
     let tools = list["tools"].as_array().expect("tools");
     assert_eq!(tools.len(), SHELL_TOOLS.len(), "{list}");
-    assert!(tools.iter().all(|t| t["inputSchema"]["type"] == "object"), "{list}");
+    assert!(
+        tools.iter().all(|t| t["inputSchema"]["type"] == "object"),
+        "{list}"
+    );
     assert!(tools[0]["outputSchema"].is_object(), "{list}");
 }
 
@@ -163,7 +203,14 @@ fn check_refuses_with_the_same_text_a_call_would_get() {
     let out = run_binary(&["check", "ls | wc -l"], &env);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
-    let call = run_binary(&["call", "shell_execute", r#"{"command":["ls","|","wc","-l"]}"#], &env);
+    let call = run_binary(
+        &[
+            "call",
+            "shell_execute",
+            r#"{"command":["ls","|","wc","-l"]}"#,
+        ],
+        &env,
+    );
     let result = json_stdout(&call);
     let reason = result["content"][0]["text"]
         .as_str()
@@ -172,11 +219,17 @@ fn check_refuses_with_the_same_text_a_call_would_get() {
         .trim_start_matches("Error executing command: ")
         .to_owned();
     assert!(!reason.is_empty(), "{result}");
-    assert!(stdout.contains(&reason), "check says {stdout:?}, a call says {reason:?}");
-    let out = run_binary(&["check", "find", ".", "-exec", "rm", "{}", ";"], &env);
+    assert!(
+        stdout.contains(&reason),
+        "check says {stdout:?}, a call says {reason:?}"
+    );
+    let out = run_binary(&["check", "find", ".", "-exec", "rm", "{}", "+"], &env);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
-    assert!(stdout.contains("Command rejected by default security policy"), "{stdout}");
+    assert!(
+        stdout.contains("Command rejected by default security policy"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -195,7 +248,15 @@ fn help_shows_the_subcommands_with_examples() {
     let out = run_binary(&["--help"], &[]);
     assert_eq!(out.status.code(), Some(0));
     let help = text(&out.stdout);
-    for needle in ["yieldshell call", "yieldshell tools", "yieldshell check", "side_effects"] {
-        assert!(help.contains(needle), "{needle} missing from --help:\n{help}");
+    for needle in [
+        "yieldshell call",
+        "yieldshell tools",
+        "yieldshell check",
+        "side_effects",
+    ] {
+        assert!(
+            help.contains(needle),
+            "{needle} missing from --help:\n{help}"
+        );
     }
 }
