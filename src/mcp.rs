@@ -96,8 +96,8 @@ pub fn has_annotations(version: ProtocolVersion) -> bool {
     version >= ProtocolVersion::V2025_03_26
 }
 
-/// The `initialize` result.
-pub fn initialize_result(version: ProtocolVersion) -> Value {
+/// The `initialize` result; `yield_ms` is the default yield for this client.
+pub fn initialize_result(version: ProtocolVersion, yield_ms: u64) -> Value {
     let mut info = json!({"name": "yieldshell", "version": env!("CARGO_PKG_VERSION")});
     if has_structured(version) {
         info["title"] = Value::from("yieldshell: shell with auto-yield");
@@ -106,13 +106,25 @@ pub fn initialize_result(version: ProtocolVersion) -> Value {
         "protocolVersion": version.as_str(),
         "capabilities": {"tools": {"listChanged": false}},
         "serverInfo": info,
-        "instructions": "Run shell commands with exec. A command still running after yield_ms \
-            keeps running in the background and exec returns its process_id: follow its output \
-            with read (pass next_seq back as since_seq to get only new output), block with wait \
-            (optionally until a regex matches), send input with write, and end it with stop. \
-            ps lists processes; cleanup forgets finished ones.",
+        "instructions": instructions(yield_ms),
     })
 }
+/// How to use the tools, in three sentences; `yield_ms` is the default yield.
+pub fn instructions(yield_ms: u64) -> String {
+    let after = if yield_ms.is_multiple_of(1000) {
+        format!("{} s", yield_ms / 1000)
+    } else {
+        format!("{yield_ms} ms")
+    };
+    format!(
+        "Run shell commands with exec. A command still running after {after} (or the call's \
+         yield_ms) keeps running in the background and exec returns its process_id: follow \
+         its output with read (pass next_seq back as since_seq to get only new output), block \
+         with wait (optionally until a regex matches), send input with write, and end it with \
+         stop. ps lists processes; cleanup forgets finished ones."
+    )
+}
+
 /// The `tools/list` result for the enabled tools and the negotiated version.
 pub fn tools_list(enabled: &[&str], version: ProtocolVersion) -> Value {
     let mut tools = Vec::new();

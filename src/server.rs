@@ -39,6 +39,8 @@ struct Server {
     engine: Arc<Engine>,
     out: Outbox,
     version: Mutex<Option<ProtocolVersion>>,
+    /// `clientInfo.name` from `initialize`.
+    client: Mutex<Option<Arc<str>>>,
     inflight: Mutex<HashMap<String, Arc<Cancel>>>,
     idle: Condvar,
     batches: std::sync::atomic::AtomicU64,
@@ -291,6 +293,7 @@ impl Server {
             engine,
             out,
             version: Mutex::new(None),
+            client: Mutex::new(None),
             inflight: Mutex::new(HashMap::new()),
             idle: Condvar::new(),
             batches: Default::default(),
@@ -485,7 +488,18 @@ impl Server {
                 let requested = params.get("protocolVersion").and_then(Value::as_str);
                 let version = mcp::negotiate(requested);
                 *self.version.lock() = Some(version);
-                mcp::initialize_result(version)
+                let client = params
+                    .get("clientInfo")
+                    .and_then(|c| c.get("name"))
+                    .and_then(Value::as_str)
+                    .map(Arc::<str>::from);
+                let yield_ms = crate::clients::default_yield_ms(
+                    self.engine.config.default_yield_ms,
+                    self.engine.config.default_yield_explicit,
+                    client.as_deref(),
+                );
+                *self.client.lock() = client;
+                mcp::initialize_result(version, yield_ms)
             }
             "tools/list" => {
                 if params.get("cursor").is_some_and(|c| !c.is_null()) {
@@ -618,6 +632,7 @@ impl Server {
             cancel,
             progress,
             respond,
+            client: self.client.lock().clone(),
         };
         match to {
             // A batch already runs on a worker.
