@@ -909,6 +909,21 @@ pub fn signal_names() -> impl Iterator<Item = &'static str> {
     SIGNALS.iter().map(|(s, _)| *s)
 }
 
+/// Gives free heap memory back to the kernel after a burst (a large request), so that the
+/// resident size returns to where it was. On glibc that is `malloc_trim(0)`, which releases
+/// the free pages of every arena, not only the top of the heap (glibc keeps freed memory
+/// otherwise: its trim and mmap thresholds grow with the largest block freed). musl's
+/// allocator (mallocng) maps large blocks on their own and unmaps them on free, and
+/// returns freed groups of small ones by itself, so there is nothing to do there.
+pub fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks the allocator's own free lists under its locks; it
+    // takes no pointer and cannot invalidate live allocations.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
