@@ -25,11 +25,12 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::Receiver;
 use parking_lot::{Condvar, Mutex};
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use crate::config::Config;
 use crate::engine::{CallCtx, Cancel, Engine, Reply};
-use crate::jsonrpc::{self, Incoming};
+use crate::jsonrpc::{self, IncomingRaw};
 use crate::mcp;
 use crate::pool::Pool;
 use crate::reaper::Reaper;
@@ -235,7 +236,14 @@ impl Server {
                         &format!("message too long: a line may hold at most {MAX_LINE} bytes"),
                     ));
                 }
-                Input::Line(line) => self.dispatch_line(&line),
+                Input::Line(line) => {
+                    let big = line.len() >= BIG_LINE;
+                    self.dispatch_line(line);
+                    if big {
+                        // The line is gone; give its pages back (a no-op on musl).
+                        crate::sys::release_free_memory();
+                    }
+                }
             }
         }
     }
@@ -264,40 +272,39 @@ impl Server {
         }
     }
 
-    fn dispatch_line(self: &Arc<Self>, line: &[u8]) {
+    /// Handles one input line. Only the envelope is parsed; `params` stays a raw slice of
+    /// the line, and only the members a method reads become values (`jsonrpc::parse_line`).
+    fn dispatch_line(self: &Arc<Self>, line: Vec<u8>) {
         if crate::log::enabled(crate::log::Level::Debug) {
             crate::debug!(
                 "<- {}",
                 String::from_utf8_lossy(&line[..line.len().min(500)])
             );
         }
-        let value: Value = match serde_json::from_slice(line) {
-            Ok(v) => v,
-            Err(e) => {
-                let what = if std::str::from_utf8(line).is_err() {
-                    "input is not valid UTF-8"
+        match jsonrpc::parse_line(&line) {
+            Err(message) => {
+                let code = if message.starts_with("Invalid Request") {
+                    jsonrpc::INVALID_REQUEST
                 } else {
-                    "invalid JSON"
+                    jsonrpc::PARSE_ERROR
                 };
-                self.send(jsonrpc::error(
-                    None,
-                    jsonrpc::PARSE_ERROR,
-                    &format!("Parse error: {what} ({e})"),
-                ));
-                return;
+                self.send(jsonrpc::error(None, code, &message));
             }
-        };
-        match value {
-            Value::Array(items) => self.batch(items),
-            single => {
-                if let Some(response) = self.handle(single, false) {
+            Ok(jsonrpc::Line::Single(raw)) => {
+                if let Some(response) = self.handle(raw, false) {
                     self.send(response);
                 }
+            }
+            Ok(jsonrpc::Line::Batch(items)) => {
+                let empty = items.is_empty();
+                drop(items);
+                self.batch(line, empty);
             }
         }
     }
 
-    fn batch(self: &Arc<Self>, items: Vec<Value>) {
+    /// A batch: answered by a worker, which parses the line again (no copy of it is made).
+    fn batch(self: &Arc<Self>, line: Vec<u8>, empty: bool) {
         if self.version() != "2025-03-26" {
             self.send(jsonrpc::error(
                 None,
@@ -306,7 +313,7 @@ impl Server {
             ));
             return;
         }
-        if items.is_empty() {
+        if empty {
             self.send(jsonrpc::error(
                 None,
                 jsonrpc::INVALID_REQUEST,
@@ -322,14 +329,21 @@ impl Server {
             .insert(key.clone(), Arc::new(Cancel::default()));
         let this = self.clone();
         self.pool.execute(Box::new(move || {
+            let items = match jsonrpc::parse_line(&line) {
+                Ok(jsonrpc::Line::Batch(items)) => items,
+                _ => Vec::new(), // Parsed once already: cannot happen.
+            };
             let responses: Vec<Value> = items
                 .into_iter()
                 .filter_map(|item| {
-                    if item.get("method").and_then(Value::as_str) == Some("initialize") {
-                        let id = item.get("id").filter(|v| v.is_string() || v.is_number());
+                    let [method, id] = jsonrpc::fields(item, ["method", "id"]);
+                    if method.is_some_and(|m| m.get() == "\"initialize\"") {
+                        let id = id
+                            .filter(|v| matches!(jsonrpc::raw_type_name(v), "string" | "number"))
+                            .and_then(|v| jsonrpc::to_value(v).ok());
                         return id.map(|id| {
                             jsonrpc::error(
-                                Some(id),
+                                Some(&id),
                                 jsonrpc::INVALID_REQUEST,
                                 "initialize cannot be part of a batch",
                             )
@@ -338,6 +352,7 @@ impl Server {
                     this.handle(item, true)
                 })
                 .collect();
+            drop(line);
             if !responses.is_empty() {
                 this.send(Value::Array(responses));
             }
@@ -347,22 +362,40 @@ impl Server {
 
     /// Handles one message. `inline` runs tools on this thread (batches); otherwise tool
     /// calls go to the pool and answer later (returning `None` here).
-    fn handle(self: &Arc<Self>, value: Value, inline: bool) -> Option<Value> {
-        match jsonrpc::classify(value) {
-            Incoming::Request { id, method, params } => self.request(id, &method, params, inline),
-            Incoming::Notification { method, params } => {
+    fn handle(self: &Arc<Self>, raw: &RawValue, inline: bool) -> Option<Value> {
+        match jsonrpc::classify_raw(raw) {
+            IncomingRaw::Request { id, method, params } => {
+                let map = match jsonrpc::params_map(params, PARAMS_READ) {
+                    Ok(map) => map,
+                    Err(e) => {
+                        let msg = format!("Invalid params: params.{e}");
+                        return Some(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
+                    }
+                };
+                if method == "tools/call" {
+                    let [arguments] = params.map_or([None], |p| jsonrpc::fields(p, ["arguments"]));
+                    return self.tools_call(id, map, arguments, inline);
+                }
+                self.request(id, &method, map)
+            }
+            IncomingRaw::Notification { method, params } => {
                 if method == "notifications/cancelled" {
-                    self.cancel(&params);
+                    if let Ok(params) = jsonrpc::params_map(params, PARAMS_READ) {
+                        self.cancel(&params);
+                    }
                 }
                 None
             }
-            Incoming::Response => {
+            IncomingRaw::Unparsable(message) => {
+                Some(jsonrpc::error(None, jsonrpc::PARSE_ERROR, &message))
+            }
+            IncomingRaw::Response => {
                 crate::warn!(
                     "dropped a response sent to the server: this server sends no requests"
                 );
                 None
             }
-            Incoming::Invalid { id, message } => Some(jsonrpc::error(
+            IncomingRaw::Invalid { id, message } => Some(jsonrpc::error(
                 id.as_ref(),
                 jsonrpc::INVALID_REQUEST,
                 &format!("Invalid Request: {message}"),
@@ -375,7 +408,6 @@ impl Server {
         id: Value,
         method: &str,
         params: Map<String, Value>,
-        inline: bool,
     ) -> Option<Value> {
         let result = match method {
             "ping" => json!({}),
@@ -392,7 +424,6 @@ impl Server {
                 }
                 mcp::tools_list(&self.engine.config.tools, self.version())
             }
-            "tools/call" => return self.tools_call(id, params, inline),
             _ => {
                 return Some(jsonrpc::error(
                     Some(&id),
@@ -407,7 +438,8 @@ impl Server {
     fn tools_call(
         self: &Arc<Self>,
         id: Value,
-        mut params: Map<String, Value>,
+        params: Map<String, Value>,
+        arguments: Option<&RawValue>,
         inline: bool,
     ) -> Option<Value> {
         let name = match params.get("name") {
@@ -434,17 +466,24 @@ impl Server {
             );
             return Some(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
         }
-        let args = match params.remove("arguments") {
-            None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(m)) => m,
+        // Only the members the tool reads become values; the rest is skipped unparsed.
+        let args = match arguments {
+            None => Ok(Map::new()),
+            Some(raw) if jsonrpc::is_null(raw) => Ok(Map::new()),
+            Some(raw) if jsonrpc::raw_type_name(raw) == "object" => {
+                let names = tool_arguments(&name);
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                jsonrpc::params_map(Some(raw), &names).map_err(|e| format!("invalid argument {e}"))
+            }
             Some(other) => {
                 let msg = format!(
                     "tools/call: arguments must be an object, got {}",
-                    jsonrpc::type_name(&other)
+                    jsonrpc::raw_type_name(other)
                 );
                 return Some(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
             }
         };
+        let big = arguments.is_some_and(|a| a.get().len() >= BIG_LINE);
         let token = params
             .get("_meta")
             .and_then(|m| m.get("progressToken"))
@@ -478,7 +517,14 @@ impl Server {
                 cancel: &cancel,
                 progress,
             };
-            let reply = mcp::call_tool(&this.engine, &name, &args, &ctx);
+            let reply = match &args {
+                Ok(args) => mcp::call_tool(&this.engine, &name, args, &ctx),
+                Err(message) => Some(Reply::error(message.clone())),
+            };
+            drop(args);
+            if big {
+                crate::sys::release_free_memory();
+            }
             match reply {
                 Some(r) if !cancel.is_cancelled() => Some((id, r, version)),
                 _ => None,
@@ -542,6 +588,33 @@ impl Server {
             c.cancel();
         }
     }
+}
+
+/// Lines (and tool arguments) at least this long give their memory back to the kernel
+/// once handled (`sys::release_free_memory`).
+const BIG_LINE: usize = 1024 * 1024;
+
+/// The members of `params` that some method reads; the others are never parsed. A method
+/// that reads a new member must add it here.
+const PARAMS_READ: &[&str] = &[
+    "protocolVersion",
+    "clientInfo",
+    "capabilities",
+    "cursor",
+    "name",
+    "_meta",
+    "requestId",
+    "reason",
+];
+
+/// The argument names of tool `name` (the properties of its input schema): the only
+/// members of `arguments` that are parsed.
+fn tool_arguments(name: &str) -> Vec<String> {
+    let list = mcp::tools_list(&[name], mcp::LATEST);
+    list["tools"][0]["inputSchema"]["properties"]
+        .as_object()
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default()
 }
 
 #[allow(dead_code)]
