@@ -8,6 +8,7 @@
 mod config;
 mod cursors;
 mod lifecycle;
+mod memory;
 mod policy;
 mod protocol;
 mod reliability;
