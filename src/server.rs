@@ -18,7 +18,6 @@
 
 use std::collections::HashMap;
 use std::io::{self, Write};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -29,7 +28,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use crate::config::Config;
-use crate::engine::{CallCtx, Cancel, Engine, Reply};
+use crate::engine::{Call, Cancel, Done, Engine, Progress, Responder};
 use crate::jsonrpc::{self, IncomingRaw};
 use crate::mcp;
 use crate::pool::Pool;
@@ -42,7 +41,6 @@ struct Server {
     version: Mutex<Option<&'static str>>,
     inflight: Mutex<HashMap<String, Arc<Cancel>>>,
     idle: Condvar,
-    pool: Pool,
     batches: std::sync::atomic::AtomicU64,
 }
 
@@ -166,7 +164,14 @@ fn start_engine(
             return Err(std::process::ExitCode::from(1));
         }
     };
-    match Engine::new(config, reaper, marker_prefix) {
+    let pool = match Pool::new(Pool::default_size()) {
+        Ok(p) => p,
+        Err(e) => {
+            crate::error!("cannot start the worker threads: {e}");
+            return Err(std::process::ExitCode::from(1));
+        }
+    };
+    match Engine::new(config, reaper, marker_prefix, pool) {
         Ok(e) => Ok(Arc::new(e)),
         Err(message) => {
             let _ = writeln!(io::stderr().lock(), "yieldshell: {message}");
@@ -212,14 +217,12 @@ fn start_signals(shutdown: Arc<Shutdown>) -> io::Result<()> {
 
 impl Server {
     fn new(engine: Arc<Engine>, out: Outbox) -> Arc<Server> {
-        let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
         Arc::new(Server {
             engine,
             out,
             version: Mutex::new(None),
             inflight: Mutex::new(HashMap::new()),
             idle: Condvar::new(),
-            pool: Pool::new(workers.clamp(2, 8), 1024),
             batches: Default::default(),
         })
     }
@@ -291,20 +294,21 @@ impl Server {
                 self.send(jsonrpc::error(None, code, &message));
             }
             Ok(jsonrpc::Line::Single(raw)) => {
-                if let Some(response) = self.handle(raw, false) {
+                if let Answer::Now(Some(response)) = self.handle(raw, &ReplyTo::Out) {
                     self.send(response);
                 }
             }
             Ok(jsonrpc::Line::Batch(items)) => {
-                let empty = items.is_empty();
+                let count = items.len();
                 drop(items);
-                self.batch(line, empty);
+                self.batch(line, count);
             }
         }
     }
 
-    /// A batch: answered by a worker, which parses the line again (no copy of it is made).
-    fn batch(self: &Arc<Self>, line: Vec<u8>, empty: bool) {
+    /// A batch of `count` messages: answered by a worker, which parses the line again
+    /// (the line moves to it; no copy is made).
+    fn batch(self: &Arc<Self>, line: Vec<u8>, count: usize) {
         if self.version() != "2025-03-26" {
             self.send(jsonrpc::error(
                 None,
@@ -313,7 +317,7 @@ impl Server {
             ));
             return;
         }
-        if empty {
+        if count == 0 {
             self.send(jsonrpc::error(
                 None,
                 jsonrpc::INVALID_REQUEST,
@@ -327,54 +331,85 @@ impl Server {
         self.inflight
             .lock()
             .insert(key.clone(), Arc::new(Cancel::default()));
+        let batch = Arc::new(Batch {
+            slots: Mutex::new((vec![None; count], count)),
+            key,
+        });
         let this = self.clone();
-        self.pool.execute(Box::new(move || {
+        self.engine.pool.execute(Box::new(move || {
             let items = match jsonrpc::parse_line(&line) {
                 Ok(jsonrpc::Line::Batch(items)) => items,
                 _ => Vec::new(), // Parsed once already: cannot happen.
             };
-            let responses: Vec<Value> = items
-                .into_iter()
-                .filter_map(|item| {
-                    let [method, id] = jsonrpc::fields(item, ["method", "id"]);
-                    if method.is_some_and(|m| m.get() == "\"initialize\"") {
-                        let id = id
-                            .filter(|v| matches!(jsonrpc::raw_type_name(v), "string" | "number"))
-                            .and_then(|v| jsonrpc::to_value(v).ok());
-                        return id.map(|id| {
-                            jsonrpc::error(
-                                Some(&id),
-                                jsonrpc::INVALID_REQUEST,
-                                "initialize cannot be part of a batch",
-                            )
-                        });
-                    }
-                    this.handle(item, true)
-                })
-                .collect();
-            drop(line);
-            if !responses.is_empty() {
-                this.send(Value::Array(responses));
+            for (i, item) in items.into_iter().enumerate() {
+                let to = ReplyTo::Batch(batch.clone(), i);
+                let [method, id] = jsonrpc::fields(item, ["method", "id"]);
+                if method.is_some_and(|m| m.get() == "\"initialize\"") {
+                    let id = id
+                        .filter(|v| matches!(jsonrpc::raw_type_name(v), "string" | "number"))
+                        .and_then(|v| jsonrpc::to_value(v).ok());
+                    let error = id.map(|id| {
+                        jsonrpc::error(
+                            Some(&id),
+                            jsonrpc::INVALID_REQUEST,
+                            "initialize cannot be part of a batch",
+                        )
+                    });
+                    this.answer(&to, error);
+                    continue;
+                }
+                if let Answer::Now(answer) = this.handle(item, &to) {
+                    this.answer(&to, answer);
+                }
             }
-            this.leave(&key);
         }));
     }
 
-    /// Handles one message. `inline` runs tools on this thread (batches); otherwise tool
-    /// calls go to the pool and answer later (returning `None` here).
-    fn handle(self: &Arc<Self>, raw: &RawValue, inline: bool) -> Option<Value> {
+    /// Delivers the answer of one message (or its lack of one, `None`) to `to`. The
+    /// answer of a batch goes out when its last item is answered.
+    fn answer(&self, to: &ReplyTo, answer: Option<Value>) {
+        match to {
+            ReplyTo::Out => {
+                if let Some(a) = answer {
+                    self.send(a);
+                }
+            }
+            ReplyTo::Batch(batch, i) => {
+                let mut slots = batch.slots.lock();
+                slots.0[*i] = answer;
+                slots.1 -= 1;
+                if slots.1 > 0 {
+                    return;
+                }
+                let all: Vec<Value> = std::mem::take(&mut slots.0).into_iter().flatten().collect();
+                drop(slots);
+                if !all.is_empty() {
+                    self.send(Value::Array(all));
+                }
+                self.leave(&batch.key);
+            }
+        }
+    }
+
+    /// Handles one message: its answer now, or `Later` for a tool call, which answers
+    /// to `to` when it ends.
+    fn handle(self: &Arc<Self>, raw: &RawValue, to: &ReplyTo) -> Answer {
         match jsonrpc::classify_raw(raw) {
             IncomingRaw::Request { id, method, params } => {
                 let map = match jsonrpc::params_map(params, PARAMS_READ) {
                     Ok(map) => map,
                     Err(e) => {
                         let msg = format!("Invalid params: params.{e}");
-                        return Some(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
+                        let error = jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg);
+                        return Answer::Now(Some(error));
                     }
                 };
                 if method == "tools/call" {
                     let [arguments] = params.map_or([None], |p| jsonrpc::fields(p, ["arguments"]));
-                    return self.tools_call(id, map, arguments, inline);
+                    return match self.tools_call(id, map, arguments, to) {
+                        Err(error) => Answer::Now(Some(error)),
+                        Ok(()) => Answer::Later,
+                    };
                 }
                 self.request(id, &method, map)
             }
@@ -384,31 +419,26 @@ impl Server {
                         self.cancel(&params);
                     }
                 }
-                None
+                Answer::Now(None)
             }
             IncomingRaw::Unparsable(message) => {
-                Some(jsonrpc::error(None, jsonrpc::PARSE_ERROR, &message))
+                Answer::Now(Some(jsonrpc::error(None, jsonrpc::PARSE_ERROR, &message)))
             }
             IncomingRaw::Response => {
                 crate::warn!(
                     "dropped a response sent to the server: this server sends no requests"
                 );
-                None
+                Answer::Now(None)
             }
-            IncomingRaw::Invalid { id, message } => Some(jsonrpc::error(
+            IncomingRaw::Invalid { id, message } => Answer::Now(Some(jsonrpc::error(
                 id.as_ref(),
                 jsonrpc::INVALID_REQUEST,
                 &format!("Invalid Request: {message}"),
-            )),
+            ))),
         }
     }
 
-    fn request(
-        self: &Arc<Self>,
-        id: Value,
-        method: &str,
-        params: Map<String, Value>,
-    ) -> Option<Value> {
+    fn request(self: &Arc<Self>, id: Value, method: &str, params: Map<String, Value>) -> Answer {
         let result = match method {
             "ping" => json!({}),
             "initialize" => {
@@ -420,19 +450,20 @@ impl Server {
             "tools/list" => {
                 if params.get("cursor").is_some_and(|c| !c.is_null()) {
                     let msg = "Invalid params: unknown cursor; tools/list returns every tool in one page, call it without a cursor";
-                    return Some(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, msg));
+                    let error = jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, msg);
+                    return Answer::Now(Some(error));
                 }
                 mcp::tools_list(&self.engine.config.tools, self.version())
             }
             _ => {
-                return Some(jsonrpc::error(
+                return Answer::Now(Some(jsonrpc::error(
                     Some(&id),
                     jsonrpc::METHOD_NOT_FOUND,
                     &format!("Method not found: {method}"),
-                ))
+                )))
             }
         };
-        Some(jsonrpc::response(&id, result))
+        Answer::Now(Some(jsonrpc::response(&id, result)))
     }
 
     fn tools_call(
@@ -440,8 +471,8 @@ impl Server {
         id: Value,
         params: Map<String, Value>,
         arguments: Option<&RawValue>,
-        inline: bool,
-    ) -> Option<Value> {
+        to: &ReplyTo,
+    ) -> Result<(), Value> {
         let name = match params.get("name") {
             Some(Value::String(n)) => n.clone(),
             Some(other) => {
@@ -449,10 +480,10 @@ impl Server {
                     "tools/call: name must be a string, got {}",
                     jsonrpc::type_name(other)
                 );
-                return Some(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
+                return Err(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
             }
             None => {
-                return Some(jsonrpc::error(
+                return Err(jsonrpc::error(
                     Some(&id),
                     jsonrpc::INVALID_PARAMS,
                     "tools/call: missing tool name",
@@ -464,7 +495,7 @@ impl Server {
                 "Unknown tool: {name}; available tools: {}",
                 self.engine.config.tools.join(", ")
             );
-            return Some(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
+            return Err(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
         }
         // Only the members the tool reads become values; the rest is skipped unparsed.
         let args = match arguments {
@@ -480,7 +511,7 @@ impl Server {
                     "tools/call: arguments must be an object, got {}",
                     jsonrpc::raw_type_name(other)
                 );
-                return Some(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
+                return Err(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
             }
         };
         let big = arguments.is_some_and(|a| a.get().len() >= BIG_LINE);
@@ -490,84 +521,75 @@ impl Server {
             .filter(|t| t.is_string() || t.is_number())
             .cloned();
         let key = id.to_string();
-        let panic_id = id.clone();
         let cancel = Arc::new(Cancel::default());
         self.inflight.lock().insert(key.clone(), cancel.clone());
+        let version = self.version();
+        let progress = token.map(|token| {
+            let this = self.clone();
+            let send: Progress = Arc::new(move |elapsed: u64, bytes: u64| {
+                let mut p = json!({"progressToken": token, "progress": elapsed});
+                if mcp::has_annotations(version) {
+                    p["message"] = Value::from(format!(
+                        "running {:.1}s, {bytes} bytes of output",
+                        elapsed as f64 / 1000.0
+                    ));
+                }
+                this.send(jsonrpc::notification("notifications/progress", p));
+            });
+            send
+        });
         let this = self.clone();
-        let job = move || -> Option<(Value, Reply, &'static str)> {
-            let version = this.version();
-            let send_progress = |elapsed: u64, bytes: u64| {
-                if let Some(token) = &token {
-                    let mut p = json!({"progressToken": token, "progress": elapsed});
-                    if mcp::has_annotations(version) {
-                        p["message"] = Value::from(format!(
-                            "running {:.1}s, {bytes} bytes of output",
-                            elapsed as f64 / 1000.0
-                        ));
+        let flag = cancel.clone();
+        let reply_to = to.clone();
+        let respond = Responder::new(move |done| {
+            match done {
+                Done::Reply(r) if !flag.is_cancelled() => match &reply_to {
+                    // Large outputs: serialise once, straight into the line that goes out.
+                    ReplyTo::Out => {
+                        this.out.send(mcp::call_response_line(&id, r, version));
                     }
-                    this.send(jsonrpc::notification("notifications/progress", p));
+                    batch => {
+                        let response = jsonrpc::response(&id, mcp::call_result(r, version));
+                        this.answer(batch, Some(response));
+                    }
+                },
+                Done::Reply(_) | Done::Cancelled => this.answer(&reply_to, None),
+                // A panic in a tool is that request's internal error; the server lives on,
+                // and the request still gets exactly one answer.
+                Done::Lost => {
+                    let msg = "Internal error while running the tool (logged on stderr); the server is still running";
+                    let error = jsonrpc::error(Some(&id), jsonrpc::INTERNAL_ERROR, msg);
+                    this.answer(&reply_to, Some(error));
                 }
-            };
-            let progress: Option<&dyn Fn(u64, u64)> = if token.is_some() {
-                Some(&send_progress)
-            } else {
-                None
-            };
-            let ctx = CallCtx {
-                cancel: &cancel,
-                progress,
-            };
-            let reply = match &args {
-                Ok(args) => mcp::call_tool(&this.engine, &name, args, &ctx),
-                Err(message) => Some(Reply::error(message.clone())),
-            };
-            drop(args);
-            if big {
-                crate::sys::release_free_memory();
-            }
-            match reply {
-                Some(r) if !cancel.is_cancelled() => Some((id, r, version)),
-                _ => None,
-            }
-        };
-        // A panic in a tool is that request's internal error; the server lives on, and the
-        // request still gets exactly one answer.
-        let guarded = move || match catch_unwind(AssertUnwindSafe(job)) {
-            Ok(done) => Ok(done),
-            Err(_) => {
-                let msg = "Internal error while running the tool (logged on stderr); the server is still running";
-                Err(jsonrpc::error(
-                    Some(&panic_id),
-                    jsonrpc::INTERNAL_ERROR,
-                    msg,
-                ))
-            }
-        };
-        if inline {
-            let answer = match guarded() {
-                Ok(done) => done
-                    .map(|(id, r, version)| jsonrpc::response(&id, mcp::call_result(r, version))),
-                Err(error) => Some(error),
-            };
-            // The batch holds its own in-flight entry until its answer is queued.
-            self.leave(&key);
-            return answer;
-        }
-        let this = self.clone();
-        self.pool.execute(Box::new(move || {
-            match guarded() {
-                // Large outputs: serialise once, straight into the line that goes out.
-                Ok(Some((id, r, version))) => {
-                    this.out.send(mcp::call_response_line(&id, r, version));
-                }
-                Ok(None) => (),
-                Err(error) => this.send(error),
             }
             // Only now, with its answer queued, does the call leave the in-flight set:
             // shutdown waits for that set to empty before it closes the outbox.
             this.leave(&key);
-        }));
-        None
+        });
+        let call = Call {
+            cancel,
+            progress,
+            respond,
+        };
+        let engine = self.engine.clone();
+        let run = move || {
+            match &args {
+                Ok(args) => mcp::call_tool(&engine, &name, args, call),
+                Err(message) => call
+                    .respond
+                    .send(Some(crate::engine::Reply::error(message.clone()))),
+            }
+            drop(args);
+            if big {
+                crate::sys::release_free_memory();
+            }
+        };
+        match to {
+            // A batch already runs on a worker.
+            ReplyTo::Batch(..) => run(),
+            ReplyTo::Out => self.engine.pool.execute(Box::new(run)),
+        }
+        Ok(())
     }
 
     /// Removes a call from the in-flight set (after its answer was queued).
@@ -588,6 +610,30 @@ impl Server {
             c.cancel();
         }
     }
+}
+
+/// Where the answer of a message goes.
+#[derive(Clone)]
+enum ReplyTo {
+    /// Straight to the outbox.
+    Out,
+    /// Into slot `usize` of a batch.
+    Batch(Arc<Batch>, usize),
+}
+
+/// A batch being answered: one slot per item and how many are still open.
+struct Batch {
+    slots: Mutex<(Vec<Option<Value>>, usize)>,
+    /// Its in-flight key.
+    key: String,
+}
+
+/// The answer of a message, when it is known at once.
+enum Answer {
+    /// This answer (or none, for a notification).
+    Now(Option<Value>),
+    /// A tool call: it answers when it ends.
+    Later,
 }
 
 /// Lines (and tool arguments) at least this long give their memory back to the kernel
