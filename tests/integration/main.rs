@@ -7,6 +7,7 @@
 
 mod config;
 mod cursors;
+mod hosts;
 mod lifecycle;
 mod memory;
 mod policy;
