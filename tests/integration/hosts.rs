@@ -37,7 +37,7 @@ fn through_a_shell_wrapper_only_protocol_lines_cross_and_eof_shuts_down() {
         }
     }
     // Ask for chatty logs: they must all stay on stderr.
-    command.env("YIELDSHELL_LOG_LEVEL", "debug");
+    command.env("YIELDSHELL_LOG", "debug");
     let mut child = command.spawn().expect("spawn sh -c 'exec yieldshell'");
     let stdout = drain(child.stdout.take().expect("stdout"));
     let stderr = drain(child.stderr.take().expect("stderr"));
