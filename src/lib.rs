@@ -32,6 +32,7 @@
 #[macro_use]
 pub mod log;
 pub mod audit;
+pub mod budget;
 pub mod config;
 pub mod engine;
 pub mod guardian;

@@ -27,6 +27,7 @@ use parking_lot::{Condvar, Mutex};
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
+use crate::budget::Budget;
 use crate::config::Config;
 use crate::engine::{Call, Cancel, Done, Engine, Progress, Responder};
 use crate::jsonrpc::{self, IncomingRaw};
@@ -42,6 +43,8 @@ struct Server {
     inflight: Mutex<HashMap<String, Arc<Cancel>>>,
     idle: Condvar,
     batches: std::sync::atomic::AtomicU64,
+    /// Bytes of jobs waiting for a worker (`budget`).
+    queued: Arc<Budget>,
 }
 
 struct Shutdown {
@@ -224,6 +227,7 @@ impl Server {
             inflight: Mutex::new(HashMap::new()),
             idle: Condvar::new(),
             batches: Default::default(),
+            queued: Arc::new(Budget::new(crate::budget::QUEUED_BYTES)),
         })
     }
 
@@ -336,7 +340,10 @@ impl Server {
             key,
         });
         let this = self.clone();
+        let bytes = line.len();
+        self.queued.take(bytes);
         self.engine.pool.execute(Box::new(move || {
+            this.queued.give(bytes);
             let items = match jsonrpc::parse_line(&line) {
                 Ok(jsonrpc::Line::Batch(items)) => items,
                 _ => Vec::new(), // Parsed once already: cannot happen.
@@ -514,7 +521,8 @@ impl Server {
                 return Err(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
             }
         };
-        let big = arguments.is_some_and(|a| a.get().len() >= BIG_LINE);
+        let bytes = arguments.map_or(0, |a| a.get().len());
+        let big = bytes >= BIG_LINE;
         let token = params
             .get("_meta")
             .and_then(|m| m.get("progressToken"))
@@ -587,7 +595,15 @@ impl Server {
         match to {
             // A batch already runs on a worker.
             ReplyTo::Batch(..) => run(),
-            ReplyTo::Out => self.engine.pool.execute(Box::new(run)),
+            ReplyTo::Out => {
+                // Waits here (and stops reading input) while queued jobs hold too much.
+                self.queued.take(bytes);
+                let queued = self.queued.clone();
+                self.engine.pool.execute(Box::new(move || {
+                    queued.give(bytes);
+                    run();
+                }));
+            }
         }
         Ok(())
     }
