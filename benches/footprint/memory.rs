@@ -1,7 +1,8 @@
 //! The server's memory under hostile lines and big reads (part of the `footprint` bench).
 //!
 //! Hostile lines: one `ping` request whose `params` hold a large value in one of five
-//! shapes, sent to a fresh server (VmHWM only grows, so every figure needs its own
+//! shapes, and two `tools/call` lines (a large argument `ps` does not declare, and a large
+//! `stdin` for `exec`), each sent to a fresh server (VmHWM only grows, so every figure needs its own
 //! process). The figures are the peak (VmHWM) minus the idle RSS measured just before the
 //! line, and VmRSS one second after the answer, minus the same idle RSS.
 //!
@@ -22,6 +23,8 @@ const MIB: f64 = 1024.0 * 1024.0;
 /// One shape of hostile `params`.
 struct Shape {
     name: &'static str,
+    /// The method of the line.
+    method: &'static str,
     /// Text before the repeated unit, the unit, and the text after.
     head: &'static str,
     unit: &'static str,
@@ -30,8 +33,9 @@ struct Shape {
     tail: &'static str,
 }
 
-const SHAPES: [Shape; 5] = [
+const SHAPES: [Shape; 7] = [
     Shape {
+        method: "ping",
         name: "array of zeros",
         head: "{\"x\":[",
         unit: "0",
@@ -39,6 +43,7 @@ const SHAPES: [Shape; 5] = [
         tail: "]}",
     },
     Shape {
+        method: "ping",
         name: "array of empty objects",
         head: "{\"x\":[",
         unit: "{}",
@@ -46,6 +51,7 @@ const SHAPES: [Shape; 5] = [
         tail: "]}",
     },
     Shape {
+        method: "ping",
         // Keys are numbered below, the unit is only a placeholder.
         name: "object of many keys",
         head: "{",
@@ -54,6 +60,7 @@ const SHAPES: [Shape; 5] = [
         tail: "}",
     },
     Shape {
+        method: "ping",
         // serde_json refuses nesting deeper than 128, so the hostile form is many nests
         // of depth 100 side by side.
         name: "deep nesting (depth 100, repeated)",
@@ -63,11 +70,30 @@ const SHAPES: [Shape; 5] = [
         tail: "]}",
     },
     Shape {
+        method: "ping",
         name: "long string",
         head: "{\"x\":\"",
         unit: "a",
         sep: "",
         tail: "\"}",
+    },
+    Shape {
+        // An argument ps does not declare: skipped unparsed.
+        method: "tools/call",
+        name: "tools/call ps, undeclared argument: array of zeros",
+        head: "{\"name\":\"ps\",\"arguments\":{\"limit\":1,\"x\":[",
+        unit: "0",
+        sep: ",",
+        tail: "]}}",
+    },
+    Shape {
+        // A declared argument, legitimately large: exec's stdin, written to `cat`.
+        method: "tools/call",
+        name: "tools/call exec, stdin: long string",
+        head: "{\"name\":\"exec\",\"arguments\":{\"command\":\"cat >/dev/null\",\"side_effects\":[\"NONE\"],\"stdin\":\"",
+        unit: "a",
+        sep: "",
+        tail: "\"}}",
     },
 ];
 
@@ -75,7 +101,11 @@ const SHAPES: [Shape; 5] = [
 fn hostile_line(shape: &Shape, size: usize, id: u64) -> Vec<u8> {
     let mut line = Vec::with_capacity(size + 256);
     line.extend_from_slice(
-        format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\",\"params\":").as_bytes(),
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{}\",\"params\":",
+            shape.method
+        )
+        .as_bytes(),
     );
     line.extend_from_slice(shape.head.as_bytes());
     let nest = format!("{}0{}", "[".repeat(100), "]".repeat(100));
