@@ -193,8 +193,9 @@ fn hostile(
     let n = size as f64 / MIB;
     let mut f = Figure::new(
         &format!(
-            "{label}: {} line of {n:.0} MiB, peak above idle",
-            shape.name
+            "{label}: {} line of {}, peak above idle",
+            shape.name,
+            size_text(size)
         ),
         "MiB",
         peak - idle,
@@ -277,6 +278,15 @@ fn big_read(report: &mut Report, label: &str, bin: &str, bytes: u64, after: Dura
         )
         .note(String::new()),
     );
+}
+
+/// `16 MiB`, or `64 KiB` below a mebibyte (the smoke test).
+fn size_text(bytes: usize) -> String {
+    if bytes >= 1024 * 1024 {
+        format!("{} MiB", bytes / (1024 * 1024))
+    } else {
+        format!("{} KiB", bytes / 1024)
+    }
 }
 
 fn truncate(s: &str) -> String {
