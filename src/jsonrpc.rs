@@ -1025,3 +1025,94 @@ mod raw_tests {
         );
     }
 }
+
+#[cfg(test)]
+mod differential {
+    use super::*;
+
+    /// The classification of `line` by the tree parser, in a comparable form.
+    fn by_tree(line: &str) -> String {
+        let value: Value = serde_json::from_str(line).expect("generated JSON");
+        match classify(value) {
+            Incoming::Request { id, method, params } => {
+                format!("request {id} {method} {}", Value::Object(params))
+            }
+            Incoming::Notification { method, params } => {
+                format!("notification {method} {}", Value::Object(params))
+            }
+            Incoming::Response => "response".into(),
+            Incoming::Invalid { id, message } => format!("invalid {id:?} {message}"),
+        }
+    }
+
+    /// The same by the raw parser (params turned into a tree here only to compare).
+    fn by_raw(line: &str) -> String {
+        let Ok(Line::Single(raw)) = parse_line(line.as_bytes()) else {
+            panic!("not one message: {line}")
+        };
+        let tree = |p: Option<&RawValue>| {
+            p.map_or(Value::Object(Map::new()), |p| {
+                serde_json::from_str(p.get()).expect("params")
+            })
+        };
+        match classify_raw(raw) {
+            IncomingRaw::Request { id, method, params } => {
+                format!("request {id} {method} {}", tree(params))
+            }
+            IncomingRaw::Notification { method, params } => {
+                format!("notification {method} {}", tree(params))
+            }
+            IncomingRaw::Response => "response".into(),
+            IncomingRaw::Invalid { id, message } => format!("invalid {id:?} {message}"),
+            IncomingRaw::Unparsable(message) => format!("unparsable {message}"),
+        }
+    }
+
+    #[test]
+    fn raw_and_tree_parsers_agree_on_random_messages() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let values = [
+            "null",
+            "true",
+            "0",
+            "-7",
+            "1.5",
+            "123456789012345678901234567890",
+            "\"2.0\"",
+            "\"1.0\"",
+            "\"ping\"",
+            "\"tools/call\"",
+            "\"a\\u0041\\n\"",
+            "[]",
+            "[1,{\"a\":[2]}]",
+            "{}",
+            "{\"name\":\"ps\",\"arguments\":{\"limit\":1}}",
+            "{\"k\":{\"deep\":[null,true,\"x\"]}}",
+        ];
+        let keys = [
+            "jsonrpc", "id", "method", "params", "result", "error", "extra", "jsonrpc", "method",
+        ];
+        for _ in 0..5000 {
+            let mut members = Vec::new();
+            for _ in 0..next(7) {
+                let key = keys[next(keys.len())];
+                // Mostly the right shape, so that requests are common.
+                let value = match (key, next(3)) {
+                    ("jsonrpc", 0 | 1) => "\"2.0\"",
+                    ("method", 0 | 1) => "\"ping\"",
+                    _ => values[next(values.len())],
+                };
+                let space = [" ", ""][next(2)];
+                members.push(format!("\"{key}\":{space}{value}"));
+            }
+            let line = format!("{{{}}}", members.join(","));
+            assert_eq!(by_raw(&line), by_tree(&line), "{line}");
+        }
+    }
+}
