@@ -288,24 +288,36 @@ impl Server {
                 String::from_utf8_lossy(&line[..line.len().min(500)])
             );
         }
-        match jsonrpc::parse_line(&line) {
+        let answer = match jsonrpc::parse_line(&line) {
             Err(message) => {
                 let code = if message.starts_with("Invalid Request") {
                     jsonrpc::INVALID_REQUEST
                 } else {
                     jsonrpc::PARSE_ERROR
                 };
-                self.send(jsonrpc::error(None, code, &message));
+                Answer::Now(Some(jsonrpc::error(None, code, &message)))
             }
-            Ok(jsonrpc::Line::Single(raw)) => {
-                if let Answer::Now(Some(response)) = self.handle(raw, &ReplyTo::Out) {
-                    self.send(response);
-                }
-            }
+            Ok(jsonrpc::Line::Single(raw)) => self.handle(raw, &ReplyTo::Out),
             Ok(jsonrpc::Line::Batch(items)) => {
                 let count = items.len();
                 drop(items);
-                self.batch(line, count);
+                return self.batch(line, count);
+            }
+        };
+        match answer {
+            Answer::Now(Some(response)) => self.send(response),
+            Answer::Now(None) | Answer::Later => (),
+            Answer::Queue(bytes, job) => {
+                // The call's arguments are its own values now: let the line go before the
+                // tool turns them into typed arguments, so that the two never coexist.
+                drop(line);
+                // Waits here (and stops reading input) while queued jobs hold too much.
+                self.queued.take(bytes);
+                let queued = self.queued.clone();
+                self.engine.pool.execute(Box::new(move || {
+                    queued.give(bytes);
+                    job();
+                }));
             }
         }
     }
@@ -415,7 +427,8 @@ impl Server {
                     let [arguments] = params.map_or([None], |p| jsonrpc::fields(p, ["arguments"]));
                     return match self.tools_call(id, map, arguments, to) {
                         Err(error) => Answer::Now(Some(error)),
-                        Ok(()) => Answer::Later,
+                        Ok(None) => Answer::Later,
+                        Ok(Some((bytes, job))) => Answer::Queue(bytes, job),
                     };
                 }
                 self.request(id, &method, map)
@@ -479,7 +492,7 @@ impl Server {
         params: Map<String, Value>,
         arguments: Option<&RawValue>,
         to: &ReplyTo,
-    ) -> Result<(), Value> {
+    ) -> Result<Option<(usize, crate::pool::Job)>, Value> {
         let name = match params.get("name") {
             Some(Value::String(n)) => n.clone(),
             Some(other) => {
@@ -594,18 +607,13 @@ impl Server {
         };
         match to {
             // A batch already runs on a worker.
-            ReplyTo::Batch(..) => run(),
-            ReplyTo::Out => {
-                // Waits here (and stops reading input) while queued jobs hold too much.
-                self.queued.take(bytes);
-                let queued = self.queued.clone();
-                self.engine.pool.execute(Box::new(move || {
-                    queued.give(bytes);
-                    run();
-                }));
+            ReplyTo::Batch(..) => {
+                run();
+                Ok(None)
             }
+            // Queued by `dispatch_line`, after it dropped the input line.
+            ReplyTo::Out => Ok(Some((bytes, Box::new(run)))),
         }
-        Ok(())
     }
 
     /// Removes a call from the in-flight set (after its answer was queued).
@@ -650,6 +658,9 @@ enum Answer {
     Now(Option<Value>),
     /// A tool call: it answers when it ends.
     Later,
+    /// A tool call to queue for a worker once the input line is dropped; it holds this
+    /// many bytes of arguments.
+    Queue(usize, crate::pool::Job),
 }
 
 /// Lines (and tool arguments) at least this long give their memory back to the kernel
