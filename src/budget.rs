@@ -48,6 +48,7 @@ impl Budget {
     }
 
     /// Bytes held now.
+    #[cfg(test)]
     pub fn held(&self) -> usize {
         *self.held.lock()
     }

@@ -3,22 +3,23 @@
 //! # Architecture
 //!
 //! ```text
-//!  stdin ─► main thread (server::read_loop) ─► worker-N (pool) ─► engine ─► process/table
-//!                 │ ping, tools/list inline        │                  │
-//!                 ▼                                ▼                  ▼
-//!             rpc-out ◄──────── responses ─────────┘     ingest (epoll) fills the rings
-//!  signals ─► reaper (waitpid, group checks, deadlines: timeout, SIGKILL after grace)
+//!  stdin ─► rpc-in ─► main (server::serve) ─► worker-N (pool) ─► mcp ─► engine ─► spawn/table
+//!                        │ ping, tools/list inline          │  parked waits (wait) ◄─┐
+//!                        ▼                                   ▼                        │
+//!  stdout ◄── rpc-out ◄── outbox ◄── responses ◄── completions ◄── record changes ───┤
+//!                                                 ingest (epoll) fills the rings ────┤
+//!  signals ─► reaper (waitpid, group checks, deadlines) ─────────────────────────────┘
 //! ```
 //!
-//! Modules in reading order: `config` (options), `log`, `sys` (all `unsafe`), `ring` (output
-//! buffers and cursors), `redact` (UTF-8 and secret filter), `ingest` (the epoll reader of every pipe), `tree` (descendants that left
-//! their group), `process` (one record), `table` (the registry), `reaper`, `pool`,
-//! `jsonrpc` (wire types), `engine` (the shell-mode tools), `mcp` (handshake, schemas,
-//! arguments), `server` (main loop and shutdown).
+//! `ARCHITECTURE.md` lists every module with its job, its callers and its invariants, and
+//! follows one `exec` and one output byte through them.
 //!
 //! # Invariants
 //!
 //! - Nothing but protocol messages goes to stdout, and only `rpc-out` writes it.
+//! - Every request gets exactly one answer; a call leaves the in-flight set only after its
+//!   answer is queued, and the writer ends only after the last queued line.
+//! - Waiting holds no thread: waits are parked and completed by events.
 //! - Only the reaper reaps; a leader is registered with it before its fork can be reaped.
 //! - A process group is signalled only while a record's `group_gone` is false, under the
 //!   record's lock.
@@ -30,31 +31,33 @@
 #![deny(missing_docs)]
 
 #[macro_use]
-pub mod log;
-pub mod audit;
-pub mod budget;
-pub mod config;
-pub mod engine;
-pub mod guardian;
+pub(crate) mod log;
+pub(crate) mod audit;
+pub(crate) mod budget;
+pub(crate) mod call;
+pub(crate) mod config;
+pub(crate) mod engine;
+pub(crate) mod guardian;
 #[cfg(target_os = "linux")]
-pub mod ingest;
-pub mod jsonrpc;
-pub mod mcp;
-pub mod policy;
-pub mod pool;
-pub mod process;
-pub mod reaper;
-pub mod redact;
-pub mod ring;
-mod server;
-pub mod spawn;
-pub mod stamp;
-pub mod sys;
-pub mod table;
-pub mod transport;
-pub mod tree;
-pub mod trusted;
-pub mod wait;
+pub(crate) mod ingest;
+pub(crate) mod jsonrpc;
+pub(crate) mod mcp;
+pub(crate) mod policy;
+pub(crate) mod pool;
+pub(crate) mod process;
+pub(crate) mod reaper;
+pub(crate) mod redact;
+pub(crate) mod results;
+pub(crate) mod ring;
+pub(crate) mod server;
+pub(crate) mod spawn;
+pub(crate) mod stamp;
+pub(crate) mod sys;
+pub(crate) mod table;
+pub(crate) mod transport;
+pub(crate) mod tree;
+pub(crate) mod trusted;
+pub(crate) mod wait;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -77,8 +80,59 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Internals for benches, fuzz targets and in-process tests; not a stable interface.
+/// Internals for benches, fuzz targets and tests; not a stable interface. Every module is
+/// private to the crate: what outside code may use is listed here, item by item, so that
+/// the compiler still reports dead code.
 #[doc(hidden)]
 pub mod internals {
     pub use crate::server::serve_in_memory;
+
+    /// Options.
+    pub mod config {
+        pub use crate::config::{parse, Config, Parsed};
+    }
+    /// Wire types.
+    pub mod jsonrpc {
+        pub use crate::jsonrpc::{
+            classify, error, response, to_line, Incoming, INVALID_REQUEST, PARSE_ERROR,
+        };
+    }
+    /// The MCP layer.
+    pub mod mcp {
+        pub use crate::mcp::{
+            call_response_line, call_result, has_annotations, has_structured, initialize_result,
+            negotiate, tools_list, Reply, LATEST, VERSIONS,
+        };
+    }
+    /// Secret redaction.
+    pub mod redact {
+        pub use crate::redact::{Filter, Secrets, MIN_SECRET_LEN};
+    }
+    /// Output buffers.
+    pub mod ring {
+        pub use crate::ring::{Output, ReadOut, ReadReq, Streams, STDERR, STDOUT};
+    }
+    /// System calls.
+    pub mod sys {
+        pub use crate::sys::{kill, killpg};
+    }
+    /// Lines in, lines out.
+    pub mod transport {
+        pub use crate::transport::{Input, MemoryClient};
+    }
+    /// Trusted mode.
+    pub mod trusted {
+        /// The allowlist.
+        pub mod allow {
+            pub use crate::trusted::allow::{Allowlist, NOTHING_ALLOWED};
+        }
+        /// Argument hardening.
+        pub mod harden {
+            pub use crate::trusted::harden::check;
+        }
+        /// The tokenizer.
+        pub mod tokenize {
+            pub use crate::trusted::tokenize::{from_argv, parse, tokenize, Pipeline};
+        }
+    }
 }

@@ -6,9 +6,10 @@
 //! the pump reads the pipes), so a descendant that keeps the pipes open, or a group that
 //! outlives its leader, never loses output and never makes a record look finished early.
 //!
-//! The state lives under one `parking_lot::Mutex` with a `Condvar` that is notified on
-//! every change (new output, exit, group gone, end of file, stop). Waiters (`exec`,
-//! `wait`, `stop`) sleep on it with a deadline: nothing polls.
+//! The state lives under one `parking_lot::Mutex`. Every change (new output, exit, group
+//! gone, end of file, stop, cancellation) notifies a `Condvar` (shutdown sleeps on it) and
+//! wakes every parked watcher (`exec`, `wait`, `stop`, `write`: see `wait`), which then
+//! looks again on a pool worker: nothing polls and no call holds a thread while it waits.
 //!
 //! Architecture invariant: a process group is signalled only while `group_gone` is false,
 //! checked under the state lock; the reaper sets `group_gone` under the same lock. Linux
@@ -17,14 +18,19 @@
 
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::fd::AsRawFd;
+#[cfg(not(target_os = "linux"))]
+use std::os::fd::AsFd;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
-use crate::redact::{Filter, Secrets};
-use crate::ring::{Output, ReadOut, ReadReq, STDERR, STDOUT};
+use crate::redact::Filter;
+#[cfg(not(target_os = "linux"))]
+use crate::redact::Secrets;
+use crate::ring::Output;
+#[cfg(not(target_os = "linux"))]
+use crate::ring::{STDERR, STDOUT};
 use crate::sys::{self, WaitStatus};
 use crate::tree;
 
@@ -66,6 +72,7 @@ pub enum EndReason {
     /// `timeout_ms` expired.
     TimedOut,
     /// Internal error.
+    #[cfg_attr(target_os = "linux", allow(dead_code))]
     Failed,
     /// A stream went over the output cap (trusted mode).
     OutputCap,
@@ -246,11 +253,6 @@ impl Proc {
     /// Whether the record has finished.
     pub fn is_finished(&self) -> bool {
         self.state.lock().ended.is_some()
-    }
-
-    /// Reads output.
-    pub fn read(&self, req: &ReadReq) -> ReadOut {
-        self.state.lock().output.read(req)
     }
 
     /// Takes bytes read from `stream` (or its end of file, with `None`) through the
@@ -451,12 +453,16 @@ impl Proc {
 }
 
 /// Size of the pump's read buffer, on its own stack.
+#[cfg(not(target_os = "linux"))]
 const READ_CHUNK: usize = 32 * 1024;
 
 /// Stack size of a pump thread: the read buffer plus room for the filter and locking.
+#[cfg(not(target_os = "linux"))]
 pub const PUMP_STACK: usize = READ_CHUNK + 64 * 1024;
 
-/// Reads both pipes until end of file, filtering into the ring. Runs on its own thread.
+/// Reads both pipes until end of file, filtering into the ring. Runs on its own thread
+/// (where there is no epoll; on Linux `ingest` reads every pipe).
+#[cfg(not(target_os = "linux"))]
 pub fn pump(proc: Arc<Proc>, stdout: Option<File>, stderr: Option<File>, secrets: Arc<Secrets>) {
     let mut filters = [Filter::new(secrets.clone()), Filter::new(secrets)];
     let mut files = [stdout, stderr];
@@ -468,8 +474,8 @@ pub fn pump(proc: Arc<Proc>, stdout: Option<File>, stderr: Option<File>, secrets
     let mut buf = [0u8; READ_CHUNK];
     while files.iter().any(Option::is_some) {
         let fds = [
-            files[0].as_ref().map(|f| f.as_raw_fd()),
-            files[1].as_ref().map(|f| f.as_raw_fd()),
+            files[0].as_ref().map(|f| f.as_fd()),
+            files[1].as_ref().map(|f| f.as_fd()),
         ];
         let ready = match sys::poll_read2(fds, -1) {
             Ok(r) => r,

@@ -154,6 +154,8 @@ fn spawn_stages(
             )
         })?;
         pids.push(spawned.pid);
+        // Every stage writes to the shared stderr pipe given above: no pipe comes back.
+        debug_assert!(spawned.stderr.is_none());
         if i == 0 {
             parent_stdin = spawned.stdin;
         }
@@ -217,7 +219,7 @@ impl Engine {
             marker,
         };
         if let Some(stdin) = &started.stdin {
-            let _ = sys::set_nonblocking(std::os::fd::AsRawFd::as_raw_fd(stdin));
+            let _ = sys::set_nonblocking(std::os::fd::AsFd::as_fd(stdin));
         }
         let proc = Arc::new(Proc::new(info, launch.ring_bytes, started.stdin));
         for &p in &started.pids {
@@ -251,7 +253,7 @@ impl Engine {
                     writer.set_stdin_error(e);
                 }
             };
-            self.write_parked(proc.clone(), data, close, far, Box::new(then));
+            crate::wait::park_write(&self.waits, proc.clone(), data, close, far, Box::new(then));
         }
         Ok(proc)
     }
