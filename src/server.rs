@@ -105,6 +105,7 @@ impl Shutdown {
 /// Runs the server until shutdown. Returns only on a startup failure.
 pub fn run(config: Config) -> std::process::ExitCode {
     crate::log::set_level(config.log_level);
+    crate::sys::tune_allocator();
     crate::sys::cloexec_from(3);
     // Fork the guardian first, while this process has a single thread.
     let marker_prefix = crate::stamp::new_marker_prefix();
@@ -602,14 +603,13 @@ impl Server {
         };
         let engine = self.engine.clone();
         let run = move || {
-            match &args {
+            match args {
                 Ok(args) => mcp::call_tool(&engine, &name, args, call),
                 Err(message) => call.answer(Err(crate::results::ToolError::new(
                     crate::results::ErrorKind::InvalidArgument,
-                    message.clone(),
+                    message,
                 ))),
             }
-            drop(args);
             if big {
                 crate::sys::release_free_memory();
             }
