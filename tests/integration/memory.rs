@@ -125,3 +125,37 @@ fn integer_ids_of_any_size_are_echoed_digit_for_digit() {
         assert_eq!(response["id"].to_string(), digits, "{response}");
     }
 }
+
+#[test]
+fn a_large_declared_argument_costs_at_most_twice_the_line() {
+    let _heavy = heavy_load();
+    let server = Server::ready();
+    let started = server.exec(json!({
+        "command": "cat >/dev/null", "side_effects": ["NONE"], "close_stdin": false, "yield_ms": 0
+    }));
+    let id = started["process_id"]
+        .as_str()
+        .expect("process_id")
+        .to_string();
+    let idle = status_bytes(server.pid(), "VmRSS:");
+    let size = 24 * 1024 * 1024;
+    let mut line = format!(
+        r#"{{"jsonrpc":"2.0","id":"w","method":"tools/call","params":{{"name":"write","arguments":{{"process_id":"{id}","input":""#
+    )
+    .into_bytes();
+    line.resize(line.len() + size, b'a');
+    line.extend_from_slice(br#""}}}"#);
+    let n = line.len() as u64;
+    server.send_raw_bytes(&line);
+    drop(line);
+    let response = server.response(&json!("w"), Duration::from_secs(60));
+    assert_eq!(response["result"]["isError"], false, "{response:.300}");
+    let peak = status_bytes(server.pid(), "VmHWM:");
+    // The line, then the argument as a value and as a typed string: never three copies.
+    assert!(
+        peak.saturating_sub(idle) < 2 * n + 8 * 1024 * 1024,
+        "peak {} MiB above idle for a {} MiB line",
+        peak.saturating_sub(idle) / (1024 * 1024),
+        n / (1024 * 1024)
+    );
+}
