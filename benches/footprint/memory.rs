@@ -181,6 +181,8 @@ fn hostile(
     server.ping();
     let idle = server.rss() as f64 / MIB;
     let line = hostile_line(shape, size, 1_000_000);
+    // The target is twice the whole line (envelope included), not the nominal size.
+    let n = line.len() as f64 / MIB;
     let started = Instant::now();
     server.send_raw(&line);
     drop(line);
@@ -190,7 +192,6 @@ fn hostile(
     let peak = server.peak_rss() as f64 / MIB;
     std::thread::sleep(after);
     let later = server.rss() as f64 / MIB;
-    let n = size as f64 / MIB;
     let mut f = Figure::new(
         &format!(
             "{label}: {} line of {}, peak above idle",
