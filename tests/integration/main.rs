@@ -8,7 +8,9 @@
 mod config;
 mod cursors;
 mod hardening;
+mod hosts;
 mod lifecycle;
+mod memory;
 mod policy;
 mod protocol;
 mod reliability;
