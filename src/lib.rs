@@ -33,6 +33,7 @@
 #[macro_use]
 pub(crate) mod log;
 pub(crate) mod audit;
+pub(crate) mod budget;
 pub(crate) mod call;
 pub(crate) mod cli;
 pub(crate) mod clients;

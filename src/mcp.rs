@@ -232,17 +232,23 @@ pub fn call_response_line(id: &Value, reply: Reply, version: ProtocolVersion) ->
 }
 /// Runs a tool; its typed answer goes through `call` (now, or later for a tool that
 /// waits). Arguments that do not check answer at once with the error.
-pub fn call_tool(engine: &Arc<Engine>, name: &str, args: &Map<String, Value>, call: Call) {
+///
+/// Takes the arguments by value and drops them once they are typed, so that a large
+/// argument is never held twice while the tool runs (issue 12: bounded memory).
+pub fn call_tool(engine: &Arc<Engine>, name: &str, args: Map<String, Value>, call: Call) {
     let Some(def) = TOOLS.iter().find(|d| d.name == name) else {
         let error = ToolError::new(ErrorKind::InvalidArgument, format!("unknown tool {name:?}"));
         return call.answer(Err(error));
     };
-    match (def.run)(&args::Args { map: args }) {
-        Ok(run) => run(engine, call),
+    match (def.run)(&args::Args { map: &args }) {
+        Ok(run) => {
+            drop(args);
+            run(engine, call)
+        }
         Err(message) => {
             if matches!(def.name, "exec" | "shell_execute") {
                 // A malformed attempt is still an attempt: it gets its audit line.
-                engine.audit_bad_arguments(def.name, bad_command(args), &message);
+                engine.audit_bad_arguments(def.name, bad_command(&args), &message);
             }
             let mut error = ToolError::new(ErrorKind::InvalidArgument, message);
             if let Some(Value::String(id)) = args.get("process_id") {

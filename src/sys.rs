@@ -935,6 +935,36 @@ pub fn open_target_beneath(
     ))
 }
 
+/// Fixes the allocator's policy for large blocks at start-up, before any of them: on glibc,
+/// blocks of 1 MiB or more are always mapped on their own (`M_MMAP_THRESHOLD`), so freeing
+/// one returns it to the kernel at once. By default glibc raises that threshold to the size
+/// of the largest mapped block freed (up to 32 MiB), after which a burst of large requests
+/// stays in the heap; setting it explicitly turns that adjustment off. musl's allocator
+/// always maps large blocks on their own: nothing to do there.
+pub fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes a parameter of the allocator, under its lock; called
+    // before the allocations it concerns, it affects no live block.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1024 * 1024);
+    }
+}
+
+/// Gives free heap memory back to the kernel after a burst (a large request), so that the
+/// resident size returns to where it was. On glibc that is `malloc_trim(0)`, which releases
+/// the free pages of every arena, not only the top of the heap (glibc keeps freed memory
+/// otherwise: its trim and mmap thresholds grow with the largest block freed). musl's
+/// allocator (mallocng) maps large blocks on their own and unmaps them on free, and
+/// returns freed groups of small ones by itself, so there is nothing to do there.
+pub fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks the allocator's own free lists under its locks; it
+    // takes no pointer and cannot invalidate live allocations.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

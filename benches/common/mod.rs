@@ -82,8 +82,13 @@ pub struct Server {
 impl Server {
     /// Spawns the binary with `env` added to the bench's environment. Does not initialize.
     pub fn spawn(env: &[(&str, String)]) -> Server {
+        Server::spawn_bin(BIN, env)
+    }
+
+    /// Spawns the binary at `bin` (another build of yieldshell) with `env` added.
+    pub fn spawn_bin(bin: &str, env: &[(&str, String)]) -> Server {
         let tag = new_tag();
-        let mut cmd = Command::new(BIN);
+        let mut cmd = Command::new(bin);
         cmd.env(TAG_VAR, &tag)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -173,6 +178,14 @@ impl Server {
         line.push(b'\n');
         let stdin = self.stdin.as_mut().expect("stdin already closed");
         stdin.write_all(&line).expect("write to server");
+        stdin.flush().expect("flush to server");
+    }
+
+    /// Sends `line` as it is (a newline is added), for hostile or malformed input.
+    pub fn send_raw(&mut self, line: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin already closed");
+        stdin.write_all(line).expect("write to server");
+        stdin.write_all(b"\n").expect("write to server");
         stdin.flush().expect("flush to server");
     }
 
