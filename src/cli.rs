@@ -9,21 +9,33 @@
 //!   sandbox enforces.
 //!
 //! Exit codes: 0 (done, allowed), 1 (the result is an error, the command is refused), 2 (bad
-//! usage). Results go to stdout (this is not the server: there is no protocol stream), notes
-//! and usage errors to stderr.
+//! usage). What goes to stdout is returned to `main` (this is not the server: there is no
+//! protocol stream), which prints it; notes and usage errors go to stderr. The JSON side
+//! (arguments in, result out) is `mcp::client`.
 
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
-
-use serde_json::Value;
 
 use crate::config::{self, Config, Mode, Parsed};
 use crate::mcp;
 use crate::policy::{check_command_regex, resolve_dir};
 use crate::sandbox::Sandbox;
 use crate::trusted::{tokenize, Policy};
+
+/// What a subcommand prints on stdout, and its exit code.
+pub(crate) struct Outcome {
+    /// The text for stdout (possibly empty).
+    pub stdout: String,
+    /// 0, 1 or 2.
+    pub code: u8,
+}
+
+impl Outcome {
+    fn print(stdout: String, code: u8) -> Outcome {
+        Outcome { stdout, code }
+    }
+}
 
 /// Runs subcommand `name` with its arguments `rest`; `options` and `env` configure it as
 /// they would configure the server.
@@ -32,13 +44,10 @@ pub(crate) fn main(
     rest: &[OsString],
     options: &[OsString],
     env: Vec<(OsString, OsString)>,
-) -> ExitCode {
+) -> Outcome {
     let config = match config::parse(options, env) {
         Ok(Parsed::Run(config)) => *config,
-        Ok(Parsed::Print(text)) => {
-            out(&text);
-            return ExitCode::SUCCESS;
-        }
+        Ok(Parsed::Print(text)) => return Outcome::print(text, 0),
         Err(message) => return usage(&message),
     };
     let mut words = Vec::with_capacity(rest.len());
@@ -55,7 +64,7 @@ pub(crate) fn main(
     }
 }
 
-fn call(config: Config, words: &[String]) -> ExitCode {
+fn call(config: Config, words: &[String]) -> Outcome {
     let (tool, json) = match words {
         [tool] => (tool, "{}"),
         [tool, json] => (tool, json.as_str()),
@@ -72,61 +81,31 @@ fn call(config: Config, words: &[String]) -> ExitCode {
             config.tools.join(", ")
         ));
     }
-    let mut arguments = match serde_json::from_str::<Value>(json) {
-        Ok(Value::Object(map)) => map,
-        Ok(other) => {
-            return usage(&format!(
-                "the arguments must be a JSON object such as '{{\"command\":\"ls\"}}', got {}",
-                crate::jsonrpc::type_name(&other)
-            ))
-        }
-        Err(e) => return usage(&format!("the arguments are not valid JSON ({e}): {json}")),
+    let (arguments, filled) = match mcp::client::call_arguments(tool, json) {
+        Ok(parsed) => parsed,
+        Err(message) => return usage(&message),
     };
-    if tool == "exec" && arguments.get("side_effects").is_none_or(Value::is_null) {
-        arguments.insert("side_effects".into(), serde_json::json!(["UNKNOWN"]));
-        note("exec: side_effects was not given, so it is [\"UNKNOWN\"]; declare it to be precise");
+    if let Some(message) = filled {
+        note(&message);
     }
-    let result = match crate::server::call_once(config, tool, Value::Object(arguments)) {
+    let result = match crate::server::call_once(config, tool, arguments) {
         Ok(result) => result,
         Err(message) => return usage(&message),
     };
-    let shown = match result.get("structuredContent") {
-        Some(object) => object,
-        None => &result,
-    };
-    out(&format!("{shown}\n"));
-    if result.get("isError") == Some(&Value::Bool(true)) {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
+    let (text, is_error) = mcp::client::shown_result(&result);
+    Outcome::print(text, if is_error { 1 } else { 0 })
 }
 
-fn tools(config: &Config, words: &[String]) -> ExitCode {
+fn tools(config: &Config, words: &[String]) -> Outcome {
     let json = match words {
         [] => false,
         [flag] if flag == "--json" => true,
         _ => return usage("usage: yieldshell tools [--json]"),
     };
-    let list = mcp::tools_list(&config.tools, mcp::LATEST);
-    if json {
-        out(&format!("{list}\n"));
-        return ExitCode::SUCCESS;
-    }
-    let mut text = String::new();
-    for tool in list["tools"].as_array().into_iter().flatten() {
-        let name = tool["name"].as_str().unwrap_or_default();
-        let summary = tool["title"]
-            .as_str()
-            .or(tool["description"].as_str())
-            .unwrap_or_default();
-        text.push_str(&format!("{name:<14} {summary}\n"));
-    }
-    out(&text);
-    ExitCode::SUCCESS
+    Outcome::print(mcp::client::tools_text(&config.tools, json), 0)
 }
 
-fn check(config: &Config, words: &[String]) -> ExitCode {
+fn check(config: &Config, words: &[String]) -> Outcome {
     if words.is_empty() {
         return usage(
             "usage: yieldshell check COMMAND... (as argv) or yieldshell check 'one command line'",
@@ -134,10 +113,7 @@ fn check(config: &Config, words: &[String]) -> ExitCode {
     }
     let sandbox = match Sandbox::new(config) {
         Ok((sandbox, _warning)) => sandbox,
-        Err(message) => {
-            out(&format!("refused: {message}\n"));
-            return ExitCode::from(1);
-        }
+        Err(message) => return Outcome::print(format!("refused: {message}\n"), 1),
     };
     let cwd = resolve_dir(config, None, "cwd");
     let mut report = Report::default();
@@ -156,15 +132,14 @@ fn check(config: &Config, words: &[String]) -> ExitCode {
     let code = match verdict.and(cwd.map(|_| ())) {
         Ok(()) => {
             report.line("allowed".into());
-            ExitCode::SUCCESS
+            0
         }
         Err(reason) => {
             report.line(format!("refused: {reason}"));
-            ExitCode::from(1)
+            1
         }
     };
-    out(&report.text);
-    code
+    Outcome::print(report.text, code)
 }
 
 /// Trusted mode: the checks `shell_execute` and `exec` make before anything starts, and the
@@ -283,15 +258,11 @@ impl Report {
     }
 }
 
-fn out(text: &str) {
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
-}
-
 fn note(text: &str) {
     let _ = writeln!(std::io::stderr().lock(), "yieldshell: {text}");
 }
 
-fn usage(message: &str) -> ExitCode {
+fn usage(message: &str) -> Outcome {
     note(message);
-    ExitCode::from(2)
+    Outcome::print(String::new(), 2)
 }

@@ -77,7 +77,12 @@ pub fn main() -> ExitCode {
     }
     let env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
     if let (options, Some((name, rest))) = config::split_subcommand(&args) {
-        return cli::main(&name, &rest, &options, env);
+        let outcome = cli::main(&name, &rest, &options, env);
+        // The built-in client's output: no server runs, so stdout is ours.
+        let _ = std::io::stdout()
+            .lock()
+            .write_all(outcome.stdout.as_bytes());
+        return ExitCode::from(outcome.code);
     }
     match config::parse(&args, env) {
         Ok(config::Parsed::Print(text)) => {

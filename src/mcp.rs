@@ -16,6 +16,8 @@ use crate::engine::{BadCommand, Engine};
 use crate::results::{ErrorKind, ToolError};
 
 mod args;
+pub(crate) mod client;
+pub(crate) mod modern;
 mod render;
 mod schema;
 mod tools;
@@ -45,6 +47,8 @@ pub enum ProtocolVersion {
     V2025_06_18,
     /// 2025-11-25.
     V2025_11_25,
+    /// 2026-07-28: stateless, served per request (`modern`), never through `initialize`.
+    V2026_07_28,
 }
 
 impl ProtocolVersion {
@@ -55,12 +59,18 @@ impl ProtocolVersion {
             ProtocolVersion::V2025_03_26 => "2025-03-26",
             ProtocolVersion::V2025_06_18 => "2025-06-18",
             ProtocolVersion::V2025_11_25 => "2025-11-25",
+            ProtocolVersion::V2026_07_28 => "2026-07-28",
         }
     }
 
-    /// The version named `name`, if we speak it.
+    /// The legacy version named `name`, if we speak it (the ones `initialize` negotiates).
     pub fn parse(name: &str) -> Option<ProtocolVersion> {
         VERSIONS.iter().copied().find(|v| v.as_str() == name)
+    }
+
+    /// Whether this is the stateless era (2026-07-28), whose results carry `resultType`.
+    pub fn is_modern(self) -> bool {
+        self == ProtocolVersion::V2026_07_28
     }
 
     /// Whether JSON-RPC batches are accepted (2025-03-26 only).
@@ -69,7 +79,8 @@ impl ProtocolVersion {
     }
 }
 
-/// Protocol versions we speak, newest first.
+/// The legacy protocol versions we speak (negotiated by `initialize`), newest first. The
+/// modern one, [`ProtocolVersion::V2026_07_28`], is served statelessly (`modern`).
 pub const VERSIONS: &[ProtocolVersion] = &[
     ProtocolVersion::V2025_11_25,
     ProtocolVersion::V2025_06_18,
@@ -177,6 +188,9 @@ pub fn call_result(reply: Reply, version: ProtocolVersion) -> Value {
         r.insert("structuredContent".into(), object);
     }
     r.insert("isError".into(), Value::Bool(reply.is_error));
+    if version.is_modern() {
+        r.insert("resultType".into(), Value::from("complete"));
+    }
     Value::Object(r)
 }
 
@@ -223,6 +237,9 @@ pub fn call_response_line(id: &Value, reply: Reply, version: ProtocolVersion) ->
         }
     }
     line.push(b']');
+    if version.is_modern() {
+        line.extend_from_slice(b",\"resultType\":\"complete\"");
+    }
     line.extend_from_slice(if reply.is_error {
         b",\"isError\":true}}"
     } else {

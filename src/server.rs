@@ -32,6 +32,7 @@ use crate::call::{Call, Cancel, Done, Progress, Responder};
 use crate::config::Config;
 use crate::engine::{BadCommand, Engine};
 use crate::jsonrpc::{self, IncomingRaw, RequestId};
+use crate::mcp::modern::{self, Era};
 use crate::mcp::{self, ProtocolVersion};
 use crate::pool::Pool;
 use crate::reaper::Reaper;
@@ -48,6 +49,14 @@ struct Server {
     batches: std::sync::atomic::AtomicU64,
     /// Bytes of jobs waiting for a worker (`budget`).
     queued: Arc<Budget>,
+}
+
+/// The era a request is served in: its protocol version, the client's name, and whether
+/// it is a stateless 2026-07-28 request.
+struct CallEra {
+    version: ProtocolVersion,
+    client: Option<Arc<str>>,
+    modern: bool,
 }
 
 struct Shutdown {
@@ -498,15 +507,37 @@ impl Server {
                         return Answer::Now(Some(error));
                     }
                 };
+                let era = match modern::era(&map) {
+                    Ok(era) => era,
+                    Err(e) => {
+                        let mut error = jsonrpc::error(Some(&id), e.code, &e.message);
+                        if let Some(data) = e.data {
+                            error["error"]["data"] = data;
+                        }
+                        return Answer::Now(Some(error));
+                    }
+                };
+                let era = match era {
+                    Era::Legacy => CallEra {
+                        version: self.version(),
+                        client: self.client.lock().clone(),
+                        modern: false,
+                    },
+                    Era::Modern { client } => CallEra {
+                        version: ProtocolVersion::V2026_07_28,
+                        client: client.map(Arc::from),
+                        modern: true,
+                    },
+                };
                 if method == "tools/call" {
                     let [arguments] = params.map_or([None], |p| jsonrpc::fields(p, ["arguments"]));
-                    return match self.tools_call(id, map, arguments, to) {
+                    return match self.tools_call(id, map, arguments, to, era) {
                         Err(error) => Answer::Now(Some(error)),
                         Ok(None) => Answer::Later,
                         Ok(Some((bytes, job))) => Answer::Queue(bytes, job),
                     };
                 }
-                self.request(id, &method, map)
+                self.request(id, &method, map, &era)
             }
             IncomingRaw::Notification { method, params } => {
                 if method == "notifications/cancelled" {
@@ -533,10 +564,26 @@ impl Server {
         }
     }
 
-    fn request(self: &Arc<Self>, id: Value, method: &str, params: Map<String, Value>) -> Answer {
+    fn request(
+        self: &Arc<Self>,
+        id: Value,
+        method: &str,
+        params: Map<String, Value>,
+        era: &CallEra,
+    ) -> Answer {
+        let config = &self.engine.config;
         let result = match method {
-            "ping" => json!({}),
-            "initialize" => {
+            // Answered in either era and in any state: a probe changes nothing.
+            "server/discover" => {
+                let yield_ms = crate::clients::default_yield_ms(
+                    config.default_yield_ms,
+                    config.default_yield_explicit,
+                    era.client.as_deref(),
+                );
+                modern::discover_result(mcp::instructions(yield_ms))
+            }
+            "ping" if !era.modern => json!({}),
+            "initialize" if !era.modern => {
                 let requested = params.get("protocolVersion").and_then(Value::as_str);
                 let version = mcp::negotiate(requested);
                 *self.version.lock() = Some(version);
@@ -546,8 +593,8 @@ impl Server {
                     .and_then(Value::as_str)
                     .map(Arc::<str>::from);
                 let yield_ms = crate::clients::default_yield_ms(
-                    self.engine.config.default_yield_ms,
-                    self.engine.config.default_yield_explicit,
+                    config.default_yield_ms,
+                    config.default_yield_explicit,
                     client.as_deref(),
                 );
                 *self.client.lock() = client;
@@ -559,14 +606,24 @@ impl Server {
                     let error = jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, msg);
                     return Answer::Now(Some(error));
                 }
-                mcp::tools_list(&self.engine.config.tools, self.version())
+                let list = mcp::tools_list(&config.tools, era.version);
+                if era.modern {
+                    modern::complete(list, true)
+                } else {
+                    list
+                }
             }
             _ => {
+                let why = if era.modern {
+                    " (protocol 2026-07-28 has no ping or initialize: send requests with their _meta)"
+                } else {
+                    ""
+                };
                 return Answer::Now(Some(jsonrpc::error(
                     Some(&id),
                     jsonrpc::METHOD_NOT_FOUND,
-                    &format!("Method not found: {method}"),
-                )))
+                    &format!("Method not found: {method}{why}"),
+                )));
             }
         };
         Answer::Now(Some(jsonrpc::response(&id, result)))
@@ -578,6 +635,7 @@ impl Server {
         params: Map<String, Value>,
         arguments: Option<&RawValue>,
         to: &ReplyTo,
+        era: CallEra,
     ) -> Result<Option<(usize, crate::pool::Job)>, Value> {
         let name = match params.get("name") {
             Some(Value::String(n)) => n.clone(),
@@ -633,7 +691,7 @@ impl Server {
         let key = id.key().to_string();
         let cancel = Arc::new(Cancel::default());
         self.inflight.lock().insert(key.clone(), cancel.clone());
-        let version = self.version();
+        let version = era.version;
         let progress = token.map(|token| {
             let this = self.clone();
             let send: Progress = Arc::new(move |elapsed: u64, bytes: u64| {
@@ -686,7 +744,7 @@ impl Server {
             cancel,
             progress,
             respond,
-            client: self.client.lock().clone(),
+            client: era.client,
         };
         let engine = self.engine.clone();
         let run = move || {

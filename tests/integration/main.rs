@@ -12,6 +12,7 @@ mod hardening;
 mod hosts;
 mod lifecycle;
 mod memory;
+mod modern;
 mod policy;
 mod protocol;
 mod reliability;

@@ -45,7 +45,9 @@ fn check_discover(result: &Value) {
     }
     assert!(result["capabilities"]["tools"].is_object(), "{result}");
     assert!(
-        result["instructions"].as_str().is_some_and(|s| !s.is_empty()),
+        result["instructions"]
+            .as_str()
+            .is_some_and(|s| !s.is_empty()),
         "{result}"
     );
     assert!(result["ttlMs"].as_u64().is_some(), "{result}");
@@ -110,8 +112,8 @@ fn a_probe_process_answers_and_exits_within_100_ms_of_eof() {
     assert_eq!(answer["id"], "probe-1", "{answer}");
     check_discover(&answer["result"]);
     // Discovery starts nothing: the server has no child process.
-    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-        .unwrap_or_default();
+    let children =
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
     assert!(
         children.trim().is_empty(),
         "a probe process started children: {children}"
@@ -180,7 +182,10 @@ fn modern_exec_then_read_and_stop_by_handle() {
         json!({"process_id": id, "until": "ready", "timeout_ms": 10000}),
     );
     assert_eq!(waited["resultType"], "complete", "{waited}");
-    assert_eq!(waited["structuredContent"]["wait_result"], "matched", "{waited}");
+    assert_eq!(
+        waited["structuredContent"]["wait_result"], "matched",
+        "{waited}"
+    );
     let read = modern_call(&server, "read", json!({"process_id": id}));
     assert!(
         read["structuredContent"]["stdout"]
