@@ -252,6 +252,20 @@ impl Engine {
     }
 }
 
+/// The refusal of a call whose processes do not fit under `YIELDSHELL_MAX_PROCESSES`.
+pub(crate) fn limit_message(limit: usize, processes: usize) -> String {
+    if processes > 1 {
+        format!(
+            "Maximum process limit ({limit}) reached: this pipeline runs {processes} processes \
+             (one per stage); stop or wait for running processes first (see ps), or use fewer stages"
+        )
+    } else {
+        format!(
+            "Maximum process limit ({limit}) reached: stop or wait for a running process first (see ps)"
+        )
+    }
+}
+
 /// The tools.
 impl Engine {
     /// `exec`: answers through `call` once the command ended or its yield passed (nothing
@@ -312,10 +326,13 @@ impl Engine {
             return finish(Some(Err(refused(message))), None);
         }
         let limit = self.config.max_processes;
-        let Some(slot) = self.table.reserve(limit) else {
-            let message = format!(
-                "Maximum process limit ({limit}) reached: stop or wait for a running process first (see ps)"
-            );
+        // A trusted-mode pipeline runs one process per stage; a shell is one process.
+        let processes = match &self.trusted {
+            Some(_) => tokenize::parse(&args.command).map_or(1, |p| p.stages.len()),
+            None => 1,
+        };
+        let Some(slot) = self.table.reserve(limit, processes) else {
+            let message = limit_message(limit, processes);
             return finish(Some(Err(refused(message))), None);
         };
         let cwd = match cwd {

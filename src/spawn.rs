@@ -213,7 +213,7 @@ impl Engine {
             stages: started.pids.clone(),
             output_cap: launch.output_cap,
             command: secrets.redact_str(&launch.display),
-            name: launch.name,
+            name: launch.name.map(|n| secrets.redact_str(&n)),
             cwd: launch.cwd.display().to_string(),
             started_wall: SystemTime::now(),
             started: Instant::now(),

@@ -22,7 +22,8 @@ struct Inner {
     /// Oldest first.
     order: Vec<Arc<Proc>>,
     by_id: HashMap<String, Arc<Proc>>,
-    /// Places under the process limit taken by calls that are starting a record.
+    /// Places under the process limit taken by calls that are starting a record (one per
+    /// process: a pipeline takes one per stage).
     reserved: usize,
 }
 
@@ -32,11 +33,12 @@ struct Inner {
 /// the last place.
 pub struct Slot<'a> {
     table: &'a Table,
+    processes: usize,
 }
 
 impl Drop for Slot<'_> {
     fn drop(&mut self) {
-        self.table.inner.lock().reserved -= 1;
+        self.table.inner.lock().reserved -= self.processes;
     }
 }
 
@@ -51,21 +53,31 @@ impl Table {
         let mut inner = self.inner.lock();
         inner.by_id.insert(proc.info.id.clone(), proc.clone());
         inner.order.push(proc);
-        inner.reserved -= 1;
+        inner.reserved -= slot.processes;
         drop(inner);
         std::mem::forget(slot);
     }
 
-    /// Takes a place under `limit` live records, counting places already taken; `None`
-    /// when the limit is reached.
-    pub fn reserve(&self, limit: usize) -> Option<Slot<'_>> {
+    /// Takes places for `processes` processes (a pipeline's stages) under `limit` live
+    /// processes, counting every stage of the live records and the places already taken;
+    /// `None` when they do not fit.
+    pub fn reserve(&self, limit: usize, processes: usize) -> Option<Slot<'_>> {
+        let processes = processes.max(1);
         let mut inner = self.inner.lock();
-        let live = inner.order.iter().filter(|p| !p.is_finished()).count();
-        if live + inner.reserved >= limit {
+        let live: usize = inner
+            .order
+            .iter()
+            .filter(|p| !p.is_finished())
+            .map(|p| p.info.stages.len().max(1))
+            .sum();
+        if live + inner.reserved + processes > limit {
             return None;
         }
-        inner.reserved += 1;
-        Some(Slot { table: self })
+        inner.reserved += processes;
+        Some(Slot {
+            table: self,
+            processes,
+        })
     }
 
     /// Every record, newest first.

@@ -48,6 +48,21 @@ impl Args<'_> {
         }
     }
 
+    /// A signal: a name (`"SIGTERM"`, `"term"`), or a number given as a JSON integer or a
+    /// numeric string (`9`, `"9"`), returned as text for `sys::signal_from_name`.
+    pub(super) fn signal(&self, name: &str) -> Result<Option<String>, String> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(Value::Number(n)) if n.as_u64().is_some() => Ok(Some(n.to_string())),
+            Some(other) => Err(format!(
+                "invalid argument {name}: expected a signal name such as \"SIGTERM\" or a \
+                 signal number such as 9, got {}",
+                show(other)
+            )),
+        }
+    }
+
     pub(super) fn int(&self, name: &str) -> Result<Option<i64>, String> {
         let Some(v) = self.get(name) else {
             return Ok(None);

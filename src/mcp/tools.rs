@@ -296,7 +296,7 @@ fn wait(a: &Args<'_>) -> Parsed {
 
 fn stop(a: &Args<'_>) -> Parsed {
     let id = process_id(a)?;
-    let signal = a.string("signal")?;
+    let signal = a.signal("signal")?;
     let force = a.uint("force_after_ms")?;
     Ok(Box::new(move |engine: &Arc<Engine>, call: Call| {
         engine.stop(&id, signal.as_deref(), force, call)

@@ -169,8 +169,11 @@ impl Engine {
             stdout_append: pipeline.stdout.as_ref().is_some_and(|r| r.append),
         });
         let limit = self.config.max_processes;
-        let Some(slot) = self.table.reserve(limit) else {
-            return reject(a, format!("Maximum process limit ({limit}) reached"));
+        let Some(slot) = self.table.reserve(limit, pipeline.stages.len()) else {
+            return reject(
+                a,
+                crate::engine::limit_message(limit, pipeline.stages.len()),
+            );
         };
         let env = match policy.env(&[]) {
             Ok(e) => e,

@@ -403,6 +403,10 @@ fn redaction_covers_ps_command_and_env_overlay_but_not_short_values() {
     let command = entry["command"].as_str().unwrap_or_default();
     assert!(!command.contains(SECRET), "{entry}");
     assert!(command.contains("[REDACTED:SECRET_TOKEN]"), "{entry}");
+    // The label given by the call is shown by ps too, so it is redacted as well.
+    let named = server.exec(json!({"command": "true", "name": format!("job-{SECRET}-x")}));
+    let entry = server.ps_entry(&process_id(&named)).expect("listed");
+    assert_eq!(entry["name"], "job-[REDACTED:SECRET_TOKEN]-x", "{entry}");
     let result = server.exec(json!({
         "command": "echo \"$MY_SECRET\"",
         "env": {"MY_SECRET": "overlaysecret42"},

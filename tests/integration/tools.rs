@@ -680,6 +680,32 @@ fn stop_signal_names_are_case_insensitive_without_sig() {
     }
 }
 
+/// SPEC 12: a signal number is accepted, as a JSON integer or a numeric string.
+#[test]
+fn stop_accepts_a_signal_number() {
+    let server = Server::ready();
+    for given in [json!(9), json!("9"), json!(15)] {
+        let result = server.exec(json!({"command": "sleep 100", "yield_ms": 0}));
+        let id = process_id(&result);
+        let stopped = server.call_ok(
+            "stop",
+            json!({"process_id": id, "signal": given, "force_after_ms": 1000}),
+        );
+        let expected = if given == json!(15) {
+            "SIGTERM"
+        } else {
+            "SIGKILL"
+        };
+        assert_eq!(stopped["signal"], expected, "{given}: {stopped}");
+        assert_eq!(stopped["stopped"], true, "{given}: {stopped}");
+    }
+    let failed = server.call_err(
+        "stop",
+        json!({"process_id": "proc_000000000000", "signal": 1.5}),
+    );
+    assert!(tool_text(&failed).contains("signal"), "{failed}");
+}
+
 #[test]
 fn stop_of_a_finished_process_reports_not_stopped() {
     let server = Server::ready();

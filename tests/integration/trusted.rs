@@ -363,3 +363,40 @@ fn the_output_cap_stops_the_command_and_keeps_what_came_before() {
     let result = run(&server, &["seq", "100"], json!({}));
     assert!(!is_error(&result), "{result}");
 }
+
+/// See: the red team's finding 7 (a 300-stage pipeline ran under a limit of 1): the limit
+/// counts processes, one per pipeline stage.
+#[test]
+fn the_process_limit_counts_every_pipeline_stage() {
+    let server = Server::ready_with_env(&[
+        ("ALLOW_COMMANDS", "sleep,cat"),
+        ("YIELDSHELL_MAX_PROCESSES", "3"),
+    ]);
+    let long = ["sleep", "0", "|", "cat", "|", "cat", "|", "cat"];
+    let refused = server.call_err("shell_execute", json!({"command": long}));
+    let text = tool_text(&refused);
+    assert!(text.contains("Maximum process limit (3)"), "{text}");
+    assert!(text.contains("4 processes"), "{text}");
+    let fits = server.call(
+        "shell_execute",
+        json!({"command": ["sleep", "0", "|", "cat", "|", "cat"]}),
+    );
+    assert!(!is_error(&fits), "{fits}");
+    // Two places taken by a running pipeline leave one.
+    let running = server.exec(json!({"command": "sleep 30 | cat", "yield_ms": 0}));
+    let id = crate::support::process_id(&running);
+    let refused = server.call_err(
+        "exec",
+        json!({"command": "sleep 1 | cat", "side_effects": ["NONE"]}),
+    );
+    assert!(
+        tool_text(&refused).contains("Maximum process limit (3)"),
+        "{refused}"
+    );
+    let one = server.call_ok(
+        "exec",
+        json!({"command": "cat", "side_effects": ["NONE"], "stdin": "x"}),
+    );
+    assert_eq!(one["stdout"], "x", "{one}");
+    server.call_ok("stop", json!({"process_id": id, "force_after_ms": 1000}));
+}
