@@ -49,6 +49,8 @@ pub mod sys;
 pub mod table;
 pub mod tree;
 pub mod trusted;
+// Agents (SPEC section 13): terminals, input waits, limits.
+pub mod ansi;
 
 use std::io::Write;
 use std::process::ExitCode;
