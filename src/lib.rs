@@ -51,6 +51,8 @@ pub mod tree;
 pub mod trusted;
 // Agents (SPEC section 13): terminals, input waits, limits.
 pub mod ansi;
+pub mod cgroup;
+pub mod limits;
 
 use std::io::Write;
 use std::process::ExitCode;
