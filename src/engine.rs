@@ -130,6 +130,7 @@ fn spawn_stages(
             stderr: Some(stderr),
             // Every stage leads its own session: no controlling terminal for any of them.
             join_group: None,
+            terminal: None,
         })
         .map_err(|e| {
             fail(
