@@ -93,7 +93,7 @@ impl Audit {
     pub fn record(&self, mut fields: Map<String, Value>) {
         fields.insert(
             "time".into(),
-            Value::from(crate::engine::rfc3339(SystemTime::now())),
+            Value::from(crate::stamp::rfc3339(SystemTime::now())),
         );
         fields.insert("event".into(), Value::from("execution"));
         let mut line = serde_json::to_vec(&Value::Object(fields)).unwrap_or_default();

@@ -39,16 +39,21 @@ pub mod guardian;
 pub mod ingest;
 pub mod jsonrpc;
 pub mod mcp;
+pub mod policy;
 pub mod pool;
 pub mod process;
 pub mod reaper;
 pub mod redact;
 pub mod ring;
 mod server;
+pub mod spawn;
+pub mod stamp;
 pub mod sys;
 pub mod table;
+pub mod transport;
 pub mod tree;
 pub mod trusted;
+pub mod wait;
 // Agents (SPEC section 13): terminals, input waits, limits.
 pub mod ansi;
 pub mod cgroup;
@@ -73,4 +78,10 @@ pub fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Internals for benches, fuzz targets and in-process tests; not a stable interface.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::server::serve_in_memory;
 }

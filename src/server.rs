@@ -1,27 +1,29 @@
-//! The main loop: stdin lines in, responses out, requests to the pool, shutdown.
+//! The main loop: input lines in, responses out, requests to the pool, shutdown.
 //!
-//! Threads: the main thread reads stdin and dispatches; `rpc-out` is the only writer of
-//! stdout (one line per message, written whole); `signals` forwards SIGCHLD to the reaper
-//! and turns SIGTERM, SIGINT and SIGHUP into shutdown; `worker-N` run `tools/call` (and
-//! batches) so that `ping` and `tools/list` are answered at once while tools block.
+//! Threads: `rpc-in` reads stdin and `rpc-out` writes stdout (both in `transport`); the main
+//! thread dispatches each line; `signals` turns SIGTERM, SIGINT and SIGHUP into shutdown;
+//! `worker-N` run `tools/call` (and batches) so that `ping` and `tools/list` are answered
+//! at once while tools work.
 //!
 //! Cancellation: every `tools/call` in flight has a `Cancel` in `inflight`, keyed by the
 //! JSON text of its id. `notifications/cancelled` flips it; the waiting tool wakes, stops
 //! its process group (for `exec`), and the worker sends nothing.
 //!
+//! Invariant: a call leaves `inflight` only after its answer is queued on the outbox.
+//!
 //! Shutdown (stdin EOF, a signal, or stdout gone) runs once, on its own thread: in-flight
 //! calls get a moment to finish (so that `cmd | yieldshell` answers fast commands), then
-//! every group gets SIGTERM, SIGKILL after 1 s, and the process exits 0 within 2 s.
+//! every group gets SIGTERM, SIGKILL after 1 s; once `inflight` is empty the outbox is
+//! closed, the writer drains it and ends, and the process exits 0 within 2 s.
 
 use std::collections::HashMap;
-use std::io::{self, BufRead, Write};
-use std::os::fd::AsFd;
+use std::io::{self, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Receiver;
 use parking_lot::{Condvar, Mutex};
 use serde_json::{json, Map, Value};
 
@@ -31,23 +33,23 @@ use crate::jsonrpc::{self, Incoming};
 use crate::mcp;
 use crate::pool::Pool;
 use crate::reaper::Reaper;
-
-/// Longest accepted input line.
-const MAX_LINE: usize = 64 * 1024 * 1024;
+use crate::transport::{self, Input, IoThreads, MemoryClient, Outbox, MAX_LINE};
 
 struct Server {
     engine: Arc<Engine>,
-    out: Sender<Vec<u8>>,
+    out: Outbox,
     version: Mutex<Option<&'static str>>,
     inflight: Mutex<HashMap<String, Arc<Cancel>>>,
     idle: Condvar,
     pool: Pool,
+    batches: std::sync::atomic::AtomicU64,
 }
 
 struct Shutdown {
     started: AtomicBool,
     engine: Arc<Engine>,
     server: Mutex<Option<std::sync::Weak<Server>>>,
+    io: Mutex<Option<IoThreads>>,
 }
 
 impl Shutdown {
@@ -77,12 +79,21 @@ impl Shutdown {
         }
         self.engine.shutdown(
             Duration::from_millis(1000),
-            Duration::from_millis(1700).saturating_sub(start.elapsed()),
+            Duration::from_millis(1600).saturating_sub(start.elapsed()),
         );
         if let Some(s) = &server {
-            // Let answers of calls that ended during shutdown reach the client.
+            // Calls that ended during shutdown answer before they leave the in-flight set,
+            // so once it is empty every answer is queued.
             s.wait_idle(Instant::now() + Duration::from_millis(100));
-            s.flush_out(Instant::now() + Duration::from_millis(100));
+            s.out.close();
+        }
+        drop(server);
+        // Closing dropped the only sender: the writer ends after the last queued line.
+        if let Some(io) = self.io.lock().as_ref() {
+            let deadline = (start + Duration::from_millis(1950)).max(Instant::now());
+            if !io.join_writer(deadline) {
+                crate::warn!("stdout did not take every answer in time; exiting anyway");
+            }
         }
         std::process::exit(0);
     }
@@ -100,47 +111,31 @@ pub fn run(config: Config) -> std::process::ExitCode {
             "cannot become a child subreaper ({e}); orphaned descendants are reaped by init"
         );
     }
-    let reaper = match Reaper::start() {
-        Ok(r) => r,
-        Err(e) => {
-            crate::error!("cannot start the reaper thread: {e}");
-            return std::process::ExitCode::from(1);
-        }
-    };
     let config = Arc::new(config);
-    let engine = match Engine::new(config.clone(), reaper.clone(), marker_prefix) {
-        Ok(e) => Arc::new(e),
-        Err(message) => {
-            let _ = writeln!(io::stderr().lock(), "yieldshell: {message}");
-            return std::process::ExitCode::from(2);
-        }
+    let engine = match start_engine(config.clone(), marker_prefix) {
+        Ok(e) => e,
+        Err(code) => return code,
     };
     let shutdown = Arc::new(Shutdown {
         started: AtomicBool::new(false),
         engine: engine.clone(),
         server: Mutex::new(None),
+        io: Mutex::new(None),
     });
-
-    // Unbounded: a slow client must not block workers; each message is one allocation.
-    let (out_tx, out_rx) = crossbeam_channel::unbounded::<Vec<u8>>();
-    let server = Arc::new(Server {
-        engine,
-        out: out_tx,
-        version: Mutex::new(None),
-        inflight: Mutex::new(HashMap::new()),
-        idle: Condvar::new(),
-        pool: Pool::new(2, 1024),
-    });
+    let on_gone = {
+        let shutdown = shutdown.clone();
+        move || shutdown.trigger("stdout closed", false)
+    };
+    let (outbox, input, io_threads) = match transport::stdio(on_gone) {
+        Ok(t) => t,
+        Err(e) => {
+            crate::error!("cannot start the stdio threads: {e}");
+            return std::process::ExitCode::from(1);
+        }
+    };
+    *shutdown.io.lock() = Some(io_threads);
+    let server = Server::new(engine, outbox);
     *shutdown.server.lock() = Some(Arc::downgrade(&server));
-
-    let writer_shutdown = shutdown.clone();
-    let started = std::thread::Builder::new()
-        .name("rpc-out".into())
-        .spawn(move || write_loop(out_rx, writer_shutdown));
-    if let Err(e) = started {
-        crate::error!("cannot start the stdout writer: {e}");
-        return std::process::ExitCode::from(1);
-    }
     if let Err(e) = start_signals(shutdown.clone()) {
         crate::error!("cannot install signal handlers: {e}");
         return std::process::ExitCode::from(1);
@@ -150,12 +145,52 @@ pub fn run(config: Config) -> std::process::ExitCode {
         env!("CARGO_PKG_VERSION"),
         config.mode
     );
-    read_loop(&server);
+    server.serve(&input);
     shutdown.trigger("stdin closed", true);
-    // The shutdown thread exits the process.
+    // The shutdown thread exits the process once the writer has written every answer.
     loop {
         std::thread::park();
     }
+}
+
+/// Starts the reaper and the engine; on failure, the exit code to return.
+fn start_engine(
+    config: Arc<Config>,
+    marker_prefix: String,
+) -> Result<Arc<Engine>, std::process::ExitCode> {
+    let reaper = match Reaper::start() {
+        Ok(r) => r,
+        Err(e) => {
+            crate::error!("cannot start the reaper thread: {e}");
+            return Err(std::process::ExitCode::from(1));
+        }
+    };
+    match Engine::new(config, reaper, marker_prefix) {
+        Ok(e) => Ok(Arc::new(e)),
+        Err(message) => {
+            let _ = writeln!(io::stderr().lock(), "yieldshell: {message}");
+            Err(std::process::ExitCode::from(2))
+        }
+    }
+}
+
+/// Runs a server over the in-memory transport on its own thread, for in-process protocol
+/// tests. At end of input it waits up to `drain` for calls in flight, then closes its
+/// outbox (the client's receiver then disconnects). Processes are not stopped.
+pub fn serve_in_memory(config: Config, drain: Duration) -> io::Result<MemoryClient> {
+    let marker_prefix = crate::engine::new_marker_prefix();
+    let engine = start_engine(Arc::new(config), marker_prefix)
+        .map_err(|_| io::Error::other("the engine did not start (see stderr)"))?;
+    let (outbox, input, client) = transport::memory();
+    std::thread::Builder::new()
+        .name("memory-server".into())
+        .spawn(move || {
+            let server = Server::new(engine, outbox);
+            server.serve(&input);
+            server.wait_idle(Instant::now() + drain);
+            server.out.close();
+        })?;
+    Ok(client)
 }
 
 /// Turns SIGTERM, SIGINT and SIGHUP into shutdown. (SIGCHLD goes straight to the reaper.)
@@ -174,104 +209,37 @@ fn start_signals(shutdown: Arc<Shutdown>) -> io::Result<()> {
     Ok(())
 }
 
-fn write_loop(rx: Receiver<Vec<u8>>, shutdown: Arc<Shutdown>) {
-    // Large responses cross a pipe with fewer wake-ups on both sides when the pipe is
-    // larger (a no-op when stdout is not a pipe).
-    if let Ok(fd) = io::stdout().as_fd().try_clone_to_owned() {
-        crate::sys::grow_pipe(&std::fs::File::from(fd), 1024 * 1024);
-    }
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
-    for mut line in rx {
-        // Lines are built with room for this byte, so it does not copy them.
-        line.push(b'\n');
-        let result = out.write_all(&line).and_then(|()| out.flush());
-        if let Err(e) = result {
-            crate::info!("stdout is gone ({e})");
-            shutdown.trigger("stdout closed", false);
-            return;
-        }
-    }
-}
-
-enum Line {
-    Eof,
-    Data,
-    TooLong,
-}
-
-/// Reads one line into `buf` (without the newline), refusing lines over `MAX_LINE`.
-fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<Line> {
-    buf.clear();
-    let mut too_long = false;
-    loop {
-        let chunk = match input.fill_buf() {
-            Ok(c) => c,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if chunk.is_empty() {
-            return Ok(if too_long {
-                Line::TooLong
-            } else if buf.is_empty() {
-                Line::Eof
-            } else {
-                Line::Data
-            });
-        }
-        let (used, done) = match memchr::memchr(b'\n', chunk) {
-            Some(i) => (i + 1, true),
-            None => (chunk.len(), false),
-        };
-        let piece = if done { &chunk[..used - 1] } else { chunk };
-        if !too_long {
-            if buf.len() + piece.len() > MAX_LINE {
-                too_long = true;
-                buf.clear();
-            } else {
-                buf.extend_from_slice(piece);
-            }
-        }
-        input.consume(used);
-        if done {
-            return Ok(if too_long { Line::TooLong } else { Line::Data });
-        }
-    }
-}
-
-fn read_loop(server: &Arc<Server>) {
-    let stdin = io::stdin();
-    let mut input = stdin.lock();
-    let mut buf = Vec::new();
-    loop {
-        match read_line(&mut input, &mut buf) {
-            Ok(Line::Eof) => return,
-            Ok(Line::TooLong) => {
-                crate::warn!("input line longer than {MAX_LINE} bytes dropped");
-                server.send(jsonrpc::error(
-                    None,
-                    jsonrpc::INVALID_REQUEST,
-                    &format!("message too long: a line may hold at most {MAX_LINE} bytes"),
-                ));
-            }
-            Ok(Line::Data) => {
-                if buf.last() == Some(&b'\r') {
-                    buf.pop();
-                }
-                if buf.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
-                server.dispatch_line(&buf);
-            }
-            Err(e) => {
-                crate::warn!("reading stdin failed: {e}");
-                return;
-            }
-        }
-    }
-}
-
 impl Server {
+    fn new(engine: Arc<Engine>, out: Outbox) -> Arc<Server> {
+        let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+        Arc::new(Server {
+            engine,
+            out,
+            version: Mutex::new(None),
+            inflight: Mutex::new(HashMap::new()),
+            idle: Condvar::new(),
+            pool: Pool::new(workers.clamp(2, 8), 1024),
+            batches: Default::default(),
+        })
+    }
+
+    /// Dispatches every input until the input ends.
+    fn serve(self: &Arc<Self>, input: &Receiver<Input>) {
+        for item in input {
+            match item {
+                Input::TooLong => {
+                    crate::warn!("input line longer than {MAX_LINE} bytes dropped");
+                    self.send(jsonrpc::error(
+                        None,
+                        jsonrpc::INVALID_REQUEST,
+                        &format!("message too long: a line may hold at most {MAX_LINE} bytes"),
+                    ));
+                }
+                Input::Line(line) => self.dispatch_line(&line),
+            }
+        }
+    }
+
     fn send(&self, message: Value) {
         let line = jsonrpc::to_line(&message);
         if crate::log::enabled(crate::log::Level::Debug) {
@@ -280,7 +248,7 @@ impl Server {
                 String::from_utf8_lossy(&line[..line.len().min(500)])
             );
         }
-        let _ = self.out.send(line);
+        self.out.send(line);
     }
 
     fn version(&self) -> &'static str {
@@ -293,12 +261,6 @@ impl Server {
             if self.idle.wait_until(&mut inflight, deadline).timed_out() {
                 return;
             }
-        }
-    }
-
-    fn flush_out(&self, deadline: Instant) {
-        while !self.out.is_empty() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
         }
     }
 
@@ -352,6 +314,12 @@ impl Server {
             ));
             return;
         }
+        // The batch stays in flight until its answer is queued (ids of calls are JSON
+        // texts, so this key cannot collide with one).
+        let key = format!("batch {}", self.batches.fetch_add(1, Ordering::Relaxed));
+        self.inflight
+            .lock()
+            .insert(key.clone(), Arc::new(Cancel::default()));
         let this = self.clone();
         self.pool.execute(Box::new(move || {
             let responses: Vec<Value> = items
@@ -373,6 +341,7 @@ impl Server {
             if !responses.is_empty() {
                 this.send(Value::Array(responses));
             }
+            this.leave(&key);
         }));
     }
 
@@ -482,7 +451,7 @@ impl Server {
             .filter(|t| t.is_string() || t.is_number())
             .cloned();
         let key = id.to_string();
-        let (panic_key, panic_id) = (key.clone(), id.clone());
+        let panic_id = id.clone();
         let cancel = Arc::new(Cancel::default());
         self.inflight.lock().insert(key.clone(), cancel.clone());
         let this = self.clone();
@@ -510,12 +479,6 @@ impl Server {
                 progress,
             };
             let reply = mcp::call_tool(&this.engine, &name, &args, &ctx);
-            let mut inflight = this.inflight.lock();
-            inflight.remove(&key);
-            if inflight.is_empty() {
-                this.idle.notify_all();
-            }
-            drop(inflight);
             match reply {
                 Some(r) if !cancel.is_cancelled() => Some((id, r, version)),
                 _ => None,
@@ -523,15 +486,9 @@ impl Server {
         };
         // A panic in a tool is that request's internal error; the server lives on, and the
         // request still gets exactly one answer.
-        let this = self.clone();
         let guarded = move || match catch_unwind(AssertUnwindSafe(job)) {
             Ok(done) => Ok(done),
             Err(_) => {
-                let mut inflight = this.inflight.lock();
-                inflight.remove(&panic_key);
-                if inflight.is_empty() {
-                    this.idle.notify_all();
-                }
                 let msg = "Internal error while running the tool (logged on stderr); the server is still running";
                 Err(jsonrpc::error(
                     Some(&panic_id),
@@ -541,22 +498,39 @@ impl Server {
             }
         };
         if inline {
-            return match guarded() {
+            let answer = match guarded() {
                 Ok(done) => done
                     .map(|(id, r, version)| jsonrpc::response(&id, mcp::call_result(r, version))),
                 Err(error) => Some(error),
             };
+            // The batch holds its own in-flight entry until its answer is queued.
+            self.leave(&key);
+            return answer;
         }
         let this = self.clone();
-        self.pool.execute(Box::new(move || match guarded() {
-            // Large outputs: serialise once, straight into the line that goes out.
-            Ok(Some((id, r, version))) => {
-                let _ = this.out.send(mcp::call_response_line(&id, r, version));
+        self.pool.execute(Box::new(move || {
+            match guarded() {
+                // Large outputs: serialise once, straight into the line that goes out.
+                Ok(Some((id, r, version))) => {
+                    this.out.send(mcp::call_response_line(&id, r, version));
+                }
+                Ok(None) => (),
+                Err(error) => this.send(error),
             }
-            Ok(None) => (),
-            Err(error) => this.send(error),
+            // Only now, with its answer queued, does the call leave the in-flight set:
+            // shutdown waits for that set to empty before it closes the outbox.
+            this.leave(&key);
         }));
         None
+    }
+
+    /// Removes a call from the in-flight set (after its answer was queued).
+    fn leave(&self, key: &str) {
+        let mut inflight = self.inflight.lock();
+        inflight.remove(key);
+        if inflight.is_empty() {
+            self.idle.notify_all();
+        }
     }
 
     fn cancel(&self, params: &Map<String, Value>) {
@@ -574,25 +548,4 @@ impl Server {
 fn _assert_send() {
     fn is_send<T: Send + Sync>() {}
     is_send::<Server>();
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn line_reader_limits_and_crlf() {
-        let data = b"one\r\ntwo\n\nlast";
-        let mut input: &[u8] = data;
-        let mut buf = Vec::new();
-        let mut lines = Vec::new();
-        loop {
-            match read_line(&mut input, &mut buf).unwrap() {
-                Line::Eof => break,
-                Line::Data => lines.push(String::from_utf8(buf.clone()).unwrap()),
-                Line::TooLong => lines.push("<too long>".into()),
-            }
-        }
-        assert_eq!(lines, vec!["one\r", "two", "", "last"]);
-    }
 }

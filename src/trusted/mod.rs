@@ -11,6 +11,7 @@
 //! `MCP_SHELL_CHILD_ENV_ALLOWLIST`; nothing else of the server's environment reaches it.
 
 pub mod allow;
+pub mod execute;
 pub mod harden;
 pub mod tokenize;
 

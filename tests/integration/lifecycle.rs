@@ -461,3 +461,62 @@ fn a_timeout_escalates_to_sigkill_for_a_term_ignoring_group() {
     assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
     assert!(pgid_gone(pid_of(&result)));
 }
+
+/// Runs the binary once with `input` on stdin (then end of file) and returns the ids of
+/// the responses on its stdout.
+fn answers_after_eof(input: &str) -> Vec<Value> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_yieldshell"))
+        .env_remove("YIELDSHELL_MAX_PROCESSES")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn the yieldshell binary");
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    stdin
+        .write_all(input.as_bytes())
+        .expect("write the requests");
+    drop(stdin);
+    let out = child.wait_with_output().expect("wait for the server");
+    assert!(out.status.success(), "exit status {:?}", out.status);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("a JSON line"))
+        .filter_map(|m| m.get("id").cloned())
+        .collect()
+}
+
+#[test]
+fn a_request_followed_at_once_by_eof_is_always_answered() {
+    let _load = crate::support::heavy_load();
+    let input = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"exec","arguments":{"command":"echo hi","side_effects":["NONE"]}}}"#,
+        "\n",
+    );
+    let runs = 200;
+    let lost = std::sync::atomic::AtomicUsize::new(0);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            scope.spawn(|| {
+                while next.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < runs {
+                    let ids = answers_after_eof(input);
+                    if ids != vec![json!(1), json!(2)] {
+                        lost.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
+                }
+            });
+        }
+    });
+    let lost = lost.into_inner();
+    assert_eq!(
+        lost, 0,
+        "{lost} of {runs} runs lost an answer at end of input"
+    );
+}

@@ -1,0 +1,329 @@
+//! `shell_execute` (trusted mode): runs an argv pipeline to completion, no yield, and
+//! answers with its output as text blocks.
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value};
+
+use crate::audit;
+use crate::config;
+use crate::engine::{CallCtx, Cancel, Engine, Reply, CANCEL_GRACE};
+use crate::process::EndReason;
+use crate::ring::{ReadReq, Streams, STDERR, STDOUT};
+use crate::spawn::{Launch, StdinSource};
+use crate::sys;
+use crate::trusted::tokenize;
+use crate::wait::{wait_loop, Outcome, WaitMode};
+
+/// `shell_execute` arguments.
+#[derive(Debug, Default)]
+pub struct ShellExecArgs {
+    /// argv, with `|`, `<`, `>`, `>>` elements as operators.
+    pub command: Vec<String>,
+    /// Input for the first stage.
+    pub stdin: Option<String>,
+    /// Working directory.
+    pub directory: Option<String>,
+    /// Timeout in seconds.
+    pub timeout: Option<u64>,
+}
+
+fn truncate_utf8(s: &mut String, max: usize) {
+    if s.len() > max {
+        let mut cut = max;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+    }
+}
+
+/// A failed `shell_execute`: the reason first, then the output captured so far.
+fn shell_error(
+    reason: &str,
+    stdout: &str,
+    stderr: &str,
+    status: i32,
+    started: Instant,
+    stages: Option<Vec<Value>>,
+) -> Reply {
+    let mut m = Map::new();
+    m.insert("error".into(), Value::from(reason));
+    m.insert("stdout".into(), Value::from(stdout));
+    m.insert("stderr".into(), Value::from(stderr));
+    m.insert("status".into(), Value::from(status));
+    m.insert(
+        "execution_time".into(),
+        Value::from(started.elapsed().as_secs_f64()),
+    );
+    if let Some(s) = stages {
+        m.insert("stage_status".into(), Value::Array(s));
+    }
+    let mut texts = vec![format!("Error executing command: {reason}")];
+    if !stdout.is_empty() {
+        texts.push(format!("stdout (captured before the error):\n{stdout}"));
+    }
+    if !stderr.is_empty() {
+        texts.push(format!("stderr (captured before the error):\n{stderr}"));
+    }
+    Reply {
+        value: m,
+        is_error: true,
+        texts: Some(texts),
+    }
+}
+
+impl Engine {
+    /// `shell_execute` (trusted mode): runs to completion, no yield. `None` when cancelled.
+    pub fn shell_execute(&self, args: ShellExecArgs, ctx: &CallCtx<'_>) -> Option<Reply> {
+        let started = Instant::now();
+        let mut a = Map::new();
+        a.insert("tool".into(), Value::from("shell_execute"));
+        a.insert("mode".into(), Value::from(self.mode_name()));
+        a.insert(
+            "argv".into(),
+            Value::from(audit::redact_argv(&args.command, &self.secrets)),
+        );
+        let timeout_s = args
+            .timeout
+            .unwrap_or(self.config.shell_default_timeout_s)
+            .clamp(1, self.config.shell_max_timeout_s.max(1));
+        a.insert("timeout".into(), Value::from(timeout_s));
+        a.insert(
+            "output_limit".into(),
+            Value::from(self.config.shell_output_limit),
+        );
+        let reply = self.shell_execute_inner(&args, timeout_s, ctx, started, &mut a);
+        a.insert(
+            "duration_ms".into(),
+            Value::from(started.elapsed().as_millis() as u64),
+        );
+        if reply.is_none() {
+            a.insert("result_type".into(), Value::from("cancelled"));
+        }
+        self.audit.record(a);
+        reply
+    }
+
+    fn shell_execute_inner(
+        &self,
+        args: &ShellExecArgs,
+        timeout_s: u64,
+        ctx: &CallCtx<'_>,
+        started: Instant,
+        a: &mut Map<String, Value>,
+    ) -> Option<Reply> {
+        let reject = |a: &mut Map<String, Value>, reason: String| {
+            a.insert("result_type".into(), Value::from("rejected"));
+            a.insert("rejection_reason".into(), Value::from(reason.clone()));
+            Some(shell_error(&reason, "", "", 1, started, None))
+        };
+        let Some(policy) = &self.trusted else {
+            return reject(a, "shell_execute is only available in trusted mode".into());
+        };
+        if self.shutting_down.load(Ordering::SeqCst) {
+            return reject(a, "the server is shutting down".into());
+        }
+        if args.command.is_empty() {
+            return reject(a, "Empty command".into());
+        }
+        let pipeline = match tokenize::from_argv(&args.command) {
+            Ok(p) => p,
+            Err(e) => return reject(a, e),
+        };
+        let stages = match policy.check(&pipeline) {
+            Ok(s) => s,
+            Err(e) => return reject(a, e),
+        };
+        let cwd = match config::resolve_cwd(&self.config, args.directory.as_deref()) {
+            Ok(c) => c,
+            // The parameter is called `directory` here.
+            Err(e) => return reject(a, e.replacen("cwd", "directory", 1)),
+        };
+        a.insert("directory".into(), Value::from(cwd.display().to_string()));
+        a.insert(
+            "redirections".into(),
+            serde_json::json!({
+                "stdin": pipeline.stdin_path.is_some(),
+                "stdout": pipeline.stdout.as_ref().is_some_and(|r| !r.append),
+                "stdout_append": pipeline.stdout.as_ref().is_some_and(|r| r.append),
+            }),
+        );
+        let limit = self.config.max_processes;
+        if self.table.live_count() >= limit {
+            return reject(a, format!("Maximum process limit ({limit}) reached"));
+        }
+        let env = match policy.env(&[]) {
+            Ok(e) => e,
+            Err(e) => return reject(a, e),
+        };
+        let (input, output) = match policy.open_redirects(&cwd, &pipeline) {
+            Ok(f) => f,
+            Err(e) => return reject(a, e),
+        };
+        let stdin = match (input, &args.stdin) {
+            (Some(_), Some(_)) => {
+                return reject(
+                    a,
+                    "stdin and an input redirection (<) cannot be combined".into(),
+                )
+            }
+            (Some(f), None) => StdinSource::File(f),
+            (None, Some(_)) => StdinSource::Pipe,
+            (None, None) => StdinSource::Null,
+        };
+        self.table.retain(
+            Duration::from_millis(self.config.retention_ms),
+            self.config.max_retained,
+        );
+        let launch = Launch {
+            stages,
+            env,
+            cwd,
+            stdin,
+            stdout_file: output,
+            display: args.command.join(" "),
+            name: Some("shell_execute".into()),
+            ring_bytes: self.config.shell_output_limit + 1,
+            output_cap: Some(self.config.shell_output_limit as u64),
+            timeout_ms: 0,
+            overlay: Vec::new(),
+            initial_stdin: args.stdin.clone().map(|s| (s.into_bytes(), true)),
+        };
+        let proc = match self.launch(launch) {
+            Ok(p) => p,
+            Err(e) => {
+                a.insert("result_type".into(), Value::from("process_error"));
+                a.insert("error".into(), Value::from(e.clone()));
+                return Some(shell_error(&e, "", "", 1, started, None));
+            }
+        };
+        a.insert("process_id".into(), Value::from(proc.info.id.clone()));
+        ctx.cancel.attach(&proc);
+        let deadline = started + Duration::from_secs(timeout_s);
+        let outcome = wait_loop(&proc, deadline, ctx, WaitMode::Wait, None);
+        if outcome == Outcome::Cancelled {
+            self.stop_quietly(&proc, CANCEL_GRACE);
+            return None;
+        }
+        if outcome != Outcome::Finished {
+            proc.set_reason(EndReason::TimedOut);
+            proc.signal(libc::SIGKILL);
+            let never = Cancel::default();
+            let quiet = CallCtx {
+                cancel: &never,
+                progress: None,
+            };
+            wait_loop(
+                &proc,
+                Instant::now() + Duration::from_secs(5),
+                &quiet,
+                WaitMode::Wait,
+                None,
+            );
+        }
+        let st = proc.lock();
+        let all = ReadReq {
+            since: None,
+            tail_lines: None,
+            streams: Streams::Both,
+            max_bytes: usize::MAX,
+        };
+        let out = st.output.read(&all);
+        let reason = st.reason;
+        let (exit_code, _) = st.exit();
+        let signal_num = match st.leader {
+            Some((sys::WaitStatus::Signaled(n), _)) => Some(n),
+            _ => None,
+        };
+        let stage_status: Vec<Value> = st
+            .stage_exits
+            .iter()
+            .map(|e| match e {
+                Some(sys::WaitStatus::Exited(c)) => Value::from(*c),
+                Some(sys::WaitStatus::Signaled(n)) => Value::from(-n),
+                None => Value::Null,
+            })
+            .collect();
+        let over = [STDOUT, STDERR]
+            .map(|i| st.output.bytes_total(i) > self.config.shell_output_limit as u64);
+        drop(st);
+        let limit = self.config.shell_output_limit;
+        let mut stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let mut stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        truncate_utf8(&mut stdout, limit);
+        truncate_utf8(&mut stderr, limit);
+        a.insert("stdout_bytes".into(), Value::from(out.stdout.len()));
+        a.insert("stderr_bytes".into(), Value::from(out.stderr.len()));
+        a.insert(
+            "exit_code".into(),
+            exit_code.map_or(Value::Null, Value::from),
+        );
+        let stages = (stage_status.len() > 1).then_some(stage_status);
+        let (result_type, failure) = match (reason, exit_code, signal_num) {
+            (EndReason::TimedOut, _, _) => (
+                "timeout",
+                Some(format!("Command timed out after {timeout_s} seconds")),
+            ),
+            (EndReason::OutputCap, _, _) => {
+                let which = if over[STDOUT] || !over[STDERR] {
+                    "stdout"
+                } else {
+                    "stderr"
+                };
+                (
+                    "output_cap",
+                    Some(format!("{which} exceeded output limit of {limit} bytes")),
+                )
+            }
+            (_, Some(0), _) => ("success", None),
+            (_, Some(code), _) => (
+                "process_error",
+                Some(format!("Command failed with exit status {code}")),
+            ),
+            (_, None, Some(n)) => (
+                "process_error",
+                Some(format!("Command terminated by signal {n}")),
+            ),
+            (_, None, None) => (
+                "process_error",
+                Some("Command ended without an exit status".to_string()),
+            ),
+        };
+        a.insert("result_type".into(), Value::from(result_type));
+        let status = exit_code.unwrap_or_else(|| signal_num.map_or(1, |n| 128 + n));
+        Some(match failure {
+            Some(reason) => {
+                a.insert("error".into(), Value::from(reason.clone()));
+                shell_error(&reason, &stdout, &stderr, status, started, stages)
+            }
+            None => {
+                let mut m = Map::new();
+                m.insert("stdout".into(), Value::from(stdout.clone()));
+                m.insert("stderr".into(), Value::from(stderr.clone()));
+                m.insert("status".into(), Value::from(status));
+                m.insert(
+                    "execution_time".into(),
+                    Value::from(started.elapsed().as_secs_f64()),
+                );
+                if let Some(s) = stages {
+                    m.insert("stage_status".into(), Value::Array(s));
+                }
+                let mut texts: Vec<String> = [stdout, stderr]
+                    .into_iter()
+                    .filter(|t| !t.is_empty())
+                    .collect();
+                if texts.is_empty() {
+                    // Some clients refuse an empty content list.
+                    texts.push(String::new());
+                }
+                Reply {
+                    value: m,
+                    is_error: false,
+                    texts: Some(texts),
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,85 @@
+//! The protocol driven in-process, over the in-memory transport (no binary, no pipes).
+//!
+//! This binary runs the server's engine inside the test process, so it stays apart from
+//! the black-box suite (its reaper would reap the children of other tests).
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use yieldshell::internals::serve_in_memory;
+use yieldshell::transport::Input;
+
+fn start() -> yieldshell::transport::MemoryClient {
+    let env = vec![("PATH".into(), "/usr/bin:/bin".into())];
+    let config = match yieldshell::config::parse(&[], env).expect("default configuration") {
+        yieldshell::config::Parsed::Run(c) => *c,
+        yieldshell::config::Parsed::Print(_) => panic!("no run configuration"),
+    };
+    serve_in_memory(config, Duration::from_secs(5)).expect("start the server")
+}
+
+fn send(client: &yieldshell::transport::MemoryClient, message: Value) {
+    let line = serde_json::to_vec(&message).expect("serialise");
+    client
+        .to_server
+        .send(Input::Line(line))
+        .expect("server alive");
+}
+
+#[test]
+fn handshake_ping_list_and_errors_in_process() {
+    let client = start();
+    send(
+        &client,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}}),
+    );
+    send(
+        &client,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    send(
+        &client,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
+    );
+    send(
+        &client,
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}),
+    );
+    send(
+        &client,
+        json!({"jsonrpc": "2.0", "id": 4, "method": "nope"}),
+    );
+    client.to_server.send(Input::TooLong).expect("server alive");
+    send(
+        &client,
+        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+               "params": {"name": "ps", "arguments": {}}}),
+    );
+    // End of input: the server answers what it has, then closes its side.
+    let yieldshell::transport::MemoryClient {
+        to_server,
+        from_server,
+    } = client;
+    drop(to_server);
+    let messages: Vec<Value> = from_server
+        .iter()
+        .map(|l| serde_json::from_slice(&l).expect("a JSON line"))
+        .collect();
+    let by_id = |id: i64| {
+        messages
+            .iter()
+            .find(|m| m["id"] == json!(id))
+            .unwrap_or_else(|| panic!("no answer to {id}: {messages:?}"))
+    };
+    assert_eq!(by_id(1)["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(by_id(2)["result"], json!({}));
+    let tools = by_id(3)["result"]["tools"].as_array().expect("tools").len();
+    assert_eq!(tools, 7);
+    assert_eq!(by_id(4)["error"]["code"], -32601);
+    assert_eq!(by_id(5)["result"]["isError"], false);
+    let too_long = messages.iter().filter(|m| m["id"].is_null()).count();
+    assert_eq!(too_long, 1, "{messages:?}");
+    assert_eq!(messages.len(), 6, "{messages:?}");
+}
