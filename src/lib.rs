@@ -57,6 +57,7 @@ pub mod wait;
 // Agents (SPEC section 13): terminals, input waits, limits.
 pub mod ansi;
 pub mod cgroup;
+pub mod inputwait;
 pub mod limits;
 
 use std::io::Write;
