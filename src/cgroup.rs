@@ -177,6 +177,12 @@ fn annotate(e: io::Error, path: &Path, what: &str) -> io::Error {
 }
 
 impl CommandGroup {
+    /// True when [`CommandGroup::spawn_inside`] makes the child be born inside (v1); false
+    /// when it must [`CommandGroup::join`] after the spawn (v2).
+    pub fn born_inside(&self) -> bool {
+        self.version == Version::V1
+    }
+
     /// The cgroup's directory.
     pub fn dir(&self) -> &Path {
         &self.dir

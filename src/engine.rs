@@ -130,6 +130,8 @@ pub struct ExecArgs {
     pub max_output_bytes: Option<u64>,
     /// Tail instead of head.
     pub tail_lines: Option<u64>,
+    /// Terminal and raw output (SPEC section 13).
+    pub agent: crate::agents::ExecExtras,
 }
 
 /// Output selection shared by `read` and `wait`.
@@ -143,6 +145,8 @@ pub struct ReadArgs {
     pub streams: Streams,
     /// Tail.
     pub tail_lines: Option<u64>,
+    /// Terminal output with its escape sequences (SPEC section 13).
+    pub raw: bool,
 }
 
 /// The shell-mode service.
@@ -181,6 +185,7 @@ impl Engine {
         reaper: Reaper,
         marker_prefix: String,
     ) -> Result<Engine, String> {
+        crate::agents::init(&config);
         let trusted = match config.mode {
             Mode::Trusted => Some(Policy::new(&config)?),
             Mode::Shell => None,
@@ -361,6 +366,7 @@ impl Engine {
             max_output_bytes: args.max_output_bytes,
             streams: Streams::Both,
             tail_lines: args.tail_lines,
+            raw: args.agent.raw,
         };
         let mut m = self.snapshot(&proc, read);
         let running = m.get("status").and_then(Value::as_str) == Some(Status::Running.as_str());
@@ -424,11 +430,12 @@ impl Engine {
             max_bytes: self.budget(args.max_output_bytes),
         };
         let st = proc.lock();
-        let out = st.output.read(&req);
+        let mut out = st.output.read(&req);
         let status = st.status();
         let (exit_code, signal) = st.exit();
         let stdin_error = st.stdin_error.clone();
         drop(st);
+        crate::agents::shape_read(proc, &mut out, args.raw, status == Status::Running);
         let mut m = Map::new();
         m.insert("process_id".into(), Value::from(proc.info.id.clone()));
         m.insert("status".into(), Value::from(status.as_str()));
@@ -437,11 +444,17 @@ impl Engine {
             exit_code.map_or(Value::Null, Value::from),
         );
         m.insert("signal".into(), signal.map_or(Value::Null, Value::from));
+        crate::agents::put_gap(&mut m, &out);
         put_output(&mut m, out, args.streams);
         m.insert(
             "stdin_error".into(),
             stdin_error.map_or(Value::Null, Value::from),
         );
+        if status == Status::Running {
+            crate::agents::put_awaiting(&mut m, proc);
+        } else {
+            m.insert("awaiting_input".into(), Value::Bool(false));
+        }
         m
     }
 
@@ -462,6 +475,8 @@ impl Engine {
             if newline {
                 data.push(b'\n');
             }
+            // A terminal is never closed: end of input there is Ctrl-D.
+            let close = crate::agents::close_input(&proc, close, &mut data);
             let deadline = Instant::now() + Duration::from_millis(TRANSPORT_CEILING_MS);
             proc.write_stdin(&data, close, deadline)
         };
@@ -655,6 +670,12 @@ impl Engine {
                 "stdin_error".into(),
                 st.stdin_error.clone().map_or(Value::Null, Value::from),
             );
+            drop(st);
+            if status == Status::Running {
+                crate::agents::put_awaiting(&mut m, &proc);
+            } else {
+                m.insert("awaiting_input".into(), Value::Bool(false));
+            }
             list.push(Value::Object(m));
         }
         let mut m = Map::new();

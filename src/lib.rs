@@ -55,10 +55,12 @@ pub mod tree;
 pub mod trusted;
 pub mod wait;
 // Agents (SPEC section 13): terminals, input waits, limits.
+pub mod agents;
 pub mod ansi;
 pub mod cgroup;
 pub mod inputwait;
 pub mod limits;
+pub mod pty;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -545,6 +545,12 @@ fn exec(engine: &Engine, a: &Args<'_>, ctx: &CallCtx<'_>) -> Outcome {
         timeout_ms: a.uint("timeout_ms")?,
         max_output_bytes: a.uint("max_output_bytes")?,
         tail_lines: a.uint("tail_lines")?,
+        agent: crate::agents::ExecExtras {
+            tty: a.boolean("tty")?.unwrap_or(false),
+            rows: a.uint("rows")?,
+            cols: a.uint("cols")?,
+            raw: a.boolean("raw")?.unwrap_or(false),
+        },
     };
     Ok(engine.exec(args, ctx))
 }
@@ -590,6 +596,7 @@ fn read_args(a: &Args<'_>) -> Result<ReadArgs, String> {
         max_output_bytes: a.uint("max_output_bytes")?,
         streams,
         tail_lines: a.uint("tail_lines")?,
+        raw: a.boolean("raw")?.unwrap_or(false),
     })
 }
 

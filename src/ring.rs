@@ -481,6 +481,15 @@ impl Output {
         self.next_seq - 1
     }
 
+    /// The newest position of `stream` (0 when it has no output).
+    pub fn newest_seq(&self, stream: usize) -> u64 {
+        let ring = &self.rings[stream];
+        ring.segs
+            .back()
+            .or(ring.head_segs.last())
+            .map_or(0, |s| s.seq + s.len - 1)
+    }
+
     /// Bytes ever written to `stream` (after redaction), evicted ones included.
     pub fn bytes_total(&self, stream: usize) -> u64 {
         self.bytes_total[stream]

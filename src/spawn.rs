@@ -76,6 +76,8 @@ pub struct Launch {
     pub overlay: Vec<(String, String)>,
     /// Initial stdin and whether to close it afterwards.
     pub initial_stdin: Option<(Vec<u8>, bool)>,
+    /// Run on a new terminal of (rows, cols) instead of pipes (one stage only).
+    pub terminal: Option<(u16, u16)>,
 }
 
 struct Started {
@@ -179,6 +181,9 @@ impl Engine {
         let id = self.ids.next();
         let marker = format!("{}{}", self.marker_prefix, id);
         let mut env = launch.env;
+        if self.config.noninteractive {
+            crate::agents::add_noninteractive(&mut env, &self.config.env, &launch.overlay);
+        }
         env.retain(|(k, _)| k != MARKER_VAR);
         env.push((MARKER_VAR.into(), marker.clone().into()));
         let secrets = match &self.config.redact_regex {
@@ -194,15 +199,76 @@ impl Engine {
             _ => self.secrets.clone(),
         };
 
+        let cgroup = crate::agents::new_cgroup()?;
         let mut leaders = self.reaper.leaders.lock();
-        let started = spawn_stages(
-            &launch.stages,
-            &env,
-            &launch.cwd,
-            launch.stdin,
-            launch.stdout_file,
-        );
-        let started = started?;
+        let mut terminal = None;
+        let spawn = || match launch.terminal {
+            Some((rows, cols)) => {
+                let stage = launch
+                    .stages
+                    .first()
+                    .ok_or_else(|| "nothing to run".to_string())?;
+                let command = stage_command(stage);
+                let t = crate::pty::spawn(
+                    &command.program,
+                    &command.arg0,
+                    &command.args,
+                    &env,
+                    &launch.cwd,
+                    rows,
+                    cols,
+                )
+                .map_err(|e| {
+                    format!(
+                        "cannot start {} on a terminal: {}",
+                        stage.program,
+                        config::plain_io(&e)
+                    )
+                })?;
+                terminal = Some(t.terminal);
+                Ok(Started {
+                    pids: vec![t.pid],
+                    stdin: Some(t.input),
+                    stdout: Some(t.output),
+                    stderr: None,
+                })
+            }
+            None => spawn_stages(
+                &launch.stages,
+                &env,
+                &launch.cwd,
+                launch.stdin,
+                launch.stdout_file,
+            ),
+        };
+        let started = match &cgroup {
+            // Born inside the cgroup (v1), or moved in right after (v2).
+            Some(g) => {
+                let started = g.spawn_inside(spawn).map_err(|e| e.to_string())??;
+                if !g.born_inside() {
+                    for &p in &started.pids {
+                        if let Err(e) = g.join(p) {
+                            crate::warn!("{e}");
+                        }
+                    }
+                }
+                started
+            }
+            None => spawn()?,
+        };
+        for &p in &started.pids {
+            if let Err(e) = crate::agents::apply_rlimits(p) {
+                crate::warn!("{e}");
+            }
+        }
+        let input = match (&terminal, &started.stdin) {
+            (Some(t), _) => Some(crate::inputwait::Input::Tty(t.path.clone())),
+            (None, Some(f)) => f
+                .metadata()
+                .ok()
+                .map(|m| crate::inputwait::Input::Pipe(std::os::unix::fs::MetadataExt::ino(&m))),
+            (None, None) => None,
+        };
         let pid = started.pids[0];
         let info = Info {
             id: id.clone(),
@@ -215,6 +281,11 @@ impl Engine {
             started_wall: SystemTime::now(),
             started: Instant::now(),
             marker,
+            agent: crate::agents::RecordExtras {
+                terminal,
+                input,
+                cgroup,
+            },
         };
         if let Some(stdin) = &started.stdin {
             let _ = sys::set_nonblocking(std::os::fd::AsRawFd::as_raw_fd(stdin));

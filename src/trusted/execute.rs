@@ -190,6 +190,7 @@ impl Engine {
             timeout_ms: 0,
             overlay: Vec::new(),
             initial_stdin: args.stdin.clone().map(|s| (s.into_bytes(), true)),
+            terminal: None,
         };
         let proc = match self.launch(launch) {
             Ok(p) => p,
