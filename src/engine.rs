@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 
 use crate::audit::Audit;
 use crate::config::{self, Config, Mode, TRANSPORT_CEILING_MS};
+use crate::pool::Pool;
 use crate::process::{EndReason, Proc, Status};
 use crate::reaper::{Cmd, Reaper};
 use crate::redact::Secrets;
@@ -23,7 +24,7 @@ use crate::stamp::{rfc3339, IdGen};
 use crate::sys;
 use crate::table::Table;
 use crate::trusted::{tokenize, Policy};
-use crate::wait::{wait_loop, Outcome, UntilWatch, WaitMode};
+use crate::wait::{Outcome, UntilWatch, WaitMode, Waits, Watch};
 
 pub use crate::policy::check_side_effects;
 pub use crate::spawn::{Launch, StdinSource};
@@ -93,15 +94,67 @@ impl Cancel {
 }
 
 /// Sends a progress notification: (elapsed ms, bytes of output so far).
-pub type Progress<'a> = Option<&'a dyn Fn(u64, u64)>;
+pub type Progress = Arc<dyn Fn(u64, u64) + Send + Sync>;
 
-/// Context of one call: cancellation and progress.
-pub struct CallCtx<'a> {
-    /// Set when the client cancels the request.
-    pub cancel: &'a Cancel,
-    /// Progress callback when the client asked for progress.
-    pub progress: Progress<'a>,
+/// How a call ended, as handed to its responder.
+pub enum Done {
+    /// The tool's answer.
+    Reply(Reply),
+    /// The call was cancelled: nothing is sent.
+    Cancelled,
+    /// The call ended without an answer (a panic while it ran): an internal error.
+    Lost,
 }
+
+/// Sends a call's answer, exactly once: dropping an unused responder answers `Lost`.
+pub struct Responder(Option<Box<dyn FnOnce(Done) + Send>>);
+
+impl Responder {
+    /// A responder that hands the end of the call to `f`.
+    pub fn new(f: impl FnOnce(Done) + Send + 'static) -> Responder {
+        Responder(Some(Box::new(f)))
+    }
+
+    /// Answers with `reply`, or sends nothing for a cancelled call (`None`).
+    pub fn send(mut self, reply: Option<Reply>) {
+        if let Some(f) = self.0.take() {
+            f(reply.map_or(Done::Cancelled, Done::Reply));
+        }
+    }
+}
+
+impl Drop for Responder {
+    fn drop(&mut self) {
+        if let Some(f) = self.0.take() {
+            f(Done::Lost);
+        }
+    }
+}
+
+/// One call: its cancellation, its progress callback and where its answer goes. A tool
+/// that waits parks these (see `wait`) and answers later.
+pub struct Call {
+    /// Set when the client cancels the request.
+    pub cancel: Arc<Cancel>,
+    /// Progress callback when the client asked for progress.
+    pub progress: Option<Progress>,
+    /// Where the answer goes.
+    pub respond: Responder,
+}
+
+impl Call {
+    /// A call with no cancellation from outside and no progress.
+    pub fn quiet(respond: Responder) -> Call {
+        Call {
+            cancel: Arc::new(Cancel::default()),
+            progress: None,
+            respond,
+        }
+    }
+}
+
+/// Receives the end of a call whose answer is built in steps (exec, shell_execute).
+pub(crate) type Finish = Box<dyn FnOnce(Option<Reply>) + Send>;
 
 /// `exec` arguments.
 #[derive(Debug, Default)]
@@ -168,6 +221,10 @@ pub struct Engine {
     /// Prefix of every marker of this server (`<pid>.<nonce>/`).
     pub marker_prefix: String,
     pub(crate) ids: IdGen,
+    /// Parked waits.
+    pub(crate) waits: Arc<Waits>,
+    /// The workers that run calls and the looks of parked waits.
+    pub pool: Pool,
     pub(crate) shutting_down: AtomicBool,
 }
 
@@ -184,6 +241,7 @@ impl Engine {
         config: Arc<Config>,
         reaper: Reaper,
         marker_prefix: String,
+        pool: Pool,
     ) -> Result<Engine, String> {
         crate::agents::init(&config);
         let trusted = match config.mode {
@@ -203,6 +261,8 @@ impl Engine {
             None => Secrets::default(),
         });
         let audit = Audit::open(config.audit_log.as_deref())?;
+        let waits = Waits::start(pool.clone())
+            .map_err(|e| format!("cannot start the waits thread: {e}"))?;
         #[cfg(target_os = "linux")]
         let ingest = crate::ingest::Ingest::start()
             .map_err(|e| format!("cannot start the output reader: {e}"))?;
@@ -217,6 +277,8 @@ impl Engine {
             trusted,
             marker_prefix,
             ids: IdGen::default(),
+            waits,
+            pool,
             shutting_down: AtomicBool::new(false),
         })
     }
@@ -236,8 +298,9 @@ impl Engine {
         requested.map_or(cap, |r| (r.min(cap as u64)) as usize)
     }
 
-    /// `exec`. `None` when the call was cancelled (no response is sent).
-    pub fn exec(&self, args: ExecArgs, ctx: &CallCtx<'_>) -> Option<Reply> {
+    /// `exec`: answers through `call` once the command ended or its yield passed (nothing
+    /// when the call was cancelled).
+    pub fn exec(self: &Arc<Self>, args: ExecArgs, call: Call) {
         let started = Instant::now();
         let command = self.secrets.redact_str(&args.command);
         let cwd = config::resolve_cwd(&self.config, args.cwd.as_deref());
@@ -256,7 +319,6 @@ impl Engine {
             }),
             None => None,
         };
-        let reply = self.exec_inner(args, cwd, ctx, started);
         let mut a = Map::new();
         a.insert("tool".into(), Value::from("exec"));
         a.insert("mode".into(), Value::from(self.mode_name()));
@@ -266,11 +328,26 @@ impl Engine {
         if let Some(r) = redirections {
             a.insert("redirections".into(), r);
         }
+        let Call {
+            cancel,
+            progress,
+            respond,
+        } = call;
+        let engine = self.clone();
+        let finish = move |reply: Option<Reply>| {
+            engine.audit_exec(a, &reply, started);
+            respond.send(reply);
+        };
+        self.exec_inner(args, cwd, (cancel, progress), started, Box::new(finish));
+    }
+
+    /// Completes the audit record of an `exec` call from its answer, and writes it.
+    fn audit_exec(&self, mut a: Map<String, Value>, reply: &Option<Reply>, started: Instant) {
         a.insert(
             "duration_ms".into(),
             Value::from(started.elapsed().as_millis() as u64),
         );
-        match &reply {
+        match reply {
             None => {
                 a.insert("result_type".into(), Value::from("cancelled"));
             }
@@ -311,7 +388,6 @@ impl Engine {
             }
         }
         self.audit.record(a);
-        reply
     }
 
     pub(crate) fn mode_name(&self) -> &'static str {
@@ -323,18 +399,19 @@ impl Engine {
     }
 
     fn exec_inner(
-        &self,
+        self: &Arc<Self>,
         args: ExecArgs,
         cwd: Result<PathBuf, String>,
-        ctx: &CallCtx<'_>,
+        (cancel, progress): (Arc<Cancel>, Option<Progress>),
         started: Instant,
-    ) -> Option<Reply> {
+        finish: Finish,
+    ) {
         if let Err(message) = self.check_policy(&args) {
-            return Some(failed_to_start(message));
+            return finish(Some(failed_to_start(message)));
         }
         let cwd = match cwd {
             Ok(c) => c,
-            Err(e) => return Some(failed_to_start(e)),
+            Err(e) => return finish(Some(failed_to_start(e))),
         };
         self.table.retain(
             Duration::from_millis(self.config.retention_ms),
@@ -342,24 +419,19 @@ impl Engine {
         );
         let launch = match self.exec_launch(&args, cwd) {
             Ok(l) => l,
-            Err(e) => return Some(failed_to_start(e)),
+            Err(e) => return finish(Some(failed_to_start(e))),
         };
         let proc = match self.launch(launch) {
             Ok(p) => p,
-            Err(e) => return Some(failed_to_start(e)),
+            Err(e) => return finish(Some(failed_to_start(e))),
         };
-        ctx.cancel.attach(&proc);
+        cancel.attach(&proc);
 
         let yield_ms = args
             .yield_ms
             .unwrap_or(self.config.default_yield_ms)
             .min(self.config.max_yield_ms);
         let deadline = started + Duration::from_millis(yield_ms);
-        let outcome = wait_loop(&proc, deadline, ctx, WaitMode::Exec, None);
-        if outcome == Outcome::Cancelled {
-            self.stop_quietly(&proc, CANCEL_GRACE);
-            return None;
-        }
         // The output part is what `read` from the oldest byte would return.
         let read = ReadArgs {
             since_seq: None,
@@ -368,7 +440,25 @@ impl Engine {
             tail_lines: args.tail_lines,
             raw: args.agent.raw,
         };
-        let mut m = self.snapshot(&proc, read);
+        let watch = Watch::new(vec![proc.clone()], WaitMode::Exec, deadline)
+            .cancel(&cancel)
+            .progress(progress);
+        let engine = self.clone();
+        self.waits.park(
+            watch,
+            Box::new(move |outcome, _| {
+                if outcome == Outcome::Cancelled {
+                    engine.stop_quietly(&proc, CANCEL_GRACE);
+                    return finish(None);
+                }
+                finish(Some(engine.exec_result(&proc, read, started)));
+            }),
+        );
+    }
+
+    /// The answer of an `exec` whose wait ended.
+    fn exec_result(&self, proc: &Proc, read: ReadArgs, started: Instant) -> Reply {
+        let mut m = self.snapshot(proc, read);
         let running = m.get("status").and_then(Value::as_str) == Some(Status::Running.as_str());
         if running {
             m.insert("status".into(), Value::from("backgrounded"));
@@ -392,7 +482,7 @@ impl Engine {
         if m.get("stdin_error").is_some_and(Value::is_null) {
             m.remove("stdin_error");
         }
-        Some(Reply::ok(m))
+        Reply::ok(m)
     }
 
     /// Sends SIGTERM, then SIGKILL after `grace`, without waiting.
@@ -493,51 +583,64 @@ impl Engine {
         }
     }
 
-    /// `wait`. `None` when cancelled.
+    /// `wait`: answers when the record finished, its output matched `until`, or the
+    /// timeout passed (nothing when the call was cancelled).
     pub fn wait(
-        &self,
+        self: &Arc<Self>,
         id: &str,
         timeout_ms: Option<u64>,
-        until: Option<&Regex>,
+        until: Option<Regex>,
         args: ReadArgs,
-        ctx: &CallCtx<'_>,
-    ) -> Option<Reply> {
+        call: Call,
+    ) {
         let Some(proc) = self.table.get(id) else {
-            return Some(Self::unknown(id));
+            return call.respond.send(Some(Self::unknown(id)));
         };
-        ctx.cancel.attach(&proc);
+        call.cancel.attach(&proc);
         let started = Instant::now();
         let timeout = timeout_ms
             .unwrap_or(TRANSPORT_CEILING_MS)
             .min(TRANSPORT_CEILING_MS);
         let deadline = started + Duration::from_millis(timeout);
-        let watch = until.map(|re| UntilWatch::new(re, &proc, args));
-        let outcome = wait_loop(&proc, deadline, ctx, WaitMode::Wait, watch);
-        let result = match outcome {
-            Outcome::Cancelled => return None,
-            Outcome::Finished => "exited",
-            Outcome::Matched => "matched",
-            Outcome::Deadline | Outcome::LeaderGone => "deadline_reached",
-        };
-        let mut m = self.snapshot(&proc, args);
-        m.insert("wait_result".into(), Value::from(result));
-        m.insert(
-            "waited_ms".into(),
-            Value::from(started.elapsed().as_millis() as u64),
+        let mut watch = Watch::new(vec![proc.clone()], WaitMode::Wait, deadline)
+            .cancel(&call.cancel)
+            .progress(call.progress);
+        if let Some(re) = until {
+            watch = watch.until(0, UntilWatch::new(re, &proc, args));
+        }
+        let engine = self.clone();
+        let respond = call.respond;
+        self.waits.park(
+            watch,
+            Box::new(move |outcome, _| {
+                let result = match outcome {
+                    Outcome::Cancelled => return respond.send(None),
+                    Outcome::Finished => "exited",
+                    Outcome::Matched => "matched",
+                    Outcome::Deadline | Outcome::LeaderGone => "deadline_reached",
+                };
+                let mut m = engine.snapshot(&proc, args);
+                m.insert("wait_result".into(), Value::from(result));
+                m.insert(
+                    "waited_ms".into(),
+                    Value::from(started.elapsed().as_millis() as u64),
+                );
+                respond.send(Some(Reply::ok(m)));
+            }),
         );
-        Some(Reply::ok(m))
     }
 
-    /// `stop`.
+    /// `stop`: signals the group, then answers once it is gone (or the grace and the
+    /// SIGKILL that follows it did not end it).
     pub fn stop(
-        &self,
+        self: &Arc<Self>,
         id: &str,
         signal: Option<&str>,
         force_after_ms: Option<u64>,
-        ctx: &CallCtx<'_>,
-    ) -> Reply {
+        call: Call,
+    ) {
         let Some(proc) = self.table.get(id) else {
-            return Self::unknown(id);
+            return call.respond.send(Some(Self::unknown(id)));
         };
         let mut m = Map::new();
         m.insert("process_id".into(), Value::from(id));
@@ -555,7 +658,7 @@ impl Engine {
                             names.join(", ")
                         )),
                     );
-                    return Reply::err(m);
+                    return call.respond.send(Some(Reply::err(m)));
                 }
             },
         };
@@ -563,9 +666,10 @@ impl Engine {
         let grace = force_after_ms
             .unwrap_or(STOP_GRACE_MS)
             .min(STOP_GRACE_MAX_MS);
-        let stopped = if proc.is_finished() {
-            false
-        } else {
+        if proc.is_finished() {
+            return call.respond.send(Some(stop_result(&proc, m, false)));
+        }
+        {
             proc.set_reason(EndReason::Stopped);
             proc.signal(signum);
             if signum != libc::SIGKILL {
@@ -577,13 +681,23 @@ impl Engine {
             // The reaper escalates; wait for the group to be gone, with room for the kill
             // and the final drain.
             let deadline = Instant::now() + Duration::from_millis(grace) + Duration::from_secs(4);
-            let never = Cancel::default();
-            let quiet = CallCtx {
-                cancel: &never,
-                progress: ctx.progress,
-            };
-            wait_loop(&proc, deadline, &quiet, WaitMode::Wait, None) == Outcome::Finished
-        };
+            let watch =
+                Watch::new(vec![proc.clone()], WaitMode::Wait, deadline).progress(call.progress);
+            let respond = call.respond;
+            self.waits.park(
+                watch,
+                Box::new(move |outcome, _| {
+                    let stopped = outcome == Outcome::Finished;
+                    respond.send(Some(stop_result(&proc, m, stopped)));
+                }),
+            );
+        }
+    }
+}
+
+/// The answer of `stop` once its wait ended.
+fn stop_result(proc: &Proc, mut m: Map<String, Value>, stopped: bool) -> Reply {
+    {
         let st = proc.lock();
         let (exit_code, sig) = st.exit();
         m.insert("stopped".into(), Value::Bool(stopped));
@@ -611,7 +725,9 @@ impl Engine {
         m.insert("error".into(), Value::Null);
         Reply::ok(m)
     }
+}
 
+impl Engine {
     /// `ps`.
     pub fn ps(&self, include_completed: bool, limit: usize) -> Reply {
         let now = Instant::now();

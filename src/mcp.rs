@@ -7,11 +7,13 @@
 //! value received and what is accepted. Fields newer than the negotiated protocol version
 //! (`title`, `outputSchema`, `structuredContent`, annotations) are left out.
 
+use std::sync::Arc;
+
 use regex_lite::Regex;
 use serde_json::{json, Map, Value};
 
 use crate::config::{SIDE_EFFECTS, TRANSPORT_CEILING_MS};
-use crate::engine::{CallCtx, Engine, ExecArgs, ReadArgs, Reply, ShellExecArgs};
+use crate::engine::{Call, Engine, ExecArgs, ReadArgs, Reply, ShellExecArgs};
 use crate::ring::Streams;
 
 /// Protocol versions we speak, newest first.
@@ -488,27 +490,22 @@ pub fn call_response_line(id: &Value, reply: Reply, version: &str) -> Vec<u8> {
     line
 }
 
-/// Runs a tool. `None` means the call was cancelled: send nothing.
-pub fn call_tool(
-    engine: &Engine,
-    name: &str,
-    args: &Map<String, Value>,
-    ctx: &CallCtx<'_>,
-) -> Option<Reply> {
+/// Runs a tool; its answer goes through `call` (now, or later for a tool that waits).
+pub fn call_tool(engine: &Arc<Engine>, name: &str, args: &Map<String, Value>, call: Call) {
     let a = Args { map: args };
-    let result = match name {
-        "exec" => exec(engine, &a, ctx),
-        "shell_execute" => shell_execute(engine, &a, ctx),
-        "read" => read(engine, &a),
-        "write" => write(engine, &a),
-        "wait" => wait(engine, &a, ctx),
-        "stop" => stop(engine, &a, ctx),
-        "ps" => ps(engine, &a),
-        "cleanup" => cleanup(engine, &a),
+    let parsed = match name {
+        "exec" => exec(&a),
+        "shell_execute" => shell_execute(&a),
+        "read" => read(&a),
+        "write" => write(&a),
+        "wait" => wait(&a),
+        "stop" => stop(&a),
+        "ps" => ps(&a),
+        "cleanup" => cleanup(&a),
         other => Err(format!("unknown tool {other:?}")),
     };
-    match result {
-        Ok(reply) => reply,
+    match parsed {
+        Ok(run) => run(engine, call),
         Err(message) => {
             let mut reply = Reply::error(message);
             if name == "exec" {
@@ -522,14 +519,24 @@ pub fn call_tool(
                     .value
                     .insert("process_id".into(), Value::from(id.clone()));
             }
-            Some(reply)
+            call.respond.send(Some(reply));
         }
     }
 }
 
-type Outcome = Result<Option<Reply>, String>;
+/// A tool call with valid arguments, ready to run.
+type Run = Box<dyn FnOnce(&Arc<Engine>, Call)>;
 
-fn exec(engine: &Engine, a: &Args<'_>, ctx: &CallCtx<'_>) -> Outcome {
+type Parsed = Result<Run, String>;
+
+/// A tool that answers at once.
+fn now(f: impl FnOnce(&Engine) -> Reply + 'static) -> Parsed {
+    Ok(Box::new(move |engine: &Arc<Engine>, call: Call| {
+        call.respond.send(Some(f(engine)))
+    }))
+}
+
+fn exec(a: &Args<'_>) -> Parsed {
     let args = ExecArgs {
         command: a
             .string("command")?
@@ -552,10 +559,12 @@ fn exec(engine: &Engine, a: &Args<'_>, ctx: &CallCtx<'_>) -> Outcome {
             raw: a.boolean("raw")?.unwrap_or(false),
         },
     };
-    Ok(engine.exec(args, ctx))
+    Ok(Box::new(move |engine: &Arc<Engine>, call: Call| {
+        engine.exec(args, call)
+    }))
 }
 
-fn shell_execute(engine: &Engine, a: &Args<'_>, ctx: &CallCtx<'_>) -> Outcome {
+fn shell_execute(a: &Args<'_>) -> Parsed {
     let command = match a.get("command") {
         Some(Value::Array(items)) => {
             let mut argv = Vec::with_capacity(items.len());
@@ -577,7 +586,9 @@ fn shell_execute(engine: &Engine, a: &Args<'_>, ctx: &CallCtx<'_>) -> Outcome {
         directory: a.string("directory")?,
         timeout,
     };
-    Ok(engine.shell_execute(args, ctx))
+    Ok(Box::new(move |engine: &Arc<Engine>, call: Call| {
+        engine.shell_execute(args, call)
+    }))
 }
 
 fn read_args(a: &Args<'_>) -> Result<ReadArgs, String> {
@@ -609,26 +620,26 @@ fn process_id(a: &Args<'_>) -> Result<String, String> {
     })
 }
 
-fn read(engine: &Engine, a: &Args<'_>) -> Outcome {
+fn read(a: &Args<'_>) -> Parsed {
     let id = process_id(a)?;
     let args = read_args(a)?;
     if args.since_seq.is_some() && args.tail_lines.is_some() {
         return Err("since_seq and tail_lines cannot be combined: give since_seq to continue a read, or tail_lines for the newest lines".into());
     }
-    Ok(Some(engine.read(&id, args)))
+    now(move |engine| engine.read(&id, args))
 }
 
-fn write(engine: &Engine, a: &Args<'_>) -> Outcome {
+fn write(a: &Args<'_>) -> Parsed {
     let id = process_id(a)?;
     let input = a
         .string("input")?
         .ok_or_else(|| missing("input", "the text to write"))?;
     let newline = a.boolean("newline")?.unwrap_or(false);
     let close = a.boolean("close_stdin")?.unwrap_or(false);
-    Ok(Some(engine.write(&id, &input, newline, close)))
+    now(move |engine| engine.write(&id, &input, newline, close))
 }
 
-fn wait(engine: &Engine, a: &Args<'_>, ctx: &CallCtx<'_>) -> Outcome {
+fn wait(a: &Args<'_>) -> Parsed {
     let id = process_id(a)?;
     let args = read_args(a)?;
     let timeout = a.uint("timeout_ms")?;
@@ -641,31 +652,28 @@ fn wait(engine: &Engine, a: &Args<'_>, ctx: &CallCtx<'_>) -> Outcome {
         })?),
         None => None,
     };
-    Ok(engine.wait(
-        &id,
-        timeout.map(|t| t.min(TRANSPORT_CEILING_MS)),
-        until.as_ref(),
-        args,
-        ctx,
-    ))
+    let timeout = timeout.map(|t| t.min(TRANSPORT_CEILING_MS));
+    Ok(Box::new(move |engine: &Arc<Engine>, call: Call| {
+        engine.wait(&id, timeout, until, args, call)
+    }))
 }
 
-fn stop(engine: &Engine, a: &Args<'_>, ctx: &CallCtx<'_>) -> Outcome {
+fn stop(a: &Args<'_>) -> Parsed {
     let id = process_id(a)?;
     let signal = a.string("signal")?;
     let force = a.uint("force_after_ms")?;
-    Ok(Some(engine.stop(&id, signal.as_deref(), force, ctx)))
+    Ok(Box::new(move |engine: &Arc<Engine>, call: Call| {
+        engine.stop(&id, signal.as_deref(), force, call)
+    }))
 }
 
-fn ps(engine: &Engine, a: &Args<'_>) -> Outcome {
+fn ps(a: &Args<'_>) -> Parsed {
     let include = a.boolean("include_completed")?.unwrap_or(true);
     let limit = a.uint("limit")?.unwrap_or(50);
-    Ok(Some(
-        engine.ps(include, limit.min(usize::MAX as u64) as usize),
-    ))
+    now(move |engine| engine.ps(include, limit.min(usize::MAX as u64) as usize))
 }
 
-fn cleanup(engine: &Engine, a: &Args<'_>) -> Outcome {
+fn cleanup(a: &Args<'_>) -> Parsed {
     let completed = a.int("completed_older_than_ms")?.unwrap_or(3_600_000);
     let stopped = a.int("stopped_older_than_ms")?.unwrap_or(3_600_000);
     if completed < 0 || stopped < 0 {
@@ -673,9 +681,9 @@ fn cleanup(engine: &Engine, a: &Args<'_>) -> Outcome {
             "thresholds must be non-negative milliseconds (got completed_older_than_ms={completed}, stopped_older_than_ms={stopped}); nothing was removed"
         ));
         reply.value.insert("removed".into(), Value::from(0));
-        return Ok(Some(reply));
+        return now(move |_| reply);
     }
-    Ok(Some(engine.cleanup(completed as u64, stopped as u64)))
+    now(move |engine| engine.cleanup(completed as u64, stopped as u64))
 }
 
 fn missing(field: &str, what: &str) -> String {

@@ -18,7 +18,7 @@
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::AsRawFd;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
@@ -167,6 +167,15 @@ pub struct Proc {
     state: Mutex<State>,
     cond: Condvar,
     stdin: Mutex<Option<File>>,
+    /// Parked waiters (see `wait`), held weakly: a finished waiter simply goes away.
+    watchers: Mutex<Vec<Weak<dyn Watcher>>>,
+}
+
+/// Something parked on records that must look again when one of them changes.
+pub trait Watcher: Send + Sync {
+    /// Called after a change (output, exit, group gone, end of file, cancellation). Must
+    /// not block: it schedules the look.
+    fn wake(&self);
 }
 
 impl Proc {
@@ -189,6 +198,7 @@ impl Proc {
             }),
             cond: Condvar::new(),
             stdin: Mutex::new(stdin),
+            watchers: Mutex::new(Vec::new()),
         }
     }
 
@@ -204,7 +214,29 @@ impl Proc {
 
     /// Wakes every waiter (used by cancellation).
     pub fn notify(&self) {
+        self.changed();
+    }
+
+    /// Registers a parked waiter: it is woken on every change of this record until it is
+    /// dropped.
+    pub fn watch(&self, watcher: Weak<dyn Watcher>) {
+        let mut list = self.watchers.lock();
+        list.retain(|w| w.strong_count() > 0);
+        list.push(watcher);
+    }
+
+    /// Wakes the condition variable and every parked waiter. Called after each change,
+    /// never with the state lock held.
+    fn changed(&self) {
         self.cond.notify_all();
+        let live: Vec<Arc<dyn Watcher>> = {
+            let mut list = self.watchers.lock();
+            list.retain(|w| w.strong_count() > 0);
+            list.iter().filter_map(Weak::upgrade).collect()
+        };
+        for w in live {
+            w.wake();
+        }
     }
 
     /// Whether the record has finished.
@@ -250,7 +282,7 @@ impl Proc {
             }
         }
         drop(st);
-        self.cond.notify_all();
+        self.changed();
     }
 
     /// Closes the server's end of stdin once the record finished, so that finished records
@@ -282,7 +314,7 @@ impl Proc {
             }
         }
         drop(st);
-        self.cond.notify_all();
+        self.changed();
     }
 
     /// Called by the reaper: checks under the lock whether the group is empty now.
@@ -298,7 +330,7 @@ impl Proc {
                 self.release_stdin();
             }
             drop(st);
-            self.cond.notify_all();
+            self.changed();
             return true;
         }
         st.group_gone
@@ -356,7 +388,7 @@ impl Proc {
             }
         }
         drop(st);
-        self.cond.notify_all();
+        self.changed();
     }
 
     /// Writes to stdin, waiting at most until `deadline` for the child to accept it.

@@ -18,7 +18,6 @@
 
 use std::collections::HashMap;
 use std::io::{self, Write};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -28,7 +27,7 @@ use parking_lot::{Condvar, Mutex};
 use serde_json::{json, Map, Value};
 
 use crate::config::Config;
-use crate::engine::{CallCtx, Cancel, Engine, Reply};
+use crate::engine::{Call, Cancel, Done, Engine, Progress, Responder};
 use crate::jsonrpc::{self, Incoming};
 use crate::mcp;
 use crate::pool::Pool;
@@ -41,7 +40,6 @@ struct Server {
     version: Mutex<Option<&'static str>>,
     inflight: Mutex<HashMap<String, Arc<Cancel>>>,
     idle: Condvar,
-    pool: Pool,
     batches: std::sync::atomic::AtomicU64,
 }
 
@@ -165,7 +163,14 @@ fn start_engine(
             return Err(std::process::ExitCode::from(1));
         }
     };
-    match Engine::new(config, reaper, marker_prefix) {
+    let pool = match Pool::new(Pool::default_size()) {
+        Ok(p) => p,
+        Err(e) => {
+            crate::error!("cannot start the worker threads: {e}");
+            return Err(std::process::ExitCode::from(1));
+        }
+    };
+    match Engine::new(config, reaper, marker_prefix, pool) {
         Ok(e) => Ok(Arc::new(e)),
         Err(message) => {
             let _ = writeln!(io::stderr().lock(), "yieldshell: {message}");
@@ -211,14 +216,12 @@ fn start_signals(shutdown: Arc<Shutdown>) -> io::Result<()> {
 
 impl Server {
     fn new(engine: Arc<Engine>, out: Outbox) -> Arc<Server> {
-        let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
         Arc::new(Server {
             engine,
             out,
             version: Mutex::new(None),
             inflight: Mutex::new(HashMap::new()),
             idle: Condvar::new(),
-            pool: Pool::new(workers.clamp(2, 8), 1024),
             batches: Default::default(),
         })
     }
@@ -290,7 +293,7 @@ impl Server {
         match value {
             Value::Array(items) => self.batch(items),
             single => {
-                if let Some(response) = self.handle(single, false) {
+                if let Answer::Now(Some(response)) = self.handle(single, &ReplyTo::Out) {
                     self.send(response);
                 }
             }
@@ -320,53 +323,81 @@ impl Server {
         self.inflight
             .lock()
             .insert(key.clone(), Arc::new(Cancel::default()));
+        let batch = Arc::new(Batch {
+            slots: Mutex::new((vec![None; items.len()], items.len())),
+            key,
+        });
         let this = self.clone();
-        self.pool.execute(Box::new(move || {
-            let responses: Vec<Value> = items
-                .into_iter()
-                .filter_map(|item| {
-                    if item.get("method").and_then(Value::as_str) == Some("initialize") {
-                        let id = item.get("id").filter(|v| v.is_string() || v.is_number());
-                        return id.map(|id| {
-                            jsonrpc::error(
-                                Some(id),
-                                jsonrpc::INVALID_REQUEST,
-                                "initialize cannot be part of a batch",
-                            )
-                        });
-                    }
-                    this.handle(item, true)
-                })
-                .collect();
-            if !responses.is_empty() {
-                this.send(Value::Array(responses));
+        self.engine.pool.execute(Box::new(move || {
+            for (i, item) in items.into_iter().enumerate() {
+                let to = ReplyTo::Batch(batch.clone(), i);
+                if item.get("method").and_then(Value::as_str) == Some("initialize") {
+                    let id = item.get("id").filter(|v| v.is_string() || v.is_number());
+                    let error = id.map(|id| {
+                        jsonrpc::error(
+                            Some(id),
+                            jsonrpc::INVALID_REQUEST,
+                            "initialize cannot be part of a batch",
+                        )
+                    });
+                    this.answer(&to, error);
+                    continue;
+                }
+                if let Answer::Now(answer) = this.handle(item, &to) {
+                    this.answer(&to, answer);
+                }
             }
-            this.leave(&key);
         }));
     }
 
-    /// Handles one message. `inline` runs tools on this thread (batches); otherwise tool
-    /// calls go to the pool and answer later (returning `None` here).
-    fn handle(self: &Arc<Self>, value: Value, inline: bool) -> Option<Value> {
+    /// Delivers the answer of one message (or its lack of one, `None`) to `to`. The
+    /// answer of a batch goes out when its last item is answered.
+    fn answer(&self, to: &ReplyTo, answer: Option<Value>) {
+        match to {
+            ReplyTo::Out => {
+                if let Some(a) = answer {
+                    self.send(a);
+                }
+            }
+            ReplyTo::Batch(batch, i) => {
+                let mut slots = batch.slots.lock();
+                slots.0[*i] = answer;
+                slots.1 -= 1;
+                if slots.1 > 0 {
+                    return;
+                }
+                let all: Vec<Value> = std::mem::take(&mut slots.0).into_iter().flatten().collect();
+                drop(slots);
+                if !all.is_empty() {
+                    self.send(Value::Array(all));
+                }
+                self.leave(&batch.key);
+            }
+        }
+    }
+
+    /// Handles one message: its answer now, or `Later` for a tool call, which answers
+    /// to `to` when it ends.
+    fn handle(self: &Arc<Self>, value: Value, to: &ReplyTo) -> Answer {
         match jsonrpc::classify(value) {
-            Incoming::Request { id, method, params } => self.request(id, &method, params, inline),
+            Incoming::Request { id, method, params } => self.request(id, &method, params, to),
             Incoming::Notification { method, params } => {
                 if method == "notifications/cancelled" {
                     self.cancel(&params);
                 }
-                None
+                Answer::Now(None)
             }
             Incoming::Response => {
                 crate::warn!(
                     "dropped a response sent to the server: this server sends no requests"
                 );
-                None
+                Answer::Now(None)
             }
-            Incoming::Invalid { id, message } => Some(jsonrpc::error(
+            Incoming::Invalid { id, message } => Answer::Now(Some(jsonrpc::error(
                 id.as_ref(),
                 jsonrpc::INVALID_REQUEST,
                 &format!("Invalid Request: {message}"),
-            )),
+            ))),
         }
     }
 
@@ -375,8 +406,8 @@ impl Server {
         id: Value,
         method: &str,
         params: Map<String, Value>,
-        inline: bool,
-    ) -> Option<Value> {
+        to: &ReplyTo,
+    ) -> Answer {
         let result = match method {
             "ping" => json!({}),
             "initialize" => {
@@ -388,28 +419,34 @@ impl Server {
             "tools/list" => {
                 if params.get("cursor").is_some_and(|c| !c.is_null()) {
                     let msg = "Invalid params: unknown cursor; tools/list returns every tool in one page, call it without a cursor";
-                    return Some(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, msg));
+                    let error = jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, msg);
+                    return Answer::Now(Some(error));
                 }
                 mcp::tools_list(&self.engine.config.tools, self.version())
             }
-            "tools/call" => return self.tools_call(id, params, inline),
+            "tools/call" => {
+                return match self.tools_call(id, params, to) {
+                    Err(error) => Answer::Now(Some(error)),
+                    Ok(()) => Answer::Later,
+                }
+            }
             _ => {
-                return Some(jsonrpc::error(
+                return Answer::Now(Some(jsonrpc::error(
                     Some(&id),
                     jsonrpc::METHOD_NOT_FOUND,
                     &format!("Method not found: {method}"),
-                ))
+                )))
             }
         };
-        Some(jsonrpc::response(&id, result))
+        Answer::Now(Some(jsonrpc::response(&id, result)))
     }
 
     fn tools_call(
         self: &Arc<Self>,
         id: Value,
         mut params: Map<String, Value>,
-        inline: bool,
-    ) -> Option<Value> {
+        to: &ReplyTo,
+    ) -> Result<(), Value> {
         let name = match params.get("name") {
             Some(Value::String(n)) => n.clone(),
             Some(other) => {
@@ -417,10 +454,10 @@ impl Server {
                     "tools/call: name must be a string, got {}",
                     jsonrpc::type_name(other)
                 );
-                return Some(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
+                return Err(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
             }
             None => {
-                return Some(jsonrpc::error(
+                return Err(jsonrpc::error(
                     Some(&id),
                     jsonrpc::INVALID_PARAMS,
                     "tools/call: missing tool name",
@@ -432,7 +469,7 @@ impl Server {
                 "Unknown tool: {name}; available tools: {}",
                 self.engine.config.tools.join(", ")
             );
-            return Some(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
+            return Err(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
         }
         let args = match params.remove("arguments") {
             None | Some(Value::Null) => Map::new(),
@@ -442,7 +479,7 @@ impl Server {
                     "tools/call: arguments must be an object, got {}",
                     jsonrpc::type_name(&other)
                 );
-                return Some(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
+                return Err(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
             }
         };
         let token = params
@@ -451,77 +488,67 @@ impl Server {
             .filter(|t| t.is_string() || t.is_number())
             .cloned();
         let key = id.to_string();
-        let panic_id = id.clone();
         let cancel = Arc::new(Cancel::default());
         self.inflight.lock().insert(key.clone(), cancel.clone());
+        let version = self.version();
+        let progress = token.map(|token| {
+            let this = self.clone();
+            let send: Progress = Arc::new(move |elapsed: u64, bytes: u64| {
+                let mut p = json!({"progressToken": token, "progress": elapsed});
+                if mcp::has_annotations(version) {
+                    p["message"] = Value::from(format!(
+                        "running {:.1}s, {bytes} bytes of output",
+                        elapsed as f64 / 1000.0
+                    ));
+                }
+                this.send(jsonrpc::notification("notifications/progress", p));
+            });
+            send
+        });
         let this = self.clone();
-        let job = move || -> Option<(Value, Reply, &'static str)> {
-            let version = this.version();
-            let send_progress = |elapsed: u64, bytes: u64| {
-                if let Some(token) = &token {
-                    let mut p = json!({"progressToken": token, "progress": elapsed});
-                    if mcp::has_annotations(version) {
-                        p["message"] = Value::from(format!(
-                            "running {:.1}s, {bytes} bytes of output",
-                            elapsed as f64 / 1000.0
-                        ));
+        let flag = cancel.clone();
+        let reply_to = to.clone();
+        let respond = Responder::new(move |done| {
+            match done {
+                Done::Reply(r) if !flag.is_cancelled() => match &reply_to {
+                    // Large outputs: serialise once, straight into the line that goes out.
+                    ReplyTo::Out => {
+                        this.out.send(mcp::call_response_line(&id, r, version));
                     }
-                    this.send(jsonrpc::notification("notifications/progress", p));
+                    batch => {
+                        let response = jsonrpc::response(&id, mcp::call_result(r, version));
+                        this.answer(batch, Some(response));
+                    }
+                },
+                Done::Reply(_) | Done::Cancelled => this.answer(&reply_to, None),
+                // A panic in a tool is that request's internal error; the server lives on,
+                // and the request still gets exactly one answer.
+                Done::Lost => {
+                    let msg = "Internal error while running the tool (logged on stderr); the server is still running";
+                    let error = jsonrpc::error(Some(&id), jsonrpc::INTERNAL_ERROR, msg);
+                    this.answer(&reply_to, Some(error));
                 }
-            };
-            let progress: Option<&dyn Fn(u64, u64)> = if token.is_some() {
-                Some(&send_progress)
-            } else {
-                None
-            };
-            let ctx = CallCtx {
-                cancel: &cancel,
-                progress,
-            };
-            let reply = mcp::call_tool(&this.engine, &name, &args, &ctx);
-            match reply {
-                Some(r) if !cancel.is_cancelled() => Some((id, r, version)),
-                _ => None,
-            }
-        };
-        // A panic in a tool is that request's internal error; the server lives on, and the
-        // request still gets exactly one answer.
-        let guarded = move || match catch_unwind(AssertUnwindSafe(job)) {
-            Ok(done) => Ok(done),
-            Err(_) => {
-                let msg = "Internal error while running the tool (logged on stderr); the server is still running";
-                Err(jsonrpc::error(
-                    Some(&panic_id),
-                    jsonrpc::INTERNAL_ERROR,
-                    msg,
-                ))
-            }
-        };
-        if inline {
-            let answer = match guarded() {
-                Ok(done) => done
-                    .map(|(id, r, version)| jsonrpc::response(&id, mcp::call_result(r, version))),
-                Err(error) => Some(error),
-            };
-            // The batch holds its own in-flight entry until its answer is queued.
-            self.leave(&key);
-            return answer;
-        }
-        let this = self.clone();
-        self.pool.execute(Box::new(move || {
-            match guarded() {
-                // Large outputs: serialise once, straight into the line that goes out.
-                Ok(Some((id, r, version))) => {
-                    this.out.send(mcp::call_response_line(&id, r, version));
-                }
-                Ok(None) => (),
-                Err(error) => this.send(error),
             }
             // Only now, with its answer queued, does the call leave the in-flight set:
             // shutdown waits for that set to empty before it closes the outbox.
             this.leave(&key);
-        }));
-        None
+        });
+        let call = Call {
+            cancel,
+            progress,
+            respond,
+        };
+        match to {
+            // A batch already runs on a worker.
+            ReplyTo::Batch(..) => mcp::call_tool(&self.engine, &name, &args, call),
+            ReplyTo::Out => {
+                let this = self.clone();
+                self.engine.pool.execute(Box::new(move || {
+                    mcp::call_tool(&this.engine, &name, &args, call);
+                }));
+            }
+        }
+        Ok(())
     }
 
     /// Removes a call from the in-flight set (after its answer was queued).
@@ -542,6 +569,30 @@ impl Server {
             c.cancel();
         }
     }
+}
+
+/// Where the answer of a message goes.
+#[derive(Clone)]
+enum ReplyTo {
+    /// Straight to the outbox.
+    Out,
+    /// Into slot `usize` of a batch.
+    Batch(Arc<Batch>, usize),
+}
+
+/// A batch being answered: one slot per item and how many are still open.
+struct Batch {
+    slots: Mutex<(Vec<Option<Value>>, usize)>,
+    /// Its in-flight key.
+    key: String,
+}
+
+/// The answer of a message, when it is known at once.
+enum Answer {
+    /// This answer (or none, for a notification).
+    Now(Option<Value>),
+    /// A tool call: it answers when it ends.
+    Later,
 }
 
 #[allow(dead_code)]

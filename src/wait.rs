@@ -1,23 +1,47 @@
-//! Waiting on a record: until it finishes, its leader exits, its output matches `until`,
-//! a deadline passes, or the call is cancelled.
+//! Parked waits (SPEC section 12): a call that must wait holds no thread.
+//!
+//! A call that waits (`exec` in its yield, `wait`, `stop`'s grace, `shell_execute`)
+//! builds a [`Watch`] (records, a condition, a deadline, its cancellation and progress) and
+//! a completion, and parks them with [`Waits::park`]. Its worker is free at once. The
+//! waiter is looked at again, on a pool worker, when:
+//!
+//! - one of its records changes: output (ingest), exit, group gone, end of file (reaper),
+//!   cancellation. Records hold their waiters weakly (`process::Watcher`);
+//! - its next wake-up time comes: the deadline, 250 ms after the leader's exit (`exec`),
+//!   the next progress notification (once a second). The `waits` thread keeps these
+//!   times in one ordered map.
+//!
+//! The first look that finds the condition met runs the completion, once; it builds and
+//! sends the answer. A watch holds several records so that one waiter can wait for the
+//! first of several processes: the outcome names the index of the record that ended it.
+//!
+//! Invariants: a waiter is registered on its records before its first look, so no change
+//! is missed; at most one look of a waiter is queued at a time; the completion runs at
+//! most once (the parked state is taken out under the waiter's lock).
 
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
+use parking_lot::{Condvar, Mutex};
 use regex_lite::Regex;
 
-use crate::engine::{CallCtx, ReadArgs};
-use crate::process::{self, Proc};
+use crate::engine::{Cancel, Progress, ReadArgs};
+use crate::pool::Pool;
+use crate::process::{self, Proc, Watcher};
 use crate::ring::{Streams, STDERR, STDOUT};
 
+/// What ends a watch besides its deadline and cancellation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum WaitMode {
-    /// `exec`: also return 250 ms after the leader exits.
+    /// `exec`: also end 250 ms after the leader exits.
     Exec,
     /// `wait`/`stop`: only on finish, match, deadline or cancel.
     Wait,
 }
 
+/// Why a watch ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Outcome {
     Finished,
@@ -28,16 +52,16 @@ pub(crate) enum Outcome {
 }
 
 /// Incremental matching of `until` over new output, line by line per stream.
-pub(crate) struct UntilWatch<'a> {
-    re: &'a Regex,
+pub(crate) struct UntilWatch {
+    re: Regex,
     /// Stream offset where scanning resumes (the start of an unfinished line).
     from: [u64; 2],
     streams: Streams,
     scratch: Vec<u8>,
 }
 
-impl<'a> UntilWatch<'a> {
-    pub(crate) fn new(re: &'a Regex, proc: &Proc, args: ReadArgs) -> UntilWatch<'a> {
+impl UntilWatch {
+    pub(crate) fn new(re: Regex, proc: &Proc, args: ReadArgs) -> UntilWatch {
         let st = proc.lock();
         let seq = args.since_seq.unwrap_or(1);
         let from = [
@@ -84,53 +108,267 @@ impl<'a> UntilWatch<'a> {
     }
 }
 
-pub(crate) fn wait_loop(
-    proc: &Arc<Proc>,
-    deadline: Instant,
-    ctx: &CallCtx<'_>,
+/// The condition a waiter waits for.
+pub(crate) struct Watch {
+    /// The records; the first one that meets the condition ends the watch.
+    procs: Vec<Arc<Proc>>,
     mode: WaitMode,
-    mut until: Option<UntilWatch<'_>>,
-) -> Outcome {
-    let started = Instant::now();
-    let mut next_progress = started + Duration::from_secs(1);
-    let mut st = proc.lock();
-    loop {
-        if ctx.cancel.is_cancelled() {
-            return Outcome::Cancelled;
-        }
-        if st.ended.is_some() {
-            return Outcome::Finished;
-        }
-        if let Some(w) = until.as_mut() {
-            if w.check(&st) {
-                return Outcome::Matched;
-            }
-        }
+    /// `until` matching, per record (same index as `procs`).
+    until: Vec<Option<UntilWatch>>,
+    deadline: Instant,
+    cancel: Option<Arc<Cancel>>,
+    progress: Option<Progress>,
+    started: Instant,
+    next_progress: Instant,
+}
+
+enum Step {
+    Park(Instant),
+    Done(Outcome, usize),
+}
+
+impl Watch {
+    /// A watch over `procs` until `deadline`.
+    pub(crate) fn new(procs: Vec<Arc<Proc>>, mode: WaitMode, deadline: Instant) -> Watch {
         let now = Instant::now();
-        let mut wake = deadline;
-        if mode == WaitMode::Exec {
-            if let Some((_, exited_at)) = st.leader {
-                let at = exited_at + process::LEADER_EXIT_GRACE;
-                if now >= at {
-                    return Outcome::LeaderGone;
+        let until = procs.iter().map(|_| None).collect();
+        Watch {
+            procs,
+            mode,
+            until,
+            deadline,
+            cancel: None,
+            progress: None,
+            started: now,
+            next_progress: now + Duration::from_secs(1),
+        }
+    }
+
+    /// Also ends when the output of record `index` matches `until`.
+    pub(crate) fn until(mut self, index: usize, until: UntilWatch) -> Watch {
+        if let Some(slot) = self.until.get_mut(index) {
+            *slot = Some(until);
+        }
+        self
+    }
+
+    /// Also ends (as `Cancelled`) when the call is cancelled.
+    pub(crate) fn cancel(mut self, cancel: &Arc<Cancel>) -> Watch {
+        self.cancel = Some(cancel.clone());
+        self
+    }
+
+    /// Sends a progress notification once a second while parked.
+    pub(crate) fn progress(mut self, progress: Option<Progress>) -> Watch {
+        self.progress = progress;
+        self
+    }
+
+    /// One look: the outcome, or when to look again at the latest.
+    fn step(&mut self, now: Instant) -> Step {
+        if self.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+            return Step::Done(Outcome::Cancelled, 0);
+        }
+        let mut wake = self.deadline;
+        for (i, proc) in self.procs.iter().enumerate() {
+            let st = proc.lock();
+            if st.ended.is_some() {
+                return Step::Done(Outcome::Finished, i);
+            }
+            if let Some(w) = self.until[i].as_mut() {
+                if w.check(&st) {
+                    return Step::Done(Outcome::Matched, i);
                 }
-                wake = wake.min(at);
+            }
+            if self.mode == WaitMode::Exec {
+                if let Some((_, exited_at)) = st.leader {
+                    let at = exited_at + process::LEADER_EXIT_GRACE;
+                    if now >= at {
+                        return Step::Done(Outcome::LeaderGone, i);
+                    }
+                    wake = wake.min(at);
+                }
             }
         }
-        if now >= deadline {
-            return Outcome::Deadline;
+        if now >= self.deadline {
+            return Step::Done(Outcome::Deadline, 0);
         }
-        if let Some(progress) = ctx.progress {
-            if now >= next_progress {
-                let bytes = st.output.bytes_total(STDOUT) + st.output.bytes_total(STDERR);
-                let elapsed = now.saturating_duration_since(started).as_millis() as u64;
-                // Never call out while holding the record's lock.
-                parking_lot::MutexGuard::unlocked(&mut st, || progress(elapsed, bytes));
-                next_progress = now + Duration::from_secs(1);
-                continue;
+        if let Some(progress) = &self.progress {
+            if now >= self.next_progress {
+                let mut bytes = 0;
+                for proc in &self.procs {
+                    let st = proc.lock();
+                    bytes += st.output.bytes_total(STDOUT) + st.output.bytes_total(STDERR);
+                }
+                let elapsed = now.saturating_duration_since(self.started).as_millis() as u64;
+                // No record lock is held here.
+                progress(elapsed, bytes);
+                self.next_progress = now + Duration::from_secs(1);
             }
-            wake = wake.min(next_progress);
+            wake = wake.min(self.next_progress);
         }
-        proc.wait_until(&mut st, wake);
+        Step::Park(wake)
+    }
+}
+
+/// What runs when a watch ends: the outcome and the index of the record that ended it.
+pub(crate) type Completion = Box<dyn FnOnce(Outcome, usize) + Send>;
+
+struct Parked {
+    watch: Watch,
+    then: Completion,
+    /// The earliest wake-up queued in the timer map for this waiter.
+    timer_at: Option<Instant>,
+}
+
+/// One parked call.
+struct Waiter {
+    id: u64,
+    parked: Mutex<Option<Parked>>,
+    /// A look is queued on the pool.
+    queued: AtomicBool,
+    waits: Weak<Waits>,
+}
+
+impl Watcher for Waiter {
+    fn wake(&self) {
+        if let Some(waits) = self.waits.upgrade() {
+            waits.schedule(self.id);
+        }
+    }
+}
+
+/// Every parked waiter, the timer thread and the pool that runs the looks.
+pub struct Waits {
+    live: Mutex<HashMap<u64, Arc<Waiter>>>,
+    next_id: AtomicU64,
+    timers: Mutex<BTreeMap<(Instant, u64), u64>>,
+    timer_cond: Condvar,
+    pool: Pool,
+}
+
+impl Waits {
+    /// Starts the `waits` timer thread; looks run on `pool`.
+    pub fn start(pool: Pool) -> std::io::Result<Arc<Waits>> {
+        let waits = Arc::new(Waits {
+            live: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+            timers: Mutex::new(BTreeMap::new()),
+            timer_cond: Condvar::new(),
+            pool,
+        });
+        let weak = Arc::downgrade(&waits);
+        std::thread::Builder::new()
+            .name("waits".into())
+            .stack_size(128 * 1024)
+            .spawn(move || run_timers(&weak))?;
+        Ok(waits)
+    }
+
+    /// How many calls are parked.
+    pub fn parked(&self) -> usize {
+        self.live.lock().len()
+    }
+
+    /// Parks `watch`: `then` runs (once) when it ends. The first look happens here, on the
+    /// caller's thread, so a condition already met completes at once.
+    pub(crate) fn park(self: &Arc<Self>, watch: Watch, then: Completion) {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let procs = watch.procs.clone();
+        let waiter = Arc::new(Waiter {
+            id,
+            parked: Mutex::new(Some(Parked {
+                watch,
+                then,
+                timer_at: None,
+            })),
+            queued: AtomicBool::new(false),
+            waits: Arc::downgrade(self),
+        });
+        self.live.lock().insert(id, waiter.clone());
+        let as_watcher: Arc<dyn Watcher> = waiter.clone();
+        for proc in &procs {
+            proc.watch(Arc::downgrade(&as_watcher));
+        }
+        self.look(&waiter);
+    }
+
+    /// Queues one look of waiter `id` on the pool, unless one is queued already.
+    fn schedule(self: &Arc<Self>, id: u64) {
+        let Some(waiter) = self.live.lock().get(&id).cloned() else {
+            return;
+        };
+        if waiter.queued.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let waits = self.clone();
+        self.pool.execute(Box::new(move || {
+            // Cleared first: a change during this look queues another one.
+            waiter.queued.store(false, Ordering::Release);
+            waits.look(&waiter);
+        }));
+    }
+
+    /// Looks at a waiter: completes it, or sets its next wake-up.
+    fn look(&self, waiter: &Arc<Waiter>) {
+        let mut slot = waiter.parked.lock();
+        let Some(parked) = slot.as_mut() else {
+            return;
+        };
+        let now = Instant::now();
+        match parked.watch.step(now) {
+            Step::Park(at) => {
+                // A queued wake-up that is still ahead and not later than `at` does.
+                let covered = parked.timer_at.is_some_and(|t| t > now && t <= at);
+                if !covered {
+                    parked.timer_at = Some(at);
+                    self.add_timer(at, waiter.id);
+                }
+            }
+            Step::Done(outcome, index) => {
+                let Some(parked) = slot.take() else { return };
+                drop(slot);
+                self.live.lock().remove(&waiter.id);
+                (parked.then)(outcome, index);
+            }
+        }
+    }
+
+    fn add_timer(&self, at: Instant, id: u64) {
+        let mut timers = self.timers.lock();
+        let first = timers.keys().next().is_none_or(|&(t, _)| at < t);
+        timers.insert((at, id), id);
+        if first {
+            self.timer_cond.notify_one();
+        }
+    }
+}
+
+/// The `waits` thread: wakes waiters at their times. Ends when the `Waits` is dropped.
+fn run_timers(waits: &Weak<Waits>) {
+    loop {
+        let Some(w) = waits.upgrade() else { return };
+        let mut due = Vec::new();
+        {
+            let mut timers = w.timers.lock();
+            let now = Instant::now();
+            while let Some(entry) = timers.first_entry() {
+                if entry.key().0 > now {
+                    break;
+                }
+                due.push(entry.remove());
+            }
+            if due.is_empty() {
+                // Sleep until the first time, or a while: a new earlier time notifies.
+                let until = timers
+                    .keys()
+                    .next()
+                    .map_or(now + Duration::from_secs(1), |&(t, _)| t);
+                w.timer_cond.wait_until(&mut timers, until);
+            }
+        }
+        for id in due {
+            w.schedule(id);
+        }
     }
 }

@@ -2,19 +2,21 @@
 //! answers with its output as text blocks.
 
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
 use crate::audit;
 use crate::config;
-use crate::engine::{CallCtx, Cancel, Engine, Reply, CANCEL_GRACE};
+use crate::engine::{Call, Engine, Reply, CANCEL_GRACE};
 use crate::process::EndReason;
+use crate::process::Proc;
 use crate::ring::{ReadReq, Streams, STDERR, STDOUT};
 use crate::spawn::{Launch, StdinSource};
 use crate::sys;
 use crate::trusted::tokenize;
-use crate::wait::{wait_loop, Outcome, WaitMode};
+use crate::wait::{Outcome, WaitMode, Watch};
 
 /// `shell_execute` arguments.
 #[derive(Debug, Default)]
@@ -75,8 +77,9 @@ fn shell_error(
 }
 
 impl Engine {
-    /// `shell_execute` (trusted mode): runs to completion, no yield. `None` when cancelled.
-    pub fn shell_execute(&self, args: ShellExecArgs, ctx: &CallCtx<'_>) -> Option<Reply> {
+    /// `shell_execute` (trusted mode): runs to completion, no yield; answers through `call`
+    /// (nothing when the call was cancelled).
+    pub fn shell_execute(self: &Arc<Self>, args: ShellExecArgs, call: Call) {
         let started = Instant::now();
         let mut a = Map::new();
         a.insert("tool".into(), Value::from("shell_execute"));
@@ -94,30 +97,68 @@ impl Engine {
             "output_limit".into(),
             Value::from(self.config.shell_output_limit),
         );
-        let reply = self.shell_execute_inner(&args, timeout_s, ctx, started, &mut a);
-        a.insert(
-            "duration_ms".into(),
-            Value::from(started.elapsed().as_millis() as u64),
+        let engine = self.clone();
+        let Call {
+            cancel, respond, ..
+        } = call;
+        let finish = move |reply: Option<Reply>, mut a: Map<String, Value>| {
+            a.insert(
+                "duration_ms".into(),
+                Value::from(started.elapsed().as_millis() as u64),
+            );
+            if reply.is_none() {
+                a.insert("result_type".into(), Value::from("cancelled"));
+            }
+            engine.audit.record(a);
+            respond.send(reply);
+        };
+        let proc = match self.shell_start(&args, started, &mut a) {
+            Ok(p) => p,
+            Err(reply) => return finish(Some(reply), a),
+        };
+        cancel.attach(&proc);
+        let deadline = started + Duration::from_secs(timeout_s);
+        let watch = Watch::new(vec![proc.clone()], WaitMode::Wait, deadline).cancel(&cancel);
+        let engine = self.clone();
+        self.waits.park(
+            watch,
+            Box::new(move |outcome, _| {
+                if outcome == Outcome::Cancelled {
+                    engine.stop_quietly(&proc, CANCEL_GRACE);
+                    return finish(None, a);
+                }
+                if outcome == Outcome::Finished {
+                    let reply = engine.shell_result(&proc, timeout_s, started, &mut a);
+                    return finish(Some(reply), a);
+                }
+                // Over time: kill, and give the pipes a moment to drain.
+                proc.set_reason(EndReason::TimedOut);
+                proc.signal(libc::SIGKILL);
+                let drain = Instant::now() + Duration::from_secs(5);
+                let watch = Watch::new(vec![proc.clone()], WaitMode::Wait, drain);
+                let waits = engine.waits.clone();
+                waits.park(
+                    watch,
+                    Box::new(move |_, _| {
+                        let reply = engine.shell_result(&proc, timeout_s, started, &mut a);
+                        finish(Some(reply), a);
+                    }),
+                );
+            }),
         );
-        if reply.is_none() {
-            a.insert("result_type".into(), Value::from("cancelled"));
-        }
-        self.audit.record(a);
-        reply
     }
 
-    fn shell_execute_inner(
+    /// Checks and starts a `shell_execute` call; the refusal as an answer otherwise.
+    fn shell_start(
         &self,
         args: &ShellExecArgs,
-        timeout_s: u64,
-        ctx: &CallCtx<'_>,
         started: Instant,
         a: &mut Map<String, Value>,
-    ) -> Option<Reply> {
+    ) -> Result<Arc<Proc>, Reply> {
         let reject = |a: &mut Map<String, Value>, reason: String| {
             a.insert("result_type".into(), Value::from("rejected"));
             a.insert("rejection_reason".into(), Value::from(reason.clone()));
-            Some(shell_error(&reason, "", "", 1, started, None))
+            Err(shell_error(&reason, "", "", 1, started, None))
         };
         let Some(policy) = &self.trusted else {
             return reject(a, "shell_execute is only available in trusted mode".into());
@@ -197,33 +238,21 @@ impl Engine {
             Err(e) => {
                 a.insert("result_type".into(), Value::from("process_error"));
                 a.insert("error".into(), Value::from(e.clone()));
-                return Some(shell_error(&e, "", "", 1, started, None));
+                return Err(shell_error(&e, "", "", 1, started, None));
             }
         };
         a.insert("process_id".into(), Value::from(proc.info.id.clone()));
-        ctx.cancel.attach(&proc);
-        let deadline = started + Duration::from_secs(timeout_s);
-        let outcome = wait_loop(&proc, deadline, ctx, WaitMode::Wait, None);
-        if outcome == Outcome::Cancelled {
-            self.stop_quietly(&proc, CANCEL_GRACE);
-            return None;
-        }
-        if outcome != Outcome::Finished {
-            proc.set_reason(EndReason::TimedOut);
-            proc.signal(libc::SIGKILL);
-            let never = Cancel::default();
-            let quiet = CallCtx {
-                cancel: &never,
-                progress: None,
-            };
-            wait_loop(
-                &proc,
-                Instant::now() + Duration::from_secs(5),
-                &quiet,
-                WaitMode::Wait,
-                None,
-            );
-        }
+        Ok(proc)
+    }
+
+    /// The answer of a finished (or killed) `shell_execute`.
+    fn shell_result(
+        &self,
+        proc: &Proc,
+        timeout_s: u64,
+        started: Instant,
+        a: &mut Map<String, Value>,
+    ) -> Reply {
         let st = proc.lock();
         let all = ReadReq {
             since: None,
@@ -294,7 +323,7 @@ impl Engine {
         };
         a.insert("result_type".into(), Value::from(result_type));
         let status = exit_code.unwrap_or_else(|| signal_num.map_or(1, |n| 128 + n));
-        Some(match failure {
+        match failure {
             Some(reason) => {
                 a.insert("error".into(), Value::from(reason.clone()));
                 shell_error(&reason, &stdout, &stderr, status, started, stages)
@@ -325,6 +354,6 @@ impl Engine {
                     texts: Some(texts),
                 }
             }
-        })
+        }
     }
 }
