@@ -32,21 +32,24 @@ pub const NONINTERACTIVE: [(&str, &str); 5] = [
     ("DEBIAN_FRONTEND", "noninteractive"),
 ];
 
-/// Adds the non-interactive defaults to a child's environment `env`, except the names the
-/// server's environment or the call's `overlay` set (their choice wins, also when, in
-/// trusted mode, that means the name is absent).
+/// Adds the non-interactive defaults to a child's environment `env` where it lacks them.
+/// The call's `overlay` and the server's environment win: a name they set keeps their
+/// value (in trusted mode, whose minimal environment leaves the server's values out, the
+/// server's value of these five names is what the child gets).
 pub fn add_noninteractive(
     env: &mut Vec<(OsString, OsString)>,
     server_env: &[(OsString, OsString)],
     overlay: &[(String, String)],
 ) {
-    for (name, value) in NONINTERACTIVE {
-        let set = server_env.iter().any(|(k, _)| k == name)
-            || overlay.iter().any(|(k, _)| k == name)
-            || env.iter().any(|(k, _)| k == name);
-        if !set {
-            env.push((name.into(), value.into()));
+    for (name, default) in NONINTERACTIVE {
+        if env.iter().any(|(k, _)| k == name) || overlay.iter().any(|(k, _)| k == name) {
+            continue;
         }
+        let value = server_env
+            .iter()
+            .find(|(k, _)| k == name)
+            .map_or_else(|| OsString::from(default), |(_, v)| v.clone());
+        env.push((name.into(), value));
     }
 }
 
@@ -117,21 +120,66 @@ pub fn new_cgroup() -> Result<Option<CommandGroup>, String> {
     }
 }
 
-/// Applies the rlimits to a freshly started process (`prlimit`). The process has just
-/// executed its program: its descendants, forked after this, inherit the limits. (A
-/// launcher that sets them before `exec` closes that small window; see `spawn`.)
-pub fn apply_rlimits(pid: u32) -> Result<(), String> {
-    let Some(setup) = SETUP.get() else {
-        return Ok(());
-    };
-    for r in setup.limits.rlimits() {
-        #[cfg(target_os = "linux")]
-        crate::sys::set_rlimit(pid, r.resource, r.soft, r.hard)
-            .map_err(|e| format!("cannot set the limits of the command: {e}"))?;
-        #[cfg(not(target_os = "linux"))]
-        let _ = (pid, r);
+/// The first argument that makes the binary a launcher instead of a server.
+pub const LAUNCH_ARG: &str = "__yieldshell_launch";
+
+/// When rlimits are configured: the stage wrapped in our own binary as a launcher
+/// (`yieldshell __yieldshell_launch LIMITS PROGRAM ARG0 ARGS...`), which sets the rlimits
+/// on itself and executes the stage (no fork: the pid stays the same). posix_spawn cannot
+/// set rlimits in the child, and `prlimit` after the spawn is too late: the command may
+/// have forked or checked its limits already. The sandbox launcher, where used, carries
+/// the same rlimits in its plan instead.
+pub fn limits_launcher(stage: &crate::trusted::Stage) -> Option<crate::spawn::StageCommand> {
+    let setup = SETUP.get()?;
+    if setup.limits.rlimits().is_empty() {
+        return None;
     }
-    Ok(())
+    let exe = std::env::current_exe().ok()?.to_str()?.to_string();
+    let mut args = vec![
+        LAUNCH_ARG.to_string(),
+        setup.limits.to_spec(),
+        stage.program.clone(),
+        stage.arg0.clone(),
+    ];
+    args.extend(stage.args.iter().cloned());
+    Some(crate::spawn::StageCommand {
+        program: exe,
+        arg0: "yieldshell-launch".into(),
+        args,
+    })
+}
+
+/// The launcher: `args` are what follows [`LAUNCH_ARG`]. Sets the rlimits, then replaces
+/// itself with the program; returns (exit status 127) only when that fails.
+pub fn launch_main(args: &[OsString]) -> std::process::ExitCode {
+    use std::os::unix::process::CommandExt;
+    let fail = |msg: String| {
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            format!("yieldshell launcher: {msg}\n").as_bytes(),
+        );
+        std::process::ExitCode::from(127)
+    };
+    let [spec, program, arg0, rest @ ..] = args else {
+        return fail("expected LIMITS PROGRAM ARG0 [ARGS...]".into());
+    };
+    let limits = match Limits::parse("limits", &spec.to_string_lossy()) {
+        Ok(l) => l,
+        Err(e) => return fail(e),
+    };
+    for r in limits.rlimits() {
+        if let Err(e) = crate::sys::set_own_rlimit(r.resource, r.soft, r.hard) {
+            return fail(format!("cannot set a limit: {e}"));
+        }
+    }
+    let err = std::process::Command::new(program)
+        .arg0(arg0)
+        .args(rest)
+        .exec();
+    fail(format!(
+        "cannot execute {}: {err}",
+        program.to_string_lossy()
+    ))
 }
 
 /// What a record carries for this section.
@@ -287,6 +335,49 @@ pub fn close_input(proc: &Proc, close: bool, data: &mut Vec<u8>) -> bool {
     close
 }
 
+/// The ids a `wait` is about: `process_id`, or `process_ids` (a non-empty array of
+/// strings, at most 64), not both.
+pub fn wait_ids(one: Option<&Value>, many: Option<&Value>) -> Result<Vec<String>, String> {
+    let accepted = "process_id (a string such as proc_0123456789ab) or process_ids (an array of 1 to 64 such strings)";
+    match (one, many) {
+        (Some(_), Some(_)) => Err(format!(
+            "invalid arguments: give process_id or process_ids, not both; expected {accepted}"
+        )),
+        (None, None) => Err(format!("missing argument: expected {accepted}")),
+        (Some(Value::String(s)), None) => Ok(vec![s.clone()]),
+        (Some(other), None) => Err(format!(
+            "invalid argument process_id: got {other}; expected {accepted}"
+        )),
+        (None, Some(Value::Array(items))) if (1..=64).contains(&items.len()) => {
+            let mut ids: Vec<String> = Vec::with_capacity(items.len());
+            for item in items {
+                match item {
+                    Value::String(s) if !ids.contains(s) => ids.push(s.clone()),
+                    Value::String(_) => (),
+                    other => {
+                        return Err(format!(
+                            "invalid argument process_ids: element {other} is not a string; expected {accepted}"
+                        ))
+                    }
+                }
+            }
+            Ok(ids)
+        }
+        (None, Some(other)) => Err(format!(
+            "invalid argument process_ids: got {other}; expected {accepted}"
+        )),
+    }
+}
+
+/// `statuses`: the status of each record of a `wait` on several.
+pub fn put_statuses(m: &mut Map<String, Value>, procs: &[std::sync::Arc<Proc>]) {
+    let mut s = Map::new();
+    for p in procs {
+        s.insert(p.info.id.clone(), Value::from(p.lock().status().as_str()));
+    }
+    m.insert("statuses".into(), Value::Object(s));
+}
+
 /// Adds `gap_from` and `gap_to` when the read skipped evicted positions.
 pub fn put_gap(m: &mut Map<String, Value>, out: &ReadOut) {
     if let Some((from, to)) = out.gap {
@@ -314,6 +405,7 @@ mod tests {
             vec![
                 "PATH=/bin",
                 "GIT_TERMINAL_PROMPT=0",
+                "PAGER=less",
                 "GCM_INTERACTIVE=never",
                 "DEBIAN_FRONTEND=noninteractive"
             ]

@@ -440,9 +440,12 @@ impl Engine {
             tail_lines: args.tail_lines,
             raw: args.agent.raw,
         };
+        // A command that stops to ask something returns at once (awaiting_input), instead
+        // of at yield_ms. Costs nothing for a command whose stdin is closed.
         let watch = Watch::new(vec![proc.clone()], WaitMode::Exec, deadline)
             .cancel(&cancel)
-            .progress(progress);
+            .progress(progress)
+            .until_input();
         let engine = self.clone();
         self.waits.park(
             watch,
@@ -463,12 +466,18 @@ impl Engine {
         if running {
             m.insert("status".into(), Value::from("backgrounded"));
             let next_seq = m.get("next_seq").cloned().unwrap_or(Value::Null);
+            let asks = if m.get("awaiting_input") == Some(&Value::Bool(true)) {
+                " It is waiting for input now (see prompt): answer with write."
+            } else {
+                ""
+            };
             m.insert(
                 "message".into(),
                 Value::from(format!(
-                    "The command is still running in the background as {id}. Use read with \
+                    "The command is still running in the background as {id}.{asks} Use read with \
                      process_id {id} and since_seq {next_seq} for new output, wait to block until it \
-                     exits or prints something (until), write to send input, and stop to end it.",
+                     exits or prints something (until) or asks for input (until_input), write to \
+                     send input, and stop to end it.",
                     id = proc.info.id,
                 )),
             );
@@ -583,48 +592,73 @@ impl Engine {
         }
     }
 
-    /// `wait`: answers when the record finished, its output matched `until`, or the
-    /// timeout passed (nothing when the call was cancelled).
+    /// `wait`: answers when a record finished, its output matched `until`, it waits for
+    /// input (`until_input`), or the timeout passed (nothing when the call was cancelled).
+    /// With several ids, the first record to do so ends the wait and is the one reported
+    /// (`process_id`), with the status of every listed record in `statuses`.
     pub fn wait(
         self: &Arc<Self>,
-        id: &str,
+        ids: &[String],
         timeout_ms: Option<u64>,
         until: Option<Regex>,
+        until_input: bool,
         args: ReadArgs,
         call: Call,
     ) {
-        let Some(proc) = self.table.get(id) else {
-            return call.respond.send(Some(Self::unknown(id)));
-        };
-        call.cancel.attach(&proc);
+        let mut procs = Vec::with_capacity(ids.len());
+        for id in ids {
+            match self.table.get(id) {
+                Some(p) => procs.push(p),
+                None => return call.respond.send(Some(Self::unknown(id))),
+            }
+        }
+        if procs.is_empty() {
+            return call.respond.send(Some(Reply::error(
+                "wait needs process_id, or process_ids with at least one id",
+            )));
+        }
+        for proc in &procs {
+            call.cancel.attach(proc);
+        }
         let started = Instant::now();
         let timeout = timeout_ms
             .unwrap_or(TRANSPORT_CEILING_MS)
             .min(TRANSPORT_CEILING_MS);
         let deadline = started + Duration::from_millis(timeout);
-        let mut watch = Watch::new(vec![proc.clone()], WaitMode::Wait, deadline)
+        let mut watch = Watch::new(procs.clone(), WaitMode::Wait, deadline)
             .cancel(&call.cancel)
             .progress(call.progress);
         if let Some(re) = until {
-            watch = watch.until(0, UntilWatch::new(re, &proc, args));
+            for (i, proc) in procs.iter().enumerate() {
+                watch = watch.until(i, UntilWatch::new(re.clone(), proc, args));
+            }
         }
+        if until_input {
+            watch = watch.until_input();
+        }
+        let many = ids.len() > 1;
         let engine = self.clone();
         let respond = call.respond;
         self.waits.park(
             watch,
-            Box::new(move |outcome, _| {
+            Box::new(move |outcome, index| {
                 let result = match outcome {
                     Outcome::Cancelled => return respond.send(None),
                     Outcome::Finished => "exited",
                     Outcome::Matched => "matched",
+                    Outcome::AwaitingInput => "awaiting_input",
                     Outcome::Deadline | Outcome::LeaderGone => "deadline_reached",
                 };
-                let mut m = engine.snapshot(&proc, args);
+                let proc = procs.get(index).unwrap_or(&procs[0]);
+                let mut m = engine.snapshot(proc, args);
                 m.insert("wait_result".into(), Value::from(result));
                 m.insert(
                     "waited_ms".into(),
                     Value::from(started.elapsed().as_millis() as u64),
                 );
+                if many {
+                    crate::agents::put_statuses(&mut m, &procs);
+                }
                 respond.send(Some(Reply::ok(m)));
             }),
         );

@@ -68,6 +68,9 @@ use std::process::ExitCode;
 /// Entry point of the binary: parses options, then runs the server.
 pub fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if args.first().is_some_and(|a| a == agents::LAUNCH_ARG) {
+        return agents::launch_main(&args[1..]);
+    }
     let env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
     match config::parse(&args, env) {
         Ok(config::Parsed::Print(text)) => {

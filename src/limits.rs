@@ -82,6 +82,23 @@ impl Limits {
         Ok(out)
     }
 
+    /// The limits in the syntax [`Limits::parse`] reads (plain numbers).
+    pub fn to_spec(&self) -> String {
+        let mut parts = Vec::new();
+        for (name, v) in [
+            ("cpu", self.cpu),
+            ("mem", self.mem),
+            ("fsize", self.fsize),
+            ("nofile", self.nofile),
+            ("pids", self.pids),
+        ] {
+            if let Some(v) = v {
+                parts.push(format!("{name}={v}"));
+            }
+        }
+        parts.join(",")
+    }
+
     /// True when no limit is set.
     pub fn is_empty(&self) -> bool {
         *self == Limits::default()

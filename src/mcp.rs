@@ -98,7 +98,10 @@ const TOOLS: &[ToolDef] = &[
             Output beyond max_output_bytes is kept in a buffer: capped=true means more is \
             available via read from next_seq. side_effects is required: declare every plausible \
             category, or [\"NONE\"] for read-only commands; calls declaring a blocked category are \
-            refused before anything runs (status failed_to_start).",
+            refused before anything runs (status failed_to_start). tty=true runs the command on a \
+            terminal (REPLs, tools that need one; stderr joins stdout, escapes are removed unless \
+            raw). A command that stops to ask for input returns at once with awaiting_input=true \
+            and its prompt: answer with write.",
         input: exec_input,
         output: exec_output,
         read_only: false,
@@ -113,7 +116,10 @@ const TOOLS: &[ToolDef] = &[
             stderr has a position; pass the returned next_seq as since_seq next time to get only \
             new output, with no gap and no repeat. Without since_seq it returns the oldest output \
             still buffered; tail_lines returns only the newest lines. truncated=true means older \
-            output was dropped from the buffer; capped=true means more output is available now.",
+            output was dropped from the buffer; capped=true means more output is available now. \
+            The first output is kept anyway: a read from the start returns it, then gap_from and \
+            gap_to name the positions that were dropped. awaiting_input=true (with prompt) means \
+            the process is blocked reading its input.",
         input: read_input,
         output: read_output,
         read_only: true,
@@ -125,8 +131,9 @@ const TOOLS: &[ToolDef] = &[
         name: "write",
         title: "Write to process stdin",
         description: "Write text to the stdin of a running process (start it with exec \
-            close_stdin=false). newline=true appends a newline; close_stdin=true sends end of file \
-            after the text.",
+            close_stdin=false, or tty=true). newline=true appends a newline; close_stdin=true sends \
+            end of file after the text. On a tty the text is typed as is: \"\\u0003\" is Ctrl-C, \
+            \"\\u0004\" (or close_stdin) ends the input.",
         input: write_input,
         output: write_output,
         read_only: false,
@@ -139,8 +146,10 @@ const TOOLS: &[ToolDef] = &[
         title: "Wait for a process",
         description:
             "Block until a process exits, until its new output matches the regex \
-            `until`, or until timeout_ms (at most 55000) passes; wait_result says which \
-            (exited, matched, deadline_reached). Never stops the process. Returns output like read.",
+            `until`, until it waits for input (until_input=true), or until timeout_ms (at most \
+            55000) passes; wait_result says which (exited, matched, awaiting_input, \
+            deadline_reached). process_ids waits for the first of several and names it \
+            (process_id; statuses lists all). Never stops the process. Returns output like read.",
         input: wait_input,
         output: wait_output,
         read_only: true,
@@ -212,7 +221,11 @@ fn exec_input() -> Value {
             "yield_ms": int_prop("How long to wait before returning with the command still running (default 30000, at most 55000)."),
             "timeout_ms": int_prop("Total runtime limit; then the process group is stopped. 0 = unlimited (default 3600000)."),
             "max_output_bytes": int_prop("Most bytes of output in this response, both streams together (default 20000)."),
-            "tail_lines": int_prop("Return only the newest N lines of each stream.")
+            "tail_lines": int_prop("Return only the newest N lines of each stream."),
+            "tty": {"type": "boolean", "default": false, "description": "Run on a pseudo-terminal (shell mode): for REPLs and tools that need a terminal. stderr joins stdout; stdin stays open for write."},
+            "rows": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 40, "description": "Terminal rows (with tty)."},
+            "cols": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 200, "description": "Terminal columns (with tty)."},
+            "raw": {"type": "boolean", "default": false, "description": "Keep terminal escape sequences in the output (tty)."}
         },
         "required": ["command", "side_effects"]
     })
@@ -256,7 +269,11 @@ fn process_output_props() -> Map<String, Value> {
         "truncated": {"type": "boolean"},
         "capped": {"type": "boolean"},
         "stdin_error": {"type": ["string", "null"]},
-        "error": {"type": "string"}
+        "error": {"type": "string"},
+        "awaiting_input": {"type": "boolean", "description": "A process of the command is blocked reading its input and printed nothing for 300 ms."},
+        "prompt": {"type": "string", "description": "The last partial line of output, when awaiting_input."},
+        "gap_from": {"type": "integer", "description": "First position dropped from the buffer inside this read's range."},
+        "gap_to": {"type": "integer", "description": "Last position dropped (inclusive); the read continues after it."}
     });
     match props {
         Value::Object(m) => m,
@@ -290,7 +307,8 @@ fn read_props() -> Value {
         "since_seq": int_prop("Continue from this position (the next_seq of the previous read)."),
         "max_output_bytes": int_prop("Most bytes to return, both streams together."),
         "streams": {"type": "string", "enum": ["both", "stdout", "stderr"], "default": "both"},
-        "tail_lines": int_prop("Return only the newest N lines of each stream.")
+        "tail_lines": int_prop("Return only the newest N lines of each stream."),
+        "raw": {"type": "boolean", "default": false, "description": "Keep terminal escape sequences (tty processes)."}
     })
 }
 
@@ -325,16 +343,22 @@ fn wait_input() -> Value {
     let mut props = read_props();
     props["timeout_ms"] = int_prop("Longest wait (default and maximum 55000).");
     props["until"] = json!({"type": "string", "description": "Also return as soon as new output (after since_seq) matches this regex."});
-    json!({"type": "object", "properties": props, "required": ["process_id"]})
+    props["until_input"] = json!({"type": "boolean", "default": false, "description": "Also return as soon as the process waits for input (wait_result awaiting_input)."});
+    props["process_ids"] = json!({"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 64, "description": "Wait for the first of these processes instead of process_id."});
+    json!({"type": "object", "properties": props, "required": []})
 }
 
 fn wait_output() -> Value {
     let mut p = process_output_props();
     p.insert(
         "wait_result".into(),
-        json!({"type": "string", "enum": ["exited", "matched", "deadline_reached"]}),
+        json!({"type": "string", "enum": ["exited", "matched", "awaiting_input", "deadline_reached"]}),
     );
     p.insert("waited_ms".into(), json!({"type": "integer"}));
+    p.insert(
+        "statuses".into(),
+        json!({"type": "object", "additionalProperties": {"type": "string"}, "description": "With process_ids: the status of each."}),
+    );
     object_schema(p, &[])
 }
 
@@ -640,7 +664,8 @@ fn write(a: &Args<'_>) -> Parsed {
 }
 
 fn wait(a: &Args<'_>) -> Parsed {
-    let id = process_id(a)?;
+    let ids = crate::agents::wait_ids(a.get("process_id"), a.get("process_ids"))?;
+    let until_input = a.boolean("until_input")?.unwrap_or(false);
     let args = read_args(a)?;
     let timeout = a.uint("timeout_ms")?;
     let until = match a.string("until")? {
@@ -654,7 +679,7 @@ fn wait(a: &Args<'_>) -> Parsed {
     };
     let timeout = timeout.map(|t| t.min(TRANSPORT_CEILING_MS));
     Ok(Box::new(move |engine: &Arc<Engine>, call: Call| {
-        engine.wait(&id, timeout, until, args, call)
+        engine.wait(&ids, timeout, until, until_input, args, call)
     }))
 }
 

@@ -181,12 +181,22 @@ pub trait Watcher: Send + Sync {
 impl Proc {
     /// A record for a freshly spawned leader.
     pub fn new(info: Info, buffer_bytes: usize, stdin: Option<File>) -> Proc {
+        Proc::with_head(info, buffer_bytes, 0, stdin)
+    }
+
+    /// A record whose streams also keep their first `head_bytes` for good.
+    pub fn with_head(
+        info: Info,
+        buffer_bytes: usize,
+        head_bytes: usize,
+        stdin: Option<File>,
+    ) -> Proc {
         let now = Instant::now();
         let stages = info.stages.len();
         Proc {
             info,
             state: Mutex::new(State {
-                output: Output::new(buffer_bytes),
+                output: Output::with_head(buffer_bytes, head_bytes),
                 leader: None,
                 stage_exits: vec![None; stages],
                 group_gone: false,

@@ -33,6 +33,12 @@ pub struct StageCommand {
 /// Turns a stage into the command that is executed. Today the stage as it is; this is the
 /// hook for wrapping it (a launcher that applies a sandbox, a pty).
 fn stage_command(stage: &Stage) -> StageCommand {
+    // Per-command rlimits: the stage runs through our own binary, which sets them and then
+    // executes the stage (see `agents::launch_main`), so they hold from its first
+    // instruction.
+    if let Some(wrapped) = crate::agents::limits_launcher(stage) {
+        return wrapped;
+    }
     StageCommand {
         program: stage.program.clone(),
         arg0: stage.arg0.clone(),
@@ -256,11 +262,6 @@ impl Engine {
             }
             None => spawn()?,
         };
-        for &p in &started.pids {
-            if let Err(e) = crate::agents::apply_rlimits(p) {
-                crate::warn!("{e}");
-            }
-        }
         let input = match (&terminal, &started.stdin) {
             (Some(t), _) => Some(crate::inputwait::Input::Tty(t.path.clone())),
             (None, Some(f)) => f
@@ -290,7 +291,12 @@ impl Engine {
         if let Some(stdin) = &started.stdin {
             let _ = sys::set_nonblocking(std::os::fd::AsRawFd::as_raw_fd(stdin));
         }
-        let proc = Arc::new(Proc::new(info, launch.ring_bytes, started.stdin));
+        let proc = Arc::new(Proc::with_head(
+            info,
+            launch.ring_bytes,
+            self.config.head_bytes,
+            started.stdin,
+        ));
         for &p in &started.pids {
             leaders.insert(p, proc.clone());
         }

@@ -1047,6 +1047,21 @@ pub fn set_rlimit(pid: u32, resource: i32, soft: u64, hard: u64) -> io::Result<(
     Ok(())
 }
 
+/// Sets a soft and hard rlimit of this process (the launcher, just before it executes the
+/// command).
+pub fn set_own_rlimit(resource: i32, soft: u64, hard: u64) -> io::Result<()> {
+    let lim = libc::rlimit {
+        rlim_cur: soft as libc::rlim_t,
+        rlim_max: hard as libc::rlim_t,
+    };
+    // SAFETY: `lim` is a valid rlimit read by the call; the resource is a plain integer.
+    let rc = unsafe { libc::setrlimit(resource as _, &lim) };
+    if rc == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 #[cfg(all(test, target_os = "linux"))]
 mod pty_tests {
     use super::*;

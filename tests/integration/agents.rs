@@ -1,0 +1,462 @@
+//! What agents trip over (SPEC section 13): terminals (`tty`), commands waiting for input
+//! (`awaiting_input`, `until_input`), `wait` on several processes, the head of the output
+//! kept beside the ring, non-interactive defaults, and per-command limits (a fork bomb
+//! contained by its pids cgroup, run only inside a cap made by the test).
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::support::{is_error, pid_of, proc_ppid, process_id, tool_text, wait_until, Server};
+
+fn out(r: &Value) -> String {
+    r["stdout"].as_str().unwrap_or_default().to_string()
+}
+
+/// Starts `command` on a terminal in the background; returns its id.
+fn tty_bg(server: &Server, command: &str) -> String {
+    server.spawn_bg_with(json!({"command": command, "tty": true}))
+}
+
+/// Reads from `since` until `needle` shows up in the (stripped) output; returns the text
+/// read and the next cursor.
+fn read_until(server: &Server, id: &str, since: u64, needle: &str) -> (String, u64) {
+    let w = server.call_ok(
+        "wait",
+        json!({"process_id": id, "since_seq": since, "until": regex_lite::escape(needle), "timeout_ms": 15000}),
+    );
+    assert_eq!(w["wait_result"], "matched", "waiting for {needle:?}: {w}");
+    let r = server.call_ok("read", json!({"process_id": id, "since_seq": since}));
+    (out(&r), r["next_seq"].as_u64().unwrap())
+}
+
+// ---- tty ----
+
+#[test]
+fn an_interactive_shell_on_a_tty_answers_a_write() {
+    let server = Server::ready();
+    let id = tty_bg(&server, "PS1='$ ' exec sh -i");
+    let (_, since) = read_until(&server, &id, 1, "$ ");
+    let w = server.call_ok(
+        "write",
+        json!({"process_id": id, "input": "echo $((6*7))\n"}),
+    );
+    assert_eq!(w["ok"], true, "{w}");
+    let (text, _) = read_until(&server, &id, since, "42");
+    assert!(text.contains("42"), "{text:?}");
+    // Ctrl-D at an empty prompt ends the shell.
+    let w = server.call_ok(
+        "wait",
+        json!({"process_id": id, "until_input": true, "timeout_ms": 15000}),
+    );
+    assert_eq!(w["wait_result"], "awaiting_input", "{w}");
+    server.call_ok("write", json!({"process_id": id, "input": "\u{4}"}));
+    let done = server.wait_exit_of(&id);
+    assert_eq!(done["exit_code"], 0, "{done}");
+}
+
+#[test]
+fn a_python_repl_on_a_tty_answers_a_write() {
+    let probe = server_probe("command -v python3 >/dev/null && python3 -c 'print(1)'");
+    if !probe {
+        eprintln!("skipped: python3 is not runnable here");
+        return;
+    }
+    let server = Server::ready();
+    let id = tty_bg(&server, "exec python3 -i -q");
+    let (_, since) = read_until(&server, &id, 1, ">>> ");
+    server.call_ok("write", json!({"process_id": id, "input": "print(6*7)\n"}));
+    let (text, _) = read_until(&server, &id, since, "42");
+    assert!(text.contains("42"), "{text:?}");
+    // Ctrl-D once the REPL reads again (typed earlier, a line editor switching the
+    // terminal mode would drop it).
+    let w = server.call_ok(
+        "wait",
+        json!({"process_id": id, "until_input": true, "timeout_ms": 15000}),
+    );
+    assert_eq!(w["wait_result"], "awaiting_input", "{w}");
+    assert_eq!(w["prompt"], ">>> ", "{w}");
+    server.call_ok("write", json!({"process_id": id, "input": "\u{4}"}));
+    server.wait_exit_of(&id);
+}
+
+/// Whether `pid` is `sleep` or has a child that is.
+fn sleep_under(pid: u32) -> bool {
+    let comm = |p: &str| std::fs::read_to_string(format!("/proc/{p}/comm")).unwrap_or_default();
+    if comm(&pid.to_string()).trim() == "sleep" {
+        return true;
+    }
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            proc_ppid(name.parse().unwrap_or(0)) == Some(pid) && comm(&name).trim() == "sleep"
+        })
+}
+
+fn server_probe(command: &str) -> bool {
+    std::process::Command::new("/bin/sh")
+        .args(["-c", command])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn a_tty_is_a_terminal_and_pipes_are_not() {
+    let server = Server::ready();
+    let script = "[ -t 0 ] && [ -t 1 ] && [ -t 2 ] && echo is-a-tty || echo not-a-tty; stty size";
+    let r = server.exec(json!({"command": script, "tty": true}));
+    assert_eq!(r["status"], "completed", "{r}");
+    assert!(out(&r).contains("is-a-tty"), "{r}");
+    assert!(out(&r).contains("40 200"), "default size: {r}");
+    // Output of a terminal has no \r before \n once cleaned.
+    assert!(!out(&r).contains('\r'), "{r}");
+    let r = server.exec(json!({"command": "stty size", "tty": true, "rows": 24, "cols": 80}));
+    assert!(out(&r).contains("24 80"), "{r}");
+    let r = server.sh(script);
+    assert!(out(&r).contains("not-a-tty"), "{r}");
+    // stderr joins stdout on a terminal.
+    let r = server.exec(json!({"command": "echo to-stderr >&2", "tty": true}));
+    assert!(out(&r).contains("to-stderr"), "{r}");
+    assert_eq!(r["stderr"], "", "{r}");
+}
+
+#[test]
+fn ctrl_c_through_write_interrupts_sleep() {
+    let server = Server::ready();
+    let r = server.exec(json!({"command": "sleep 100", "tty": true, "yield_ms": 0}));
+    let id = process_id(&r);
+    let shell = pid_of(&r);
+    // The shell runs `sleep` in a child (a ^C before that fork would reach the shell only,
+    // which dash then defers): wait until the sleep runs in the foreground group.
+    assert!(
+        wait_until(Duration::from_secs(10), || sleep_under(shell)),
+        "no sleep started under {shell}"
+    );
+    let started = Instant::now();
+    let w = server.call_ok("write", json!({"process_id": id, "input": "\u{3}"}));
+    assert_eq!(w["ok"], true, "{w}");
+    let done = server.wait_exit_of(&id);
+    assert!(started.elapsed() < Duration::from_secs(10), "{done}");
+    // The foreground group got SIGINT: the shell reports it (130) or died of it.
+    assert!(
+        done["exit_code"] == 130 || done["signal"] == "SIGINT",
+        "{done}"
+    );
+}
+
+#[test]
+fn colour_comes_back_clean_and_raw_keeps_escapes() {
+    let server = Server::ready();
+    let cmd = r"printf '\033[1;31mred\033[0m plain \033]0;title\007end\n'";
+    let r = server.exec(json!({"command": cmd, "tty": true}));
+    assert_eq!(out(&r), "red plain end\n", "{r}");
+    let id = process_id(&r);
+    let raw = server.call_ok("read", json!({"process_id": id, "raw": true}));
+    assert!(out(&raw).contains("\u{1b}[1;31mred"), "{raw}");
+    // Positions count raw bytes: the cleaned read ends where the raw one does.
+    let clean = server.call_ok("read", json!({"process_id": id}));
+    assert_eq!(clean["next_seq"], raw["next_seq"], "{clean} {raw}");
+    assert_eq!(
+        raw["next_seq"].as_u64().unwrap(),
+        out(&raw).len() as u64 + 1,
+        "{raw}"
+    );
+    // exec's raw flag too.
+    let r = server.exec(json!({"command": cmd, "tty": true, "raw": true}));
+    assert!(out(&r).contains("\u{1b}["), "{r}");
+}
+
+#[test]
+fn tty_is_refused_in_trusted_mode_and_sizes_are_checked() {
+    let server = Server::ready_with_env(&[("ALLOW_COMMANDS", "echo")]);
+    let r = server.call_err(
+        "exec",
+        json!({"command": "echo hi", "side_effects": ["NONE"], "tty": true}),
+    );
+    assert!(tool_text(&r).contains("trusted mode"), "{r}");
+    let server = Server::ready();
+    let r = server.call_err(
+        "exec",
+        json!({"command": "true", "side_effects": ["NONE"], "tty": true, "rows": 0}),
+    );
+    assert!(tool_text(&r).contains("rows"), "{r}");
+    let r = server.call_err(
+        "exec",
+        json!({"command": "true", "side_effects": ["NONE"], "cols": 80}),
+    );
+    assert!(tool_text(&r).contains("tty"), "{r}");
+}
+
+// ---- input wait ----
+
+#[test]
+fn a_prompt_on_a_pipe_is_reported_and_answered() {
+    let server = Server::ready();
+    // `read -p` prompts only on a terminal: print the prompt, then read the pipe.
+    let started = Instant::now();
+    let r = server.exec(json!({
+        "command": "printf 'Name? '; read x; echo \"hello $x\"",
+        "close_stdin": false,
+        "yield_ms": 20000
+    }));
+    // exec returns as soon as the command waits for input, not at yield_ms.
+    assert!(started.elapsed() < Duration::from_secs(10), "{r}");
+    assert_eq!(r["status"], "backgrounded", "{r}");
+    assert_eq!(r["awaiting_input"], true, "{r}");
+    assert_eq!(r["prompt"], "Name? ", "{r}");
+    let id = process_id(&r);
+    let read = server.call_ok("read", json!({"process_id": id}));
+    assert_eq!(read["awaiting_input"], true, "{read}");
+    let ps = server.ps_entry(&id).expect("ps entry");
+    assert_eq!(ps["awaiting_input"], true, "{ps}");
+    assert_eq!(ps["prompt"], "Name? ", "{ps}");
+    server.call_ok(
+        "write",
+        json!({"process_id": id, "input": "Ada", "newline": true}),
+    );
+    let done = server.wait_exit_of(&id);
+    assert!(out(&done).contains("hello Ada"), "{done}");
+    assert_eq!(done["awaiting_input"], false, "{done}");
+}
+
+#[test]
+fn read_p_on_a_tty_is_reported_with_its_prompt() {
+    let server = Server::ready();
+    let r = server.exec(json!({
+        "command": "read -p 'Name? ' x; echo \"hello $x\"",
+        "tty": true,
+        "close_stdin": false,
+        "yield_ms": 20000
+    }));
+    assert_eq!(r["status"], "backgrounded", "{r}");
+    assert_eq!(r["awaiting_input"], true, "{r}");
+    assert_eq!(r["prompt"], "Name? ", "{r}");
+    let id = process_id(&r);
+    server.call_ok("write", json!({"process_id": id, "input": "Ada\n"}));
+    let done = server.wait_exit_of(&id);
+    assert!(out(&done).contains("hello Ada"), "{done}");
+}
+
+#[test]
+fn a_sleep_is_never_reported_as_waiting() {
+    let server = Server::ready();
+    let r = server
+        .exec(json!({"command": "echo ready; sleep 5", "close_stdin": false, "yield_ms": 1000}));
+    assert_eq!(r["status"], "backgrounded", "{r}");
+    assert_eq!(r["awaiting_input"], false, "{r}");
+    let id = process_id(&r);
+    // Well past the 300 ms of quiet, several looks.
+    for _ in 0..3 {
+        let read = server.call_ok("read", json!({"process_id": id}));
+        assert_eq!(read["awaiting_input"], false, "{read}");
+        assert!(read.get("prompt").is_none(), "{read}");
+        let ps = server.ps_entry(&id).expect("ps entry");
+        assert_eq!(ps["awaiting_input"], false, "{ps}");
+    }
+    let w = server.call_ok(
+        "wait",
+        json!({"process_id": id, "until_input": true, "timeout_ms": 1500}),
+    );
+    assert_eq!(w["wait_result"], "deadline_reached", "{w}");
+    server.call_ok("stop", json!({"process_id": id}));
+}
+
+#[test]
+fn wait_until_input_returns_when_the_command_asks() {
+    let server = Server::ready();
+    let id = server.spawn_bg_with(json!({
+        "command": "echo working; sleep 1; printf 'Continue? [y/N] '; read a; echo \"answer $a\"",
+        "close_stdin": false
+    }));
+    let started = Instant::now();
+    let w = server.call_ok(
+        "wait",
+        json!({"process_id": id, "until_input": true, "timeout_ms": 20000}),
+    );
+    assert_eq!(w["wait_result"], "awaiting_input", "{w}");
+    assert_eq!(w["awaiting_input"], true, "{w}");
+    assert_eq!(w["prompt"], "Continue? [y/N] ", "{w}");
+    assert!(started.elapsed() < Duration::from_secs(10), "{w}");
+    server.call_ok("write", json!({"process_id": id, "input": "y\n"}));
+    let done = server.wait_exit_of(&id);
+    assert!(out(&done).contains("answer y"), "{done}");
+}
+
+// ---- wait on many ----
+
+#[test]
+fn wait_on_many_returns_the_first_to_exit_and_names_it() {
+    let server = Server::ready();
+    let slow1 = server.spawn_bg("sleep 30");
+    let fast = server.spawn_bg("sleep 0.3; echo fast");
+    let slow2 = server.spawn_bg("sleep 30");
+    let w = server.call_ok(
+        "wait",
+        json!({"process_ids": [slow1, fast, slow2], "timeout_ms": 20000}),
+    );
+    assert_eq!(w["wait_result"], "exited", "{w}");
+    assert_eq!(w["process_id"], fast.as_str(), "{w}");
+    assert!(out(&w).contains("fast"), "{w}");
+    assert_eq!(w["statuses"][&slow1], "running", "{w}");
+    assert_eq!(w["statuses"][&fast], "completed", "{w}");
+    // `until` over several: the one whose output matches.
+    let ticker = server.spawn_bg("sleep 0.2; echo tick; sleep 30");
+    let w = server.call_ok(
+        "wait",
+        json!({"process_ids": [slow1, ticker], "until": "tick", "timeout_ms": 20000}),
+    );
+    assert_eq!(w["wait_result"], "matched", "{w}");
+    assert_eq!(w["process_id"], ticker.as_str(), "{w}");
+    // Errors: both forms, an empty list, an unknown id.
+    let r = server.call_err("wait", json!({"process_id": slow1, "process_ids": [slow1]}));
+    assert!(tool_text(&r).contains("not both"), "{r}");
+    let r = server.call_err("wait", json!({"process_ids": []}));
+    assert!(tool_text(&r).contains("process_ids"), "{r}");
+    let r = server.call_err("wait", json!({"process_ids": [slow1, "proc_000000000000"]}));
+    assert!(tool_text(&r).contains("Unknown process_id"), "{r}");
+    for id in [slow1, slow2, ticker] {
+        server.call_ok("stop", json!({"process_id": id}));
+    }
+}
+
+// ---- head and tail ----
+
+#[test]
+fn the_first_error_survives_eviction_with_the_gap_named() {
+    let server = Server::ready_with_env(&[
+        ("YIELDSHELL_MAX_BUFFER_BYTES", "2000"),
+        ("YIELDSHELL_HEAD_BYTES", "64"),
+    ]);
+    let r = server.sh("echo 'error: the first one'; seq 1 20000; echo last");
+    let id = process_id(&r);
+    let read = server.call_ok("read", json!({"process_id": id, "max_output_bytes": 20000}));
+    let text = out(&read);
+    assert!(text.starts_with("error: the first one\n"), "{read}");
+    assert!(text.ends_with("20000\nlast\n"), "{read}");
+    assert_eq!(read["truncated"], true, "{read}");
+    let (from, to) = (
+        read["gap_from"].as_u64().expect("gap_from"),
+        read["gap_to"].as_u64().expect("gap_to"),
+    );
+    assert_eq!(from, 65, "{read}");
+    let latest = read["latest_seq"].as_u64().unwrap();
+    assert_eq!(to, latest - 2000, "{read}");
+    // Exactly the head and the newest ring bytes come back.
+    assert_eq!(text.len() as u64, 64 + 2000, "{read}");
+    // A read after the gap has no gap fields.
+    let later = server.call_ok("read", json!({"process_id": id, "since_seq": to + 1}));
+    assert!(later.get("gap_from").is_none(), "{later}");
+    assert_eq!(later["truncated"], false, "{later}");
+    // The head is kept per stream: stderr's first line too.
+    let r = server.sh("echo 'E: first' >&2; seq 1 20000 >&2");
+    let read = server.call_ok(
+        "read",
+        json!({"process_id": process_id(&r), "streams": "stderr"}),
+    );
+    assert!(
+        read["stderr"].as_str().unwrap().starts_with("E: first\n"),
+        "{read}"
+    );
+}
+
+// ---- non-interactive defaults ----
+
+const SHOW: &str =
+    "echo \"[$GIT_TERMINAL_PROMPT|$GIT_PAGER|$PAGER|$GCM_INTERACTIVE|$DEBIAN_FRONTEND]\"";
+
+/// What `SHOW` prints: each name's value from `given`, else from the test's own
+/// environment (which the server inherits), else `default` (or empty).
+fn expected(given: &[(&str, &str)], defaults: bool) -> String {
+    let parts: Vec<String> = [
+        ("GIT_TERMINAL_PROMPT", "0"),
+        ("GIT_PAGER", "cat"),
+        ("PAGER", "cat"),
+        ("GCM_INTERACTIVE", "never"),
+        ("DEBIAN_FRONTEND", "noninteractive"),
+    ]
+    .iter()
+    .map(|(name, default)| {
+        given
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.to_string())
+            .or_else(|| std::env::var(name).ok())
+            .unwrap_or_else(|| {
+                if defaults {
+                    default.to_string()
+                } else {
+                    String::new()
+                }
+            })
+    })
+    .collect();
+    format!("[{}]\n", parts.join("|"))
+}
+
+#[test]
+fn non_interactive_defaults_are_set_and_yield_to_the_caller() {
+    let server = Server::ready_with_env(&[("PAGER", "more")]);
+    let r = server.sh(SHOW);
+    assert_eq!(out(&r), expected(&[("PAGER", "more")], true), "{r}");
+    assert!(
+        out(&r).starts_with("[0|cat|more|never|") || std::env::var("GIT_PAGER").is_ok(),
+        "{r}"
+    );
+    let r = server.exec(json!({"command": SHOW, "env": {"GIT_PAGER": "delta"}}));
+    assert_eq!(
+        out(&r),
+        expected(&[("PAGER", "more"), ("GIT_PAGER", "delta")], true),
+        "{r}"
+    );
+    // Switched off: only what the environment itself has.
+    let server = Server::ready_with_env(&[("YIELDSHELL_NONINTERACTIVE", "0")]);
+    let r = server.sh(SHOW);
+    assert_eq!(out(&r), expected(&[], false), "{r}");
+    // stdin is /dev/null when closed: a read gets end of file at once.
+    let server = Server::ready();
+    let r = server.sh("read x; echo \"rc=$?\"; readlink /proc/self/fd/0");
+    assert!(
+        out(&r).contains("rc=1") && out(&r).contains("/dev/null"),
+        "{r}"
+    );
+}
+
+#[test]
+fn trusted_mode_adds_the_defaults_to_its_minimal_environment() {
+    let server = Server::ready_with_env(&[("ALLOW_COMMANDS", "printenv")]);
+    let r = server.call("shell_execute", json!({"command": ["printenv"]}));
+    assert!(!is_error(&r), "{r}");
+    let text = r["structuredContent"]["stdout"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    for kv in [
+        "GIT_TERMINAL_PROMPT=0",
+        "GIT_PAGER=cat",
+        "PAGER=cat",
+        "GCM_INTERACTIVE=never",
+        "DEBIAN_FRONTEND=noninteractive",
+    ] {
+        assert!(text.lines().any(|l| l == kv), "{kv} missing: {text}");
+    }
+}
+
+// ---- limits ----
+
+#[test]
+fn rlimits_apply_to_each_command() {
+    let server = Server::ready_with_env(&[("YIELDSHELL_LIMITS", "cpu=100,nofile=64,fsize=1M")]);
+    let r = server.sh("ulimit -t; ulimit -n; ulimit -f");
+    // `ulimit -f` counts 512-byte blocks in sh.
+    assert_eq!(out(&r), "100\n64\n2048\n", "{r}");
+    let bad = crate::support::run_binary(&[], &[("YIELDSHELL_LIMITS", "pids=lots")]);
+    assert_eq!(bad.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        text.contains("YIELDSHELL_LIMITS") && text.contains("pids=N"),
+        "{text}"
+    );
+}
