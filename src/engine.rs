@@ -24,7 +24,7 @@ use crate::stamp::{rfc3339, IdGen};
 use crate::sys;
 use crate::table::Table;
 use crate::trusted::{tokenize, Policy};
-use crate::wait::{Outcome, UntilWatch, WaitMode, Waits, Watch};
+use crate::wait::{Check, Outcome, UntilWatch, WaitMode, Waits, Watch};
 
 pub use crate::policy::check_side_effects;
 pub use crate::spawn::{Launch, StdinSource};
@@ -409,6 +409,12 @@ impl Engine {
         if let Err(message) = self.check_policy(&args) {
             return finish(Some(failed_to_start(message)));
         }
+        let limit = self.config.max_processes;
+        let Some(slot) = self.table.reserve(limit) else {
+            return finish(Some(failed_to_start(format!(
+                "Maximum process limit ({limit}) reached: stop or wait for a running process first (see ps)"
+            ))));
+        };
         let cwd = match cwd {
             Ok(c) => c,
             Err(e) => return finish(Some(failed_to_start(e))),
@@ -421,7 +427,7 @@ impl Engine {
             Ok(l) => l,
             Err(e) => return finish(Some(failed_to_start(e))),
         };
-        let proc = match self.launch(launch) {
+        let proc = match self.launch(launch, slot) {
             Ok(p) => p,
             Err(e) => return finish(Some(failed_to_start(e))),
         };
@@ -558,28 +564,13 @@ impl Engine {
     }
 
     /// `write`.
-    pub fn write(&self, id: &str, input: &str, newline: bool, close: bool) -> Reply {
+    pub fn write(self: &Arc<Self>, id: &str, input: &str, newline: bool, close: bool, call: Call) {
         let Some(proc) = self.table.get(id) else {
-            return Self::unknown(id);
+            return call.respond.send(Some(Self::unknown(id)));
         };
         let mut m = Map::new();
         m.insert("process_id".into(), Value::from(id));
-        let result = if proc.is_finished() {
-            Err(format!(
-                "process {id} is not running ({})",
-                proc.lock().status().as_str()
-            ))
-        } else {
-            let mut data = input.as_bytes().to_vec();
-            if newline {
-                data.push(b'\n');
-            }
-            // A terminal is never closed: end of input there is Ctrl-D.
-            let close = crate::agents::close_input(&proc, close, &mut data);
-            let deadline = Instant::now() + Duration::from_millis(TRANSPORT_CEILING_MS);
-            proc.write_stdin(&data, close, deadline)
-        };
-        match result {
+        let answer = move |mut m: Map<String, Value>, result: Result<(), String>| match result {
             Ok(()) => {
                 m.insert("ok".into(), Value::Bool(true));
                 Reply::ok(m)
@@ -589,7 +580,87 @@ impl Engine {
                 m.insert("error".into(), Value::from(e));
                 Reply::err(m)
             }
+        };
+        if proc.is_finished() {
+            let status = proc.lock().status();
+            let e = format!("process {id} is not running ({})", status.as_str());
+            return call.respond.send(Some(answer(m, Err(e))));
         }
+        let mut data = input.as_bytes().to_vec();
+        if newline {
+            data.push(b'\n');
+        }
+        // A terminal is never closed: end of input there is Ctrl-D.
+        let close = crate::agents::close_input(&proc, close, &mut data);
+        let deadline = Instant::now() + Duration::from_millis(TRANSPORT_CEILING_MS);
+        let respond = call.respond;
+        self.write_parked(
+            proc,
+            data,
+            close,
+            deadline,
+            Box::new(move |result| respond.send(Some(answer(m, result)))),
+        );
+    }
+
+    /// Writes `data` to a record's stdin without holding a thread: the write is parked
+    /// until the pipe took every byte (after any earlier write), the record finished, or
+    /// `deadline`; then `then` gets the result.
+    pub(crate) fn write_parked(
+        &self,
+        proc: Arc<Proc>,
+        data: Vec<u8>,
+        close: bool,
+        deadline: Instant,
+        then: Box<dyn FnOnce(Result<(), String>) + Send>,
+    ) {
+        let ticket = proc.stdin_enqueue();
+        let len = data.len();
+        let state: Arc<Mutex<WriteState>> = Arc::default();
+        let (writer, shared) = (proc.clone(), state.clone());
+        let watch = Watch::new(vec![proc.clone()], WaitMode::Wait, deadline).check(move || {
+            if !writer.stdin_turn(ticket) {
+                return Check::Idle;
+            }
+            let mut st = shared.lock();
+            st.had_turn = true;
+            let before = st.written;
+            match writer.write_now(&data, &mut st.written, close) {
+                Ok(true) => {
+                    st.result = Some(Ok(()));
+                    Check::Done
+                }
+                Err(e) => {
+                    st.result = Some(Err(e));
+                    Check::Done
+                }
+                Ok(false) if st.written > before => Check::Moved,
+                Ok(false) => Check::Idle,
+            }
+        });
+        self.waits.park(
+            watch,
+            Box::new(move |outcome, _| {
+                proc.stdin_leave(ticket);
+                let mut st = state.lock();
+                let result = match (st.result.take(), outcome) {
+                    (Some(r), _) => r,
+                    (None, Outcome::Finished) => {
+                        Err("the process finished before reading all of its stdin".into())
+                    }
+                    (None, _) if !st.had_turn => Err(
+                        "stdin is busy with an earlier write that the process has not accepted yet"
+                            .into(),
+                    ),
+                    (None, _) => Err(format!(
+                        "the process did not read its stdin in time ({} bytes not written)",
+                        len - st.written
+                    )),
+                };
+                drop(st);
+                then(result);
+            }),
+        );
     }
 
     /// `wait`: answers when a record finished, its output matched `until`, it waits for
@@ -727,6 +798,15 @@ impl Engine {
             );
         }
     }
+}
+
+/// A parked write: bytes written so far, whether it was ever this writer's turn, and the
+/// result once known.
+#[derive(Default)]
+struct WriteState {
+    written: usize,
+    had_turn: bool,
+    result: Option<Result<(), String>>,
 }
 
 /// The answer of `stop` once its wait ended.

@@ -660,7 +660,9 @@ fn write(a: &Args<'_>) -> Parsed {
         .ok_or_else(|| missing("input", "the text to write"))?;
     let newline = a.boolean("newline")?.unwrap_or(false);
     let close = a.boolean("close_stdin")?.unwrap_or(false);
-    now(move |engine| engine.write(&id, &input, newline, close))
+    Ok(Box::new(move |engine: &Arc<Engine>, call: Call| {
+        engine.write(&id, &input, newline, close, call)
+    }))
 }
 
 fn wait(a: &Args<'_>) -> Parsed {

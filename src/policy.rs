@@ -89,12 +89,6 @@ impl Engine {
             }
             check_command_regex(&self.config, shell, "shell")?;
         }
-        let limit = self.config.max_processes;
-        if self.table.live_count() >= limit {
-            return Err(format!(
-                "Maximum process limit ({limit}) reached: stop or wait for a running process first (see ps)"
-            ));
-        }
         Ok(())
     }
 

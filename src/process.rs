@@ -169,6 +169,10 @@ pub struct Proc {
     stdin: Mutex<Option<File>>,
     /// Parked waiters (see `wait`), held weakly: a finished waiter simply goes away.
     watchers: Mutex<Vec<Weak<dyn Watcher>>>,
+    /// Writers of stdin in arrival order: only the first one writes, so that the bytes of
+    /// two writes never interleave.
+    writers: Mutex<std::collections::VecDeque<u64>>,
+    next_writer: std::sync::atomic::AtomicU64,
 }
 
 /// Something parked on records that must look again when one of them changes.
@@ -209,6 +213,8 @@ impl Proc {
             cond: Condvar::new(),
             stdin: Mutex::new(stdin),
             watchers: Mutex::new(Vec::new()),
+            writers: Mutex::new(std::collections::VecDeque::new()),
+            next_writer: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -401,18 +407,58 @@ impl Proc {
         self.changed();
     }
 
-    /// Writes to stdin, waiting at most until `deadline` for the child to accept it.
-    pub fn write_stdin(&self, data: &[u8], close: bool, deadline: Instant) -> Result<(), String> {
-        let Some(mut slot) = self.stdin.try_lock_until(deadline) else {
-            return Err(
-                "stdin is busy with an earlier write that the process has not accepted yet".into(),
-            );
+    /// Joins the queue of stdin writers; returns the writer's ticket.
+    pub fn stdin_enqueue(&self) -> u64 {
+        let ticket = self
+            .next_writer
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.writers.lock().push_back(ticket);
+        ticket
+    }
+
+    /// Whether writer `ticket` is first in the queue.
+    pub fn stdin_turn(&self, ticket: u64) -> bool {
+        self.writers.lock().front() == Some(&ticket)
+    }
+
+    /// Leaves the queue of stdin writers; the next writer is woken.
+    pub fn stdin_leave(&self, ticket: u64) {
+        let was_first = {
+            let mut q = self.writers.lock();
+            let first = q.front() == Some(&ticket);
+            q.retain(|&t| t != ticket);
+            first
+        };
+        if was_first {
+            self.changed();
+        }
+    }
+
+    /// Writes as much of `data[*off..]` as stdin takes without blocking. `Ok(true)` once
+    /// everything is written (stdin is then closed if `close`); a failure closes stdin.
+    pub fn write_now(&self, data: &[u8], off: &mut usize, close: bool) -> Result<bool, String> {
+        let Some(mut slot) = self.stdin.try_lock() else {
+            return Ok(false);
         };
         let Some(file) = slot.as_mut() else {
             return Err("stdin is closed".into());
         };
-        let result = write_all_until(file, data, deadline, &|| self.is_finished());
-        if close || result.is_err() {
+        let result = loop {
+            if *off >= data.len() {
+                break Ok(true);
+            }
+            match file.write(&data[*off..]) {
+                Ok(0) => break Err("stdin accepted no bytes".to_string()),
+                Ok(n) => *off += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break Ok(false),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => (),
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                    break Err("the process closed its stdin (broken pipe)".into())
+                }
+                Err(e) => break Err(format!("writing stdin failed: {e}")),
+            }
+        };
+        if result.is_err() || (close && result == Ok(true)) {
             *slot = None;
         }
         result
@@ -422,44 +468,6 @@ impl Proc {
     pub fn set_stdin_error(&self, error: String) {
         self.state.lock().stdin_error = Some(error);
     }
-}
-
-fn write_all_until(
-    file: &mut File,
-    mut data: &[u8],
-    deadline: Instant,
-    finished: &dyn Fn() -> bool,
-) -> Result<(), String> {
-    while !data.is_empty() {
-        match file.write(data) {
-            Ok(0) => return Err("stdin accepted no bytes".into()),
-            Ok(n) => data = &data[n..],
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                let left = deadline.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    return Err(format!(
-                        "the process did not read its stdin in time ({} bytes not written)",
-                        data.len()
-                    ));
-                }
-                if finished() {
-                    return Err("the process finished before reading all of its stdin".into());
-                }
-                // Wake at least once a second to notice that the process finished while a
-                // descendant still holds its stdin open without reading.
-                let ms = left.as_millis().min(1000) as i32;
-                if let Err(e) = sys::poll_write(file.as_raw_fd(), ms.max(1)) {
-                    return Err(format!("waiting for stdin failed: {e}"));
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => (),
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
-                return Err("the process closed its stdin (broken pipe)".into())
-            }
-            Err(e) => return Err(format!("writing stdin failed: {e}")),
-        }
-    }
-    Ok(())
 }
 
 /// Size of the pump's read buffer, on its own stack.

@@ -128,7 +128,7 @@ mod tests {
         let env = vec![(OsString::from("PATH"), OsString::from("/usr/bin:/bin"))];
         let args = vec![
             "-c".to_string(),
-            "read x; echo got:$x; echo ready; sleep 100".to_string(),
+            "read x; echo got:$x; echo ready; exec sleep 100".to_string(),
         ];
         let mut t = spawn("/bin/sh", "sh", &args, &env, Path::new("/"), 24, 80).unwrap();
         assert_eq!(t.terminal.size().unwrap(), (24, 80));
@@ -143,8 +143,16 @@ mod tests {
         assert!(String::from_utf8_lossy(&seen).contains("got:hello"));
         t.terminal.resize(30, 100).unwrap();
         assert_eq!(t.terminal.size().unwrap(), (30, 100));
-        // Ctrl-C: the terminal signals the foreground group; the shell and sleep end and
-        // the master reads end of output (EIO).
+        // Ctrl-C once `sleep` runs (a ^C that reaches the shell before is deferred by it):
+        // the terminal signals the foreground group; sleep ends and the master reads end
+        // of output (EIO).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::fs::read_to_string(format!("/proc/{}/comm", t.pid))
+            .is_ok_and(|c| c.trim() != "sleep")
+        {
+            assert!(std::time::Instant::now() < deadline, "sleep did not start");
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
         t.input.write_all(b"\x03").unwrap();
         let start = std::time::Instant::now();
         loop {

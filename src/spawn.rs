@@ -17,6 +17,7 @@ use crate::process::{Info, Proc};
 use crate::reaper::Cmd;
 use crate::redact::Secrets;
 use crate::sys::{self, SpawnSpec};
+use crate::table::Slot;
 use crate::tree::MARKER_VAR;
 use crate::trusted::Stage;
 
@@ -183,7 +184,7 @@ impl Engine {
     /// Starts every stage of `launch` as one record (each stage in its own session and
     /// group; the record signals all of them). The reaper cannot reap any stage before all
     /// are registered.
-    pub fn launch(&self, launch: Launch) -> Result<Arc<Proc>, String> {
+    pub fn launch(&self, launch: Launch, slot: Slot<'_>) -> Result<Arc<Proc>, String> {
         let id = self.ids.next();
         let marker = format!("{}{}", self.marker_prefix, id);
         let mut env = launch.env;
@@ -310,7 +311,7 @@ impl Engine {
             proc.info.command
         );
 
-        self.table.insert(proc.clone());
+        self.table.insert(proc.clone(), slot);
         if launch.timeout_ms > 0 {
             let at = proc.info.started + Duration::from_millis(launch.timeout_ms);
             self.reaper.send(Cmd::Timeout(
@@ -322,15 +323,13 @@ impl Engine {
         self.start_output(&proc, started.stdout, started.stderr, secrets)?;
         if let Some((data, close)) = launch.initial_stdin {
             let writer = proc.clone();
-            let _ = std::thread::Builder::new()
-                .name(format!("in-{}", &id[5..]).chars().take(15).collect())
-                .stack_size(64 * 1024)
-                .spawn(move || {
-                    let far = Instant::now() + Duration::from_secs(3600 * 24 * 365);
-                    if let Err(e) = writer.write_stdin(&data, close, far) {
-                        writer.set_stdin_error(e);
-                    }
-                });
+            let far = Instant::now() + Duration::from_secs(3600 * 24 * 365);
+            let then = move |result: Result<(), String>| {
+                if let Err(e) = result {
+                    writer.set_stdin_error(e);
+                }
+            };
+            self.write_parked(proc.clone(), data, close, far, Box::new(then));
         }
         Ok(proc)
     }

@@ -22,6 +22,22 @@ struct Inner {
     /// Oldest first.
     order: Vec<Arc<Proc>>,
     by_id: HashMap<String, Arc<Proc>>,
+    /// Places under the process limit taken by calls that are starting a record.
+    reserved: usize,
+}
+
+/// A place under the process limit, taken by [`Table::reserve`] before a record is
+/// spawned and given up when the record is inserted (or the start failed). Checking the
+/// limit and taking the place happen under one lock, so concurrent calls cannot both take
+/// the last place.
+pub struct Slot<'a> {
+    table: &'a Table,
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        self.table.inner.lock().reserved -= 1;
+    }
 }
 
 impl Table {
@@ -30,11 +46,26 @@ impl Table {
         self.inner.lock().by_id.get(id).cloned()
     }
 
-    /// Adds a record.
-    pub fn insert(&self, proc: Arc<Proc>) {
+    /// Adds a record started under `slot`; the record now counts instead of the slot.
+    pub fn insert(&self, proc: Arc<Proc>, slot: Slot<'_>) {
         let mut inner = self.inner.lock();
         inner.by_id.insert(proc.info.id.clone(), proc.clone());
         inner.order.push(proc);
+        inner.reserved -= 1;
+        drop(inner);
+        std::mem::forget(slot);
+    }
+
+    /// Takes a place under `limit` live records, counting places already taken; `None`
+    /// when the limit is reached.
+    pub fn reserve(&self, limit: usize) -> Option<Slot<'_>> {
+        let mut inner = self.inner.lock();
+        let live = inner.order.iter().filter(|p| !p.is_finished()).count();
+        if live + inner.reserved >= limit {
+            return None;
+        }
+        inner.reserved += 1;
+        Some(Slot { table: self })
     }
 
     /// Every record, newest first.
@@ -52,16 +83,6 @@ impl Table {
             .filter(|p| !p.is_finished())
             .cloned()
             .collect()
-    }
-
-    /// How many records have not finished.
-    pub fn live_count(&self) -> usize {
-        self.inner
-            .lock()
-            .order
-            .iter()
-            .filter(|p| !p.is_finished())
-            .count()
     }
 
     /// Removes finished records that ended more than `max_age` ago, then all but the

@@ -111,6 +111,24 @@ impl UntilWatch {
     }
 }
 
+/// What a custom check (see [`Watch::check`]) found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Check {
+    /// The condition is met: the watch ends as `Matched`.
+    Done,
+    /// Progress was made: look again soon.
+    Moved,
+    /// Nothing changed: look again later (the interval doubles, up to a ceiling).
+    Idle,
+}
+
+/// A condition that records cannot signal (a pipe that takes bytes again): looked at on
+/// every change of a record and at growing intervals.
+type Checker = Box<dyn FnMut() -> Check + Send>;
+
+const POLL_FIRST: Duration = Duration::from_millis(5);
+const POLL_MAX: Duration = Duration::from_millis(200);
+
 /// The condition a waiter waits for.
 pub(crate) struct Watch {
     /// The records; the first one that meets the condition ends the watch.
@@ -123,6 +141,8 @@ pub(crate) struct Watch {
     progress: Option<Progress>,
     started: Instant,
     next_progress: Instant,
+    check: Option<Checker>,
+    poll: Duration,
     /// `until_input`: also end when a record waits for input; how long until the next
     /// look in `/proc` when it does not yet (grows from 250 ms to 1 s).
     input: Option<Duration>,
@@ -147,6 +167,8 @@ impl Watch {
             progress: None,
             started: now,
             next_progress: now + Duration::from_secs(1),
+            check: None,
+            poll: POLL_FIRST,
             input: None,
         }
     }
@@ -156,6 +178,13 @@ impl Watch {
     /// looked at again after 250 ms, then less often, up to once a second.
     pub(crate) fn until_input(mut self) -> Watch {
         self.input = Some(Duration::from_millis(250));
+        self
+    }
+
+    /// Also ends (as `Matched`) when `check` says so; it runs before the records are
+    /// looked at, on every look.
+    pub(crate) fn check(mut self, check: impl FnMut() -> Check + Send + 'static) -> Watch {
+        self.check = Some(Box::new(check));
         self
     }
 
@@ -185,6 +214,14 @@ impl Watch {
             return Step::Done(Outcome::Cancelled, 0);
         }
         let mut wake = self.deadline;
+        if let Some(check) = self.check.as_mut() {
+            match check() {
+                Check::Done => return Step::Done(Outcome::Matched, 0),
+                Check::Moved => self.poll = POLL_FIRST,
+                Check::Idle => self.poll = (self.poll * 2).min(POLL_MAX),
+            }
+            wake = wake.min(now + self.poll);
+        }
         for (i, proc) in self.procs.iter().enumerate() {
             let st = proc.lock();
             if st.ended.is_some() {

@@ -192,9 +192,9 @@ impl Engine {
             }),
         );
         let limit = self.config.max_processes;
-        if self.table.live_count() >= limit {
+        let Some(slot) = self.table.reserve(limit) else {
             return reject(a, format!("Maximum process limit ({limit}) reached"));
-        }
+        };
         let env = match policy.env(&[]) {
             Ok(e) => e,
             Err(e) => return reject(a, e),
@@ -233,7 +233,7 @@ impl Engine {
             initial_stdin: args.stdin.clone().map(|s| (s.into_bytes(), true)),
             terminal: None,
         };
-        let proc = match self.launch(launch) {
+        let proc = match self.launch(launch, slot) {
             Ok(p) => p,
             Err(e) => {
                 a.insert("result_type".into(), Value::from("process_error"));

@@ -684,3 +684,123 @@ fn sigkill_of_the_server_with_twenty_stubborn_processes_leaves_none() {
     );
     assert!(killed.elapsed() < Duration::from_secs(3));
 }
+
+/// Threads of a process, from `/proc/<pid>/status`.
+fn thread_count(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn two_thousand_parked_waits_hold_no_thread_and_ps_answers_at_once() {
+    let _load = crate::support::heavy_load();
+    let server = Server::ready();
+    let id = server.spawn_bg("sleep 600");
+    let waits: Vec<Value> = (0..2000)
+        .map(|_| {
+            server.send_request(
+                "tools/call",
+                json!({"name": "wait", "arguments": {"process_id": id, "timeout_ms": 50000}}),
+            )
+        })
+        .collect();
+    // The first ps is queued behind the 2,000 calls; once it answers, every wait is parked.
+    server.call_ok("ps", json!({}));
+    let threads = thread_count(server.pid());
+    assert!(threads <= 16, "{threads} threads with 2,000 parked waits");
+    for _ in 0..5 {
+        let start = Instant::now();
+        let ps = server.call_ok("ps", json!({}));
+        let took = start.elapsed();
+        assert_eq!(ps["processes"][0]["process_id"], json!(id));
+        assert!(
+            took < Duration::from_millis(100),
+            "ps took {took:?} with 2,000 parked waits"
+        );
+    }
+    for _ in 0..5 {
+        let start = Instant::now();
+        server.result("ping", json!({}));
+        let took = start.elapsed();
+        assert!(took < Duration::from_millis(100), "ping took {took:?}");
+    }
+    // Ending the process completes every wait, each with its own answer.
+    server.call_ok("stop", json!({"process_id": id, "signal": "SIGKILL"}));
+    for w in &waits {
+        let r = server.response(w, Duration::from_secs(20));
+        let body = server.result_object(&r["result"]);
+        assert_eq!(body["wait_result"], "exited", "{r}");
+    }
+}
+
+/// Sends every call at once and returns the answers' result objects.
+fn concurrent_calls(server: &Server, calls: &[Value]) -> Vec<Value> {
+    let ids: Vec<Value> = calls
+        .iter()
+        .map(|c| server.send_request("tools/call", c.clone()))
+        .collect();
+    ids.iter()
+        .map(|id| {
+            let r = server.response(id, Duration::from_secs(30));
+            r["result"].clone()
+        })
+        .collect()
+}
+
+#[test]
+fn the_process_limit_holds_for_300_concurrent_execs() {
+    let _load = crate::support::heavy_load();
+    let marker = unique_marker("limit");
+    let server = Server::ready_with_env(&[("YIELDSHELL_MAX_PROCESSES", "2")]);
+    let call = json!({"name": "exec", "arguments": {
+        "command": format!("sleep 30 # {marker}"), "side_effects": ["NONE"], "yield_ms": 0}});
+    let results = concurrent_calls(&server, &vec![call; 300]);
+    let started: Vec<&Value> = results
+        .iter()
+        .filter(|r| server.result_object(r)["status"] != "failed_to_start")
+        .collect();
+    assert_eq!(
+        started.len(),
+        2,
+        "{} of 300 execs ran under a limit of 2",
+        started.len()
+    );
+    for r in &results {
+        let body = server.result_object(r);
+        if body["status"] == "failed_to_start" {
+            let error = body["error"].as_str().unwrap_or("");
+            assert!(error.contains("Maximum process limit (2)"), "{body}");
+        }
+    }
+    let ps = server.call_ok("ps", json!({"include_completed": true, "limit": 1000}));
+    assert_eq!(ps["processes"].as_array().map(Vec::len), Some(2), "{ps}");
+}
+
+#[test]
+fn the_process_limit_holds_for_100_concurrent_shell_executes() {
+    let _load = crate::support::heavy_load();
+    let server = Server::ready_with_env(&[
+        ("ALLOW_COMMANDS", "sleep"),
+        ("YIELDSHELL_MAX_PROCESSES", "2"),
+    ]);
+    // Every call arrives while the first two still run, so all others must be refused.
+    let call = json!({"name": "shell_execute", "arguments": {"command": ["sleep", "4"]}});
+    let results = concurrent_calls(&server, &vec![call; 100]);
+    let ran = results.iter().filter(|r| !is_error(r)).count();
+    let refused = results
+        .iter()
+        .filter(|r| {
+            let text = crate::support::tool_text(r);
+            is_error(r) && text.contains("Maximum process limit (2) reached")
+        })
+        .count();
+    assert_eq!(
+        ran, 2,
+        "{ran} of 100 shell_execute calls ran under a limit of 2"
+    );
+    assert_eq!(refused, 98, "every other call is refused for the limit");
+}
