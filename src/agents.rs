@@ -378,6 +378,22 @@ pub fn put_statuses(m: &mut Map<String, Value>, procs: &[std::sync::Arc<Proc>]) 
     m.insert("statuses".into(), Value::Object(s));
 }
 
+/// Marks a `shell_execute` answer that hit the output cap: its output is the first bytes
+/// of each stream, up to the cap (the head keeps them), and says so.
+pub fn mark_capped(mut reply: crate::engine::Reply, limit: usize) -> crate::engine::Reply {
+    reply.value.insert("capped".into(), Value::Bool(true));
+    if let Some(texts) = reply.texts.as_mut() {
+        for t in texts.iter_mut().skip(1) {
+            if let Some(rest) = t.strip_prefix("stdout (captured before the error):\n") {
+                *t = format!("stdout (the first {limit} bytes at most; the rest was cut):\n{rest}\n[output cut at the limit of {limit} bytes]");
+            } else if let Some(rest) = t.strip_prefix("stderr (captured before the error):\n") {
+                *t = format!("stderr (the first {limit} bytes at most; the rest was cut):\n{rest}\n[output cut at the limit of {limit} bytes]");
+            }
+        }
+    }
+    reply
+}
+
 /// Adds `gap_from` and `gap_to` when the read skipped evicted positions.
 pub fn put_gap(m: &mut Map<String, Value>, out: &ReadOut) {
     if let Some((from, to)) = out.gap {

@@ -251,7 +251,8 @@ fn shell_execute_output() -> Value {
         "status": {"type": "integer"},
         "execution_time": {"type": "number"},
         "stage_status": {"type": "array", "items": {"type": ["integer", "null"]}},
-        "error": {"type": "string"}
+        "error": {"type": "string"},
+        "capped": {"type": "boolean", "description": "The output limit was hit: stdout and stderr are each stream's first bytes, up to the limit."}
     }, "required": ["stdout", "stderr", "status", "execution_time"]})
 }
 

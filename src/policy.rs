@@ -118,6 +118,7 @@ impl Engine {
                 .clone()
                 .map(|s| (s.into_bytes(), args.close_stdin)),
             terminal: None,
+            head_bytes: None,
         };
         if let Some(size) = crate::agents::terminal_of(&args.agent, self.trusted.is_some())? {
             // A terminal is both input and output: it is never closed by `exec`.

@@ -85,6 +85,8 @@ pub struct Launch {
     pub initial_stdin: Option<(Vec<u8>, bool)>,
     /// Run on a new terminal of (rows, cols) instead of pipes (one stage only).
     pub terminal: Option<(u16, u16)>,
+    /// First bytes of each stream kept for good (default `YIELDSHELL_HEAD_BYTES`).
+    pub head_bytes: Option<usize>,
 }
 
 struct Started {
@@ -295,7 +297,7 @@ impl Engine {
         let proc = Arc::new(Proc::with_head(
             info,
             launch.ring_bytes,
-            self.config.head_bytes,
+            launch.head_bytes.unwrap_or(self.config.head_bytes),
             started.stdin,
         ));
         for &p in &started.pids {

@@ -232,6 +232,8 @@ impl Engine {
             overlay: Vec::new(),
             initial_stdin: args.stdin.clone().map(|s| (s.into_bytes(), true)),
             terminal: None,
+            // The first bytes up to the cap are what a capped call returns (SPEC 13).
+            head_bytes: Some(self.config.shell_output_limit),
         };
         let proc = match self.launch(launch, slot) {
             Ok(p) => p,
@@ -324,6 +326,11 @@ impl Engine {
         a.insert("result_type".into(), Value::from(result_type));
         let status = exit_code.unwrap_or_else(|| signal_num.map_or(1, |n| 128 + n));
         match failure {
+            Some(reason) if result_type == "output_cap" => {
+                a.insert("error".into(), Value::from(reason.clone()));
+                let reply = shell_error(&reason, &stdout, &stderr, status, started, stages);
+                crate::agents::mark_capped(reply, limit)
+            }
             Some(reason) => {
                 a.insert("error".into(), Value::from(reason.clone()));
                 shell_error(&reason, &stdout, &stderr, status, started, stages)

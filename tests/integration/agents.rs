@@ -460,3 +460,36 @@ fn rlimits_apply_to_each_command() {
         "{text}"
     );
 }
+
+#[test]
+fn a_capped_shell_execute_returns_the_first_bytes_marked() {
+    let server = Server::ready_with_env(&[
+        ("ALLOW_COMMANDS", "seq"),
+        ("MCP_SHELL_OUTPUT_LIMIT_BYTES", "1000"),
+    ]);
+    let r = server.call_with_deadline(
+        "shell_execute",
+        json!({"command": ["seq", "1", "2000000"]}),
+        Duration::from_secs(30),
+    );
+    assert!(is_error(&r), "{r}");
+    let stdout = r["structuredContent"]["stdout"]
+        .as_str()
+        .unwrap_or_default();
+    let expected = (1..=400).map(|i| format!("{i}\n")).collect::<String>()[..1000].to_string();
+    assert_eq!(stdout, expected, "the first 1000 bytes");
+    assert_eq!(r["structuredContent"]["capped"], true, "{r}");
+    let texts: Vec<&str> = r["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|b| b["text"].as_str())
+        .collect();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("stdout (the first 1000 bytes")
+                && t.ends_with("[output cut at the limit of 1000 bytes]")),
+        "{texts:?}"
+    );
+}
