@@ -493,3 +493,210 @@ fn a_capped_shell_execute_returns_the_first_bytes_marked() {
         "{texts:?}"
     );
 }
+
+// ---- a fork bomb, contained ----
+
+/// A pids cgroup made by the test around the server under test: a second, outer cap, so
+/// that a server whose own per-command cap failed still cannot take the machine down.
+struct OuterCap {
+    dir: std::path::PathBuf,
+    home: std::path::PathBuf,
+}
+
+impl OuterCap {
+    /// Makes the cap (cgroup v1 pids hierarchy, as root or delegated), or says why not.
+    fn make(max: u64) -> Result<OuterCap, String> {
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").map_err(|e| e.to_string())?;
+        let mount = mounts
+            .lines()
+            .filter_map(|l| {
+                let (left, right) = l.split_once(" - ")?;
+                let mut f = left.split(' ');
+                let (root, point) = (f.nth(3)?, f.next()?);
+                let mut r = right.split(' ');
+                let (fstype, _, opts) = (r.next()?, r.next()?, r.next()?);
+                (fstype == "cgroup" && root == "/" && opts.split(',').any(|o| o == "pids"))
+                    .then(|| std::path::PathBuf::from(point))
+            })
+            .next()
+            .ok_or("no cgroup v1 pids hierarchy is mounted")?;
+        let own = std::fs::read_to_string("/proc/thread-self/cgroup").map_err(|e| e.to_string())?;
+        let path = own
+            .lines()
+            .find_map(|l| {
+                let mut p = l.splitn(3, ':');
+                let (_, c, path) = (p.next()?, p.next()?, p.next()?);
+                c.split(',').any(|c| c == "pids").then(|| path.to_string())
+            })
+            .ok_or("this thread is in no pids cgroup")?;
+        let home = mount.join(path.trim_start_matches('/'));
+        let dir = home.join(format!("yieldshell-test-cap-{}", std::process::id()));
+        std::fs::create_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let cap = OuterCap { dir, home };
+        std::fs::write(cap.dir.join("pids.max"), max.to_string())
+            .map_err(|e| format!("cannot set pids.max: {e}"))?;
+        Ok(cap)
+    }
+
+    /// Starts the server inside the cap: this thread enters it (v1 places threads one by
+    /// one), spawns, and leaves.
+    fn start_server(&self, env: &[(&str, &str)]) -> Server {
+        std::fs::write(self.dir.join("tasks"), "0").expect("enter the cap");
+        let server = std::panic::catch_unwind(|| Server::ready_with_env(env));
+        std::fs::write(self.home.join("tasks"), "0").expect("leave the cap");
+        server.expect("start the server")
+    }
+
+    fn read(&self, file: &str) -> String {
+        std::fs::read_to_string(self.dir.join(file)).unwrap_or_default()
+    }
+
+    /// The per-command cgroups the server made inside the cap.
+    fn command_groups(&self) -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(&self.dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("yieldshell-"))
+            .map(|e| e.path())
+            .collect()
+    }
+}
+
+impl Drop for OuterCap {
+    fn drop(&mut self) {
+        // Anything left inside is ours: kill it, then remove the cap.
+        for _ in 0..100 {
+            for sub in self.command_groups() {
+                let _ = std::fs::remove_dir(sub);
+            }
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            let mut procs = self.read("cgroup.procs");
+            for sub in self.command_groups() {
+                procs.push_str(
+                    &std::fs::read_to_string(sub.join("cgroup.procs")).unwrap_or_default(),
+                );
+            }
+            for pid in procs.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
+                crate::support::send_signal(pid, libc::SIGKILL);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+#[test]
+fn a_fork_bomb_stays_under_its_pids_cap_and_stop_ends_it() {
+    let _load = crate::support::heavy_load();
+    let cap = match OuterCap::make(400) {
+        Ok(c) => c,
+        Err(why) => {
+            eprintln!("skipped: no outer pids cgroup can be made to hold the test ({why})");
+            return;
+        }
+    };
+    let server = cap.start_server(&[("YIELDSHELL_LIMITS", "pids=200")]);
+
+    // Harmless first: a loop that starts 500 sleeps stops at the cap.
+    let r = server.exec(json!({
+        "command": "i=0; while [ $i -lt 500 ]; do sleep 60 & i=$((i+1)); done; wait",
+        "yield_ms": 0
+    }));
+    let id = process_id(&r);
+    assert!(
+        wait_until(Duration::from_secs(20), || {
+            let r = server.call_ok("read", json!({"process_id": id}));
+            r["stderr"].as_str().unwrap_or_default().contains("fork")
+        }),
+        "the loop did not hit the cap"
+    );
+    let groups = cap.command_groups();
+    assert_eq!(groups.len(), 1, "one cgroup per command: {groups:?}");
+    let peak: u64 = std::fs::read_to_string(groups[0].join("pids.peak"))
+        .or_else(|_| std::fs::read_to_string(groups[0].join("pids.current")))
+        .unwrap_or_default()
+        .trim()
+        .parse()
+        .unwrap_or(u64::MAX);
+    assert!(peak <= 200, "harmless loop: {peak} processes");
+    let s = server.call_ok("stop", json!({"process_id": id, "force_after_ms": 1000}));
+    assert_eq!(s["stopped"], true, "{s}");
+
+    // The bomb: every process starts six more, four levels deep (1,554 processes and
+    // 1,296 sleeps if nothing held it), and the shells that cannot fork give up.
+    let bomb = "b() { if [ $1 -gt 0 ]; then for i in 1 2 3 4 5 6; do b $(($1-1)) & done; wait; else sleep 60; fi; }; b 4";
+    let r = server.exec(
+        json!({"command": bomb, "yield_ms": 0, "side_effects": ["CONSUMES_SIGNIFICANT_RESOURCES"]}),
+    );
+    let id = process_id(&r);
+    let group = || cap.command_groups().into_iter().next();
+    assert!(
+        wait_until(Duration::from_secs(20), || group().is_some_and(|g| {
+            std::fs::read_to_string(g.join("pids.current"))
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok())
+                .is_some_and(|n| n >= 150)
+        })),
+        "the bomb did not grow"
+    );
+    // The server answers while the bomb pushes against its cap.
+    let mut pings = Vec::new();
+    for _ in 0..20 {
+        let t = Instant::now();
+        server.result("ping", json!({}));
+        pings.push(t.elapsed());
+    }
+    pings.sort();
+    let median = pings[pings.len() / 2];
+    eprintln!(
+        "ping during the bomb: median {median:?}, max {:?}",
+        pings[pings.len() - 1]
+    );
+    assert!(median <= Duration::from_millis(5), "ping median {median:?}");
+    let g = group().expect("the bomb's cgroup");
+    let peak: u64 = std::fs::read_to_string(g.join("pids.peak"))
+        .or_else(|_| std::fs::read_to_string(g.join("pids.current")))
+        .unwrap_or_default()
+        .trim()
+        .parse()
+        .unwrap_or(u64::MAX);
+    eprintln!("the bomb's cgroup peaked at {peak} tasks (cap 200)");
+    assert!(peak <= 200, "the bomb reached {peak} processes");
+    let ps = server.call_ok("ps", json!({}));
+    assert!(ps["processes"].as_array().is_some_and(|p| !p.is_empty()));
+
+    // stop ends all of it; the command's cgroup goes with it; only the server is left.
+    let s = server.call_ok("stop", json!({"process_id": id, "force_after_ms": 1000}));
+    assert_eq!(s["stopped"], true, "{s}");
+    assert!(
+        wait_until(Duration::from_secs(10), || cap.command_groups().is_empty()),
+        "a command cgroup is left: {:?}",
+        cap.command_groups()
+    );
+    // Left in the cap: the server (its threads) and its guardian, nothing else.
+    let others = || -> Vec<String> {
+        cap.read("cgroup.procs")
+            .lines()
+            // The server, and this test's threads that read the server's pipes (started
+            // inside the cap with it).
+            .filter(|p| {
+                p.trim() != server.pid().to_string() && p.trim() != std::process::id().to_string()
+            })
+            .map(|p| {
+                let comm = std::fs::read_to_string(format!("/proc/{}/comm", p.trim()));
+                format!("{} {}", p.trim(), comm.unwrap_or_default().trim())
+            })
+            .collect()
+    };
+    assert!(
+        wait_until(Duration::from_secs(10), || {
+            let o = others();
+            o.len() <= 1 && o.iter().all(|p| p.ends_with(" yieldshell"))
+        }),
+        "left in the cap besides the server and its guardian: {:?}",
+        others()
+    );
+    server.assert_alive();
+}
