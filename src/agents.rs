@@ -13,7 +13,7 @@ use std::ffi::OsString;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::cgroup::{Cgroups, CommandGroup};
 use crate::config::Config;
@@ -281,6 +281,28 @@ pub fn prompt(proc: &Proc, st: &State) -> String {
     inputwait::prompt_of(&text, 1000).to_string()
 }
 
+/// Whether a record waits for input, as results report it: `Some(prompt)` when a process
+/// of it is blocked reading its input and it has been quiet for 300 ms.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct InputState(pub Option<Box<str>>);
+
+impl InputState {
+    /// True when the record waits for input.
+    pub fn awaiting(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
+/// The input state of a record for a result (nothing is looked at unless it runs).
+pub fn input_state(proc: &Proc, running: bool) -> InputState {
+    InputState(
+        running
+            .then(|| awaiting_input(proc))
+            .flatten()
+            .map(String::into_boxed_str),
+    )
+}
+
 /// `Some(prompt)` when a process of the record is blocked reading its input and the
 /// record has printed nothing for 300 ms. Looks in `/proc` only when the cheap checks pass.
 pub fn awaiting_input(proc: &Proc) -> Option<String> {
@@ -294,19 +316,6 @@ pub fn awaiting_input(proc: &Proc) -> Option<String> {
     inputwait::blocked_reader(look.0, &look.1)?;
     let st = proc.lock();
     Some(prompt(proc, &st))
-}
-
-/// Adds `awaiting_input` and `prompt` (only when waiting) to a result about `proc`.
-pub fn put_awaiting(m: &mut Map<String, Value>, proc: &Proc) {
-    match awaiting_input(proc) {
-        Some(p) => {
-            m.insert("awaiting_input".into(), Value::Bool(true));
-            m.insert("prompt".into(), Value::from(p));
-        }
-        None => {
-            m.insert("awaiting_input".into(), Value::Bool(false));
-        }
-    }
 }
 
 /// Shapes a read of a terminal record: escape sequences removed unless `raw`, and an
@@ -366,39 +375,6 @@ pub fn wait_ids(one: Option<&Value>, many: Option<&Value>) -> Result<Vec<String>
         (None, Some(other)) => Err(format!(
             "invalid argument process_ids: got {other}; expected {accepted}"
         )),
-    }
-}
-
-/// `statuses`: the status of each record of a `wait` on several.
-pub fn put_statuses(m: &mut Map<String, Value>, procs: &[std::sync::Arc<Proc>]) {
-    let mut s = Map::new();
-    for p in procs {
-        s.insert(p.info.id.clone(), Value::from(p.lock().status().as_str()));
-    }
-    m.insert("statuses".into(), Value::Object(s));
-}
-
-/// Marks a `shell_execute` answer that hit the output cap: its output is the first bytes
-/// of each stream, up to the cap (the head keeps them), and says so.
-pub fn mark_capped(mut reply: crate::engine::Reply, limit: usize) -> crate::engine::Reply {
-    reply.value.insert("capped".into(), Value::Bool(true));
-    if let Some(texts) = reply.texts.as_mut() {
-        for t in texts.iter_mut().skip(1) {
-            if let Some(rest) = t.strip_prefix("stdout (captured before the error):\n") {
-                *t = format!("stdout (the first {limit} bytes at most; the rest was cut):\n{rest}\n[output cut at the limit of {limit} bytes]");
-            } else if let Some(rest) = t.strip_prefix("stderr (captured before the error):\n") {
-                *t = format!("stderr (the first {limit} bytes at most; the rest was cut):\n{rest}\n[output cut at the limit of {limit} bytes]");
-            }
-        }
-    }
-    reply
-}
-
-/// Adds `gap_from` and `gap_to` when the read skipped evicted positions.
-pub fn put_gap(m: &mut Map<String, Value>, out: &ReadOut) {
-    if let Some((from, to)) = out.gap {
-        m.insert("gap_from".into(), Value::from(from));
-        m.insert("gap_to".into(), Value::from(to));
     }
 }
 

@@ -15,9 +15,166 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use parking_lot::Mutex;
-use serde_json::{Map, Value};
 
+use crate::jsonrpc::write_str;
 use crate::redact::Secrets;
+
+/// Which redirections a trusted-mode command line used.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Redirections {
+    /// `<`.
+    pub stdin: bool,
+    /// `>`.
+    pub stdout: bool,
+    /// `>>`.
+    pub stdout_append: bool,
+}
+
+/// One execution attempt, as logged. Fields left `None` are not written; `exit_code` and
+/// `signal` hold `Some(None)` for "known to be none" (written as `null`).
+#[derive(Debug, Default)]
+pub struct Record {
+    /// `exec` or `shell_execute`.
+    pub tool: &'static str,
+    /// `shell` or `trusted`.
+    pub mode: &'static str,
+    /// The command line (redacted), for `exec`.
+    pub command: Option<String>,
+    /// The argv (redacted), for `shell_execute`.
+    pub argv: Option<Vec<String>>,
+    /// The working directory, resolved when it could be.
+    pub directory: Option<String>,
+    /// `exec`'s runtime limit.
+    pub timeout_ms: Option<u64>,
+    /// `shell_execute`'s timeout in seconds.
+    pub timeout: Option<u64>,
+    /// The output limit, when one applies.
+    pub output_limit: Option<u64>,
+    /// Redirections (trusted mode).
+    pub redirections: Option<Redirections>,
+    /// Time from the call to its answer.
+    pub duration_ms: u64,
+    /// `success`, `rejected`, `backgrounded`, `timeout`, `process_error`, `output_cap`,
+    /// `cancelled`.
+    pub result_type: &'static str,
+    /// The record started, if any.
+    pub process_id: Option<String>,
+    /// The exit code.
+    pub exit_code: Option<Option<i32>>,
+    /// The signal that ended the leader, by name.
+    pub signal: Option<Option<String>>,
+    /// Bytes of stdout.
+    pub stdout_bytes: Option<u64>,
+    /// Bytes of stderr.
+    pub stderr_bytes: Option<u64>,
+    /// Why the call was refused.
+    pub rejection_reason: Option<String>,
+    /// Why the command failed.
+    pub error: Option<String>,
+}
+
+impl Record {
+    /// The record as one JSON object (without a newline).
+    fn to_json(&self, time: &str) -> Vec<u8> {
+        let mut o = Obj(b"{".to_vec());
+        o.str("event", "execution");
+        o.str("time", time);
+        o.str("tool", self.tool);
+        o.str("mode", self.mode);
+        if let Some(c) = &self.command {
+            o.str("command", c);
+        }
+        if let Some(argv) = &self.argv {
+            o.key("argv");
+            o.0.push(b'[');
+            for (i, a) in argv.iter().enumerate() {
+                if i > 0 {
+                    o.0.push(b',');
+                }
+                write_str(&mut o.0, a);
+            }
+            o.0.push(b']');
+        }
+        if let Some(d) = &self.directory {
+            o.str("directory", d);
+        }
+        if let Some(t) = self.timeout_ms {
+            o.num("timeout_ms", t as i64);
+        }
+        if let Some(t) = self.timeout {
+            o.num("timeout", t as i64);
+        }
+        if let Some(l) = self.output_limit {
+            o.num("output_limit", l as i64);
+        }
+        if let Some(r) = self.redirections {
+            o.key("redirections");
+            o.0.extend_from_slice(
+                format!(
+                    "{{\"stdin\":{},\"stdout\":{},\"stdout_append\":{}}}",
+                    r.stdin, r.stdout, r.stdout_append
+                )
+                .as_bytes(),
+            );
+        }
+        o.num("duration_ms", self.duration_ms as i64);
+        o.str("result_type", self.result_type);
+        if let Some(p) = &self.process_id {
+            o.str("process_id", p);
+        }
+        if let Some(code) = self.exit_code {
+            o.key("exit_code");
+            match code {
+                Some(c) => o.0.extend_from_slice(c.to_string().as_bytes()),
+                None => o.0.extend_from_slice(b"null"),
+            }
+        }
+        if let Some(signal) = &self.signal {
+            o.key("signal");
+            match signal {
+                Some(s) => write_str(&mut o.0, s),
+                None => o.0.extend_from_slice(b"null"),
+            }
+        }
+        if let Some(n) = self.stdout_bytes {
+            o.num("stdout_bytes", n as i64);
+        }
+        if let Some(n) = self.stderr_bytes {
+            o.num("stderr_bytes", n as i64);
+        }
+        if let Some(r) = &self.rejection_reason {
+            o.str("rejection_reason", r);
+        }
+        if let Some(e) = &self.error {
+            o.str("error", e);
+        }
+        o.0.push(b'}');
+        o.0
+    }
+}
+
+/// A JSON object being written, field by field.
+struct Obj(Vec<u8>);
+
+impl Obj {
+    fn key(&mut self, key: &str) {
+        if self.0.len() > 1 {
+            self.0.push(b',');
+        }
+        write_str(&mut self.0, key);
+        self.0.push(b':');
+    }
+
+    fn str(&mut self, key: &str, value: &str) {
+        self.key(key);
+        write_str(&mut self.0, value);
+    }
+
+    fn num(&mut self, key: &str, value: i64) {
+        self.key(key);
+        self.0.extend_from_slice(value.to_string().as_bytes());
+    }
+}
 
 /// Where audit lines go.
 pub struct Audit {
@@ -90,13 +247,8 @@ impl Audit {
     }
 
     /// Writes one record, adding the time.
-    pub fn record(&self, mut fields: Map<String, Value>) {
-        fields.insert(
-            "time".into(),
-            Value::from(crate::stamp::rfc3339(SystemTime::now())),
-        );
-        fields.insert("event".into(), Value::from("execution"));
-        let mut line = serde_json::to_vec(&Value::Object(fields)).unwrap_or_default();
+    pub fn record(&self, record: &Record) {
+        let mut line = record.to_json(&crate::stamp::rfc3339(SystemTime::now()));
         line.push(b'\n');
         let mut sink = self.sink.lock();
         let result = match sink.as_mut() {

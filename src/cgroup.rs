@@ -150,6 +150,7 @@ impl Cgroups {
     }
 
     /// The cgroup version in use.
+    #[cfg(test)]
     pub fn version(&self) -> Version {
         self.version
     }
@@ -219,14 +220,6 @@ impl CommandGroup {
             .lines()
             .filter_map(|l| l.trim().parse().ok())
             .collect()
-    }
-
-    /// Tasks (processes and threads) counted against `pids.max` now.
-    pub fn current(&self) -> u64 {
-        fs::read_to_string(self.dir.join("pids.current"))
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-            .unwrap_or(0)
     }
 
     /// Removes the cgroup if it is empty; true when it is gone.

@@ -660,47 +660,6 @@ fn parse_blocked(r: &Reader<'_>) -> Result<Vec<usize>, String> {
     Ok(out)
 }
 
-/// Resolves `cwd` (relative to the default) and checks it against the allowed roots.
-/// Returns the resolved directory or a message saying what was wrong.
-pub fn resolve_cwd(config: &Config, cwd: Option<&str>) -> Result<PathBuf, String> {
-    let requested = match cwd {
-        Some(c) if !c.is_empty() => config.default_cwd.join(c),
-        Some(_) => {
-            return Err("cwd is empty: give a directory path, or omit cwd for the default".into())
-        }
-        None => config.default_cwd.clone(),
-    };
-    let resolved = std::fs::canonicalize(&requested).map_err(|e| {
-        format!(
-            "cwd {} is not usable: {}",
-            requested.display(),
-            plain_io(&e)
-        )
-    })?;
-    if !resolved.is_dir() {
-        return Err(format!("cwd {} is not a directory", requested.display()));
-    }
-    if !config.allowed_cwds.is_empty()
-        && !config
-            .allowed_cwds
-            .iter()
-            .any(|root| resolved.starts_with(root))
-    {
-        let roots: Vec<String> = config
-            .allowed_cwds
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
-        return Err(format!(
-            "cwd {} (resolved to {}) is outside the allowed directories: {}",
-            requested.display(),
-            resolved.display(),
-            roots.join(", ")
-        ));
-    }
-    Ok(resolved)
-}
-
 /// An I/O error's message without the "(os error N)" suffix.
 pub fn plain_io(e: &std::io::Error) -> String {
     let s = e.to_string();

@@ -12,7 +12,7 @@
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::AsFd;
 use std::sync::OnceLock;
 
 use parking_lot::Mutex;
@@ -44,7 +44,7 @@ pub fn announce(pgid: u32, alive: bool) {
 }
 
 fn run(pipe: File) -> i32 {
-    sys::detach_helper(pipe.as_raw_fd());
+    sys::detach_helper(pipe.as_fd());
     let prefix = PREFIX.get().cloned().unwrap_or_default();
     let mut groups: HashSet<u32> = HashSet::new();
     for line in BufReader::new(pipe).lines() {

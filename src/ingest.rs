@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::os::fd::AsRawFd;
+use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -78,11 +78,12 @@ impl Ingest {
             };
             let token = self.next.fetch_add(1, Ordering::Relaxed);
             sys::grow_pipe(&file, PIPE_BYTES);
-            if let Err(e) = sys::set_nonblocking(file.as_raw_fd()) {
+            if let Err(e) = sys::set_nonblocking(file.as_fd()) {
                 crate::warn!("cannot make an output pipe non-blocking: {e}");
             }
-            let fd = file.as_raw_fd();
-            self.entries.lock().insert(
+            // Watched only once its entry is in the map, so every event finds it.
+            let mut entries = self.entries.lock();
+            entries.insert(
                 token,
                 Entry {
                     proc: proc.clone(),
@@ -91,9 +92,14 @@ impl Ingest {
                     filter,
                 },
             );
-            if let Err(e) = self.epoll.add(fd, token) {
+            let added = match entries.get(&token) {
+                Some(entry) => self.epoll.add(entry.file.as_fd(), token),
+                None => Ok(()),
+            };
+            if let Err(e) = added {
                 crate::error!("cannot watch the output of {}: {e}", proc.info.id);
-                if let Some(mut entry) = self.entries.lock().remove(&token) {
+                if let Some(mut entry) = entries.remove(&token) {
+                    drop(entries);
                     entry.proc.take_output(stream, &mut entry.filter, None);
                 }
             }
@@ -136,7 +142,7 @@ fn run(epoll: &sys::Epoll, entries: &Mutex<HashMap<u64, Entry>>) {
                 }
             }
             if ended {
-                epoll.delete(entry.file.as_raw_fd());
+                epoll.delete(entry.file.as_fd());
                 entry
                     .proc
                     .take_output(entry.stream, &mut entry.filter, None);

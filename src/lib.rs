@@ -30,37 +30,39 @@
 #![deny(missing_docs)]
 
 #[macro_use]
-pub mod log;
-pub mod audit;
-pub mod config;
-pub mod engine;
-pub mod guardian;
+pub(crate) mod log;
+pub(crate) mod audit;
+pub(crate) mod call;
+pub(crate) mod config;
+pub(crate) mod engine;
+pub(crate) mod guardian;
 #[cfg(target_os = "linux")]
-pub mod ingest;
-pub mod jsonrpc;
-pub mod mcp;
-pub mod policy;
-pub mod pool;
-pub mod process;
-pub mod reaper;
-pub mod redact;
-pub mod ring;
-mod server;
-pub mod spawn;
-pub mod stamp;
-pub mod sys;
-pub mod table;
-pub mod transport;
-pub mod tree;
-pub mod trusted;
-pub mod wait;
+pub(crate) mod ingest;
+pub(crate) mod jsonrpc;
+pub(crate) mod mcp;
+pub(crate) mod policy;
+pub(crate) mod pool;
+pub(crate) mod process;
+pub(crate) mod reaper;
+pub(crate) mod redact;
+pub(crate) mod results;
+pub(crate) mod ring;
+pub(crate) mod server;
+pub(crate) mod spawn;
+pub(crate) mod stamp;
+pub(crate) mod sys;
+pub(crate) mod table;
+pub(crate) mod transport;
+pub(crate) mod tree;
+pub(crate) mod trusted;
+pub(crate) mod wait;
 // Agents (SPEC section 13): terminals, input waits, limits.
-pub mod agents;
-pub mod ansi;
-pub mod cgroup;
-pub mod inputwait;
-pub mod limits;
-pub mod pty;
+pub(crate) mod agents;
+pub(crate) mod ansi;
+pub(crate) mod cgroup;
+pub(crate) mod inputwait;
+pub(crate) mod limits;
+pub(crate) mod pty;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -86,8 +88,59 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Internals for benches, fuzz targets and in-process tests; not a stable interface.
+/// Internals for benches, fuzz targets and tests; not a stable interface. Every module is
+/// private to the crate: what outside code may use is listed here, item by item, so that
+/// the compiler still reports dead code.
 #[doc(hidden)]
 pub mod internals {
     pub use crate::server::serve_in_memory;
+
+    /// Options.
+    pub mod config {
+        pub use crate::config::{parse, Config, Parsed};
+    }
+    /// Wire types.
+    pub mod jsonrpc {
+        pub use crate::jsonrpc::{
+            classify, error, response, to_line, Incoming, INVALID_REQUEST, PARSE_ERROR,
+        };
+    }
+    /// The MCP layer.
+    pub mod mcp {
+        pub use crate::mcp::{
+            call_response_line, call_result, has_annotations, has_structured, initialize_result,
+            negotiate, tools_list, Reply, LATEST, VERSIONS,
+        };
+    }
+    /// Secret redaction.
+    pub mod redact {
+        pub use crate::redact::{Filter, Secrets, MIN_SECRET_LEN};
+    }
+    /// Output buffers.
+    pub mod ring {
+        pub use crate::ring::{Output, ReadOut, ReadReq, Streams, STDERR, STDOUT};
+    }
+    /// System calls.
+    pub mod sys {
+        pub use crate::sys::{kill, killpg};
+    }
+    /// Lines in, lines out.
+    pub mod transport {
+        pub use crate::transport::{Input, MemoryClient};
+    }
+    /// Trusted mode.
+    pub mod trusted {
+        /// The allowlist.
+        pub mod allow {
+            pub use crate::trusted::allow::{Allowlist, NOTHING_ALLOWED};
+        }
+        /// Argument hardening.
+        pub mod harden {
+            pub use crate::trusted::harden::check;
+        }
+        /// The tokenizer.
+        pub mod tokenize {
+            pub use crate::trusted::tokenize::{from_argv, parse, tokenize, Pipeline};
+        }
+    }
 }

@@ -83,7 +83,7 @@ impl Limits {
     }
 
     /// The limits in the syntax [`Limits::parse`] reads (plain numbers).
-    pub fn to_spec(&self) -> String {
+    pub fn to_spec(self) -> String {
         let mut parts = Vec::new();
         for (name, v) in [
             ("cpu", self.cpu),

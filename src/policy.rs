@@ -74,6 +74,48 @@ pub(crate) fn check_command_regex(config: &Config, text: &str, what: &str) -> Re
     Ok(())
 }
 
+/// Resolves the working directory a call asked for (parameter `param`, relative to the
+/// default directory) and checks it against the allowed directories.
+pub(crate) fn resolve_dir(
+    config: &Config,
+    requested: Option<&str>,
+    param: &str,
+) -> Result<PathBuf, String> {
+    let requested = match requested {
+        Some(c) if !c.is_empty() => config.default_cwd.join(c),
+        Some(_) => {
+            return Err(format!(
+                "{param} is empty: give a directory path, or omit {param} for the default"
+            ))
+        }
+        None => config.default_cwd.clone(),
+    };
+    let resolved = std::fs::canonicalize(&requested).map_err(|e| {
+        format!(
+            "{param} {} is not usable: {}",
+            requested.display(),
+            crate::config::plain_io(&e)
+        )
+    })?;
+    if !resolved.is_dir() {
+        return Err(format!(
+            "{param} {} is not a directory",
+            requested.display()
+        ));
+    }
+    let allowed = &config.allowed_cwds;
+    if !allowed.is_empty() && !allowed.iter().any(|root| resolved.starts_with(root)) {
+        let roots: Vec<String> = allowed.iter().map(|p| p.display().to_string()).collect();
+        return Err(format!(
+            "{param} {} (resolved to {}) is outside the allowed directories: {}",
+            requested.display(),
+            resolved.display(),
+            roots.join(", ")
+        ));
+    }
+    Ok(resolved)
+}
+
 impl Engine {
     pub(crate) fn check_policy(&self, args: &ExecArgs) -> Result<(), String> {
         if self.shutting_down.load(Ordering::SeqCst) {

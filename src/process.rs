@@ -17,14 +17,19 @@
 
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::fd::AsRawFd;
+#[cfg(not(target_os = "linux"))]
+use std::os::fd::AsFd;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
-use crate::redact::{Filter, Secrets};
-use crate::ring::{Output, ReadOut, ReadReq, STDERR, STDOUT};
+use crate::redact::Filter;
+#[cfg(not(target_os = "linux"))]
+use crate::redact::Secrets;
+use crate::ring::Output;
+#[cfg(not(target_os = "linux"))]
+use crate::ring::{STDERR, STDOUT};
 use crate::sys::{self, WaitStatus};
 use crate::tree;
 
@@ -66,6 +71,7 @@ pub enum EndReason {
     /// `timeout_ms` expired.
     TimedOut,
     /// Internal error.
+    #[cfg_attr(target_os = "linux", allow(dead_code))]
     Failed,
     /// A stream went over the output cap (trusted mode).
     OutputCap,
@@ -184,17 +190,8 @@ pub trait Watcher: Send + Sync {
 
 impl Proc {
     /// A record for a freshly spawned leader.
-    pub fn new(info: Info, buffer_bytes: usize, stdin: Option<File>) -> Proc {
-        Proc::with_head(info, buffer_bytes, 0, stdin)
-    }
-
-    /// A record whose streams also keep their first `head_bytes` for good.
-    pub fn with_head(
-        info: Info,
-        buffer_bytes: usize,
-        head_bytes: usize,
-        stdin: Option<File>,
-    ) -> Proc {
+    /// Each stream keeps its newest `buffer_bytes` and its first `head_bytes` for good.
+    pub fn new(info: Info, buffer_bytes: usize, head_bytes: usize, stdin: Option<File>) -> Proc {
         let now = Instant::now();
         let stages = info.stages.len();
         Proc {
@@ -258,11 +255,6 @@ impl Proc {
     /// Whether the record has finished.
     pub fn is_finished(&self) -> bool {
         self.state.lock().ended.is_some()
-    }
-
-    /// Reads output.
-    pub fn read(&self, req: &ReadReq) -> ReadOut {
-        self.state.lock().output.read(req)
     }
 
     /// Takes bytes read from `stream` (or its end of file, with `None`) through the
@@ -471,12 +463,16 @@ impl Proc {
 }
 
 /// Size of the pump's read buffer, on its own stack.
+#[cfg(not(target_os = "linux"))]
 const READ_CHUNK: usize = 32 * 1024;
 
 /// Stack size of a pump thread: the read buffer plus room for the filter and locking.
+#[cfg(not(target_os = "linux"))]
 pub const PUMP_STACK: usize = READ_CHUNK + 64 * 1024;
 
-/// Reads both pipes until end of file, filtering into the ring. Runs on its own thread.
+/// Reads both pipes until end of file, filtering into the ring. Runs on its own thread
+/// (where there is no epoll; on Linux `ingest` reads every pipe).
+#[cfg(not(target_os = "linux"))]
 pub fn pump(proc: Arc<Proc>, stdout: Option<File>, stderr: Option<File>, secrets: Arc<Secrets>) {
     let mut filters = [Filter::new(secrets.clone()), Filter::new(secrets)];
     let mut files = [stdout, stderr];
@@ -488,8 +484,8 @@ pub fn pump(proc: Arc<Proc>, stdout: Option<File>, stderr: Option<File>, secrets
     let mut buf = [0u8; READ_CHUNK];
     while files.iter().any(Option::is_some) {
         let fds = [
-            files[0].as_ref().map(|f| f.as_raw_fd()),
-            files[1].as_ref().map(|f| f.as_raw_fd()),
+            files[0].as_ref().map(|f| f.as_fd()),
+            files[1].as_ref().map(|f| f.as_fd()),
         ];
         let ready = match sys::poll_read2(fds, -1) {
             Ok(r) => r,

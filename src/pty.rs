@@ -22,25 +22,11 @@ pub const DEFAULT_ROWS: u16 = 40;
 /// Default terminal width.
 pub const DEFAULT_COLS: u16 = 200;
 
-/// The server's side of a command's terminal.
+/// A command's terminal, as its record keeps it.
 #[derive(Debug)]
 pub struct Terminal {
     /// The child side's path (`/dev/pts/N`), which identifies the terminal in `/proc`.
     pub path: PathBuf,
-    /// A handle on the master, for the window size.
-    master: File,
-}
-
-impl Terminal {
-    /// Sets the window size (the foreground group gets SIGWINCH).
-    pub fn resize(&self, rows: u16, cols: u16) -> std::io::Result<()> {
-        sys::set_winsize(std::os::fd::AsRawFd::as_raw_fd(&self.master), rows, cols)
-    }
-
-    /// The window size.
-    pub fn size(&self) -> std::io::Result<(u16, u16)> {
-        sys::get_winsize(std::os::fd::AsRawFd::as_raw_fd(&self.master))
-    }
 }
 
 /// A command started on a new terminal.
@@ -102,8 +88,8 @@ pub fn spawn(
     Ok(OnTerminal {
         pid: spawned.pid,
         input: master.try_clone()?,
-        output: master.try_clone()?,
-        terminal: Terminal { path, master },
+        output: master,
+        terminal: Terminal { path },
     })
 }
 
@@ -131,7 +117,8 @@ mod tests {
             "read x; echo got:$x; echo ready; exec sleep 100".to_string(),
         ];
         let mut t = spawn("/bin/sh", "sh", &args, &env, Path::new("/"), 24, 80).unwrap();
-        assert_eq!(t.terminal.size().unwrap(), (24, 80));
+        let size = |f: &File| sys::get_winsize(std::os::fd::AsRawFd::as_raw_fd(f)).unwrap();
+        assert_eq!(size(&t.output), (24, 80));
         t.input.write_all(b"hello\n").unwrap();
         let mut seen = Vec::new();
         let mut buf = [0u8; 512];
@@ -141,8 +128,8 @@ mod tests {
             seen.extend_from_slice(&buf[..n]);
         }
         assert!(String::from_utf8_lossy(&seen).contains("got:hello"));
-        t.terminal.resize(30, 100).unwrap();
-        assert_eq!(t.terminal.size().unwrap(), (30, 100));
+        sys::set_winsize(std::os::fd::AsRawFd::as_raw_fd(&t.output), 30, 100).unwrap();
+        assert_eq!(size(&t.output), (30, 100));
         // Ctrl-C once `sleep` runs (a ^C that reaches the shell before is deferred by it):
         // the terminal signals the foreground group; sleep ends and the master reads end
         // of output (EIO).

@@ -19,7 +19,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -105,7 +105,7 @@ fn run(rx: Receiver<Cmd>, mut wake: UnixStream, leaders: Arc<Mutex<HashMap<u32, 
         });
         // Round up, so that a deadline less than a millisecond away is not a busy loop.
         let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
-        if let Err(e) = sys::poll_read2([Some(wake.as_raw_fd()), None], ms) {
+        if let Err(e) = sys::poll_read2([Some(wake.as_fd()), None], ms) {
             crate::error!("poll failed in the reaper: {e}");
         }
         let mut drain = [0u8; 256];

@@ -26,8 +26,9 @@ use crossbeam_channel::Receiver;
 use parking_lot::{Condvar, Mutex};
 use serde_json::{json, Map, Value};
 
+use crate::call::{Call, Cancel, Done, Progress, Responder};
 use crate::config::Config;
-use crate::engine::{Call, Cancel, Done, Engine, Progress, Responder};
+use crate::engine::Engine;
 use crate::jsonrpc::{self, Incoming};
 use crate::mcp;
 use crate::pool::Pool;
@@ -102,7 +103,7 @@ pub fn run(config: Config) -> std::process::ExitCode {
     crate::log::set_level(config.log_level);
     crate::sys::cloexec_from(3);
     // Fork the guardian first, while this process has a single thread.
-    let marker_prefix = crate::engine::new_marker_prefix();
+    let marker_prefix = crate::stamp::new_marker_prefix();
     crate::guardian::start(marker_prefix.clone());
     if let Err(e) = crate::sys::set_child_subreaper() {
         crate::warn!(
@@ -144,6 +145,9 @@ pub fn run(config: Config) -> std::process::ExitCode {
         config.mode
     );
     server.serve(&input);
+    if let Some(io) = shutdown.io.lock().as_mut() {
+        io.join_reader();
+    }
     shutdown.trigger("stdin closed", true);
     // The shutdown thread exits the process once the writer has written every answer.
     loop {
@@ -183,7 +187,7 @@ fn start_engine(
 /// tests. At end of input it waits up to `drain` for calls in flight, then closes its
 /// outbox (the client's receiver then disconnects). Processes are not stopped.
 pub fn serve_in_memory(config: Config, drain: Duration) -> io::Result<MemoryClient> {
-    let marker_prefix = crate::engine::new_marker_prefix();
+    let marker_prefix = crate::stamp::new_marker_prefix();
     let engine = start_engine(Arc::new(config), marker_prefix)
         .map_err(|_| io::Error::other("the engine did not start (see stderr)"))?;
     let (outbox, input, client) = transport::memory();
@@ -507,20 +511,24 @@ impl Server {
         });
         let this = self.clone();
         let flag = cancel.clone();
+        let tool = name.clone();
         let reply_to = to.clone();
         let respond = Responder::new(move |done| {
             match done {
-                Done::Reply(r) if !flag.is_cancelled() => match &reply_to {
-                    // Large outputs: serialise once, straight into the line that goes out.
-                    ReplyTo::Out => {
-                        this.out.send(mcp::call_response_line(&id, r, version));
+                Done::Answer(answer) if !flag.is_cancelled() => {
+                    let r = mcp::reply(&tool, *answer);
+                    match &reply_to {
+                        // Large outputs: serialise once, straight into the line that goes out.
+                        ReplyTo::Out => {
+                            this.out.send(mcp::call_response_line(&id, r, version));
+                        }
+                        batch => {
+                            let response = jsonrpc::response(&id, mcp::call_result(r, version));
+                            this.answer(batch, Some(response));
+                        }
                     }
-                    batch => {
-                        let response = jsonrpc::response(&id, mcp::call_result(r, version));
-                        this.answer(batch, Some(response));
-                    }
-                },
-                Done::Reply(_) | Done::Cancelled => this.answer(&reply_to, None),
+                }
+                Done::Answer(_) | Done::Cancelled => this.answer(&reply_to, None),
                 // A panic in a tool is that request's internal error; the server lives on,
                 // and the request still gets exactly one answer.
                 Done::Lost => {

@@ -165,6 +165,8 @@ fn spawn_stages(
             )
         })?;
         pids.push(spawned.pid);
+        // Every stage writes to the shared stderr pipe given above: no pipe comes back.
+        debug_assert!(spawned.stderr.is_none());
         if i == 0 {
             parent_stdin = spawned.stdin;
         }
@@ -292,9 +294,9 @@ impl Engine {
             },
         };
         if let Some(stdin) = &started.stdin {
-            let _ = sys::set_nonblocking(std::os::fd::AsRawFd::as_raw_fd(stdin));
+            let _ = sys::set_nonblocking(std::os::fd::AsFd::as_fd(stdin));
         }
-        let proc = Arc::new(Proc::with_head(
+        let proc = Arc::new(Proc::new(
             info,
             launch.ring_bytes,
             launch.head_bytes.unwrap_or(self.config.head_bytes),

@@ -3,17 +3,21 @@
 //! Nothing outside this module contains `unsafe`. Blocking calls retry on `EINTR`; the
 //! non-blocking ones do not need to.
 //!
-//! Spawning goes through `std::process::Command` (which creates its pipes with `O_CLOEXEC`
-//! and reports `exec` failures over a close-on-exec pipe) with one `pre_exec` step: `setsid`,
-//! so that every command leads its own session and process group and has no controlling
-//! terminal. The server never calls `Child::wait`: only the reaper reaps, through
-//! [`reap_any`].
+//! Spawning is `posix_spawn` on Linux (with `POSIX_SPAWN_SETSID`, file actions for the
+//! working directory and the three standard descriptors, an empty signal mask and default
+//! dispositions), and `std::process::Command` with a `setsid` `pre_exec` step elsewhere:
+//! either way every command leads its own session and process group and has no
+//! controlling terminal. The server never waits on a child it spawned: only the reaper
+//! reaps, through [`reap_any`].
+//!
+//! Descriptors that a call only uses are taken as `BorrowedFd`, so the caller keeps the
+//! ownership and the descriptor stays open for the call.
 #![allow(unsafe_code)]
 
 use std::ffi::OsString;
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 #[cfg(not(target_os = "linux"))]
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -520,8 +524,10 @@ pub fn cloexec_from(low: RawFd) {
 }
 
 /// Puts `fd` into non-blocking mode.
-pub fn set_nonblocking(fd: RawFd) -> io::Result<()> {
-    // SAFETY: F_GETFL/F_SETFL on a descriptor the caller owns; only status flags change.
+pub fn set_nonblocking(fd: BorrowedFd<'_>) -> io::Result<()> {
+    let fd = fd.as_raw_fd();
+    // SAFETY: F_GETFL/F_SETFL on a descriptor that is open for the call (it is borrowed);
+    // only status flags change.
     unsafe {
         let flags = libc::fcntl(fd, libc::F_GETFL);
         if flags == -1 {
@@ -543,7 +549,7 @@ pub struct Ready {
 
 /// Waits until one of the (up to two) descriptors is readable or hung up. A `None` slot is
 /// skipped. Retries on `EINTR`. `timeout_ms < 0` waits forever.
-pub fn poll_read2(fds: [Option<RawFd>; 2], timeout_ms: i32) -> io::Result<Ready> {
+pub fn poll_read2(fds: [Option<BorrowedFd<'_>>; 2], timeout_ms: i32) -> io::Result<Ready> {
     let mut pfds = [libc::pollfd {
         fd: -1,
         events: 0,
@@ -551,7 +557,7 @@ pub fn poll_read2(fds: [Option<RawFd>; 2], timeout_ms: i32) -> io::Result<Ready>
     }; 2];
     for (slot, fd) in pfds.iter_mut().zip(fds) {
         if let Some(fd) = fd {
-            slot.fd = fd;
+            slot.fd = fd.as_raw_fd();
             slot.events = libc::POLLIN;
         }
     }
@@ -564,26 +570,6 @@ pub fn poll_read2(fds: [Option<RawFd>; 2], timeout_ms: i32) -> io::Result<Ready>
                 ready.readable[i] = p.fd >= 0 && p.revents != 0;
             }
             return Ok(ready);
-        }
-        let err = io::Error::last_os_error();
-        if err.raw_os_error() != Some(libc::EINTR) {
-            return Err(err);
-        }
-    }
-}
-
-/// Waits until `fd` accepts a write (or has an error). `Ok(false)` on timeout.
-pub fn poll_write(fd: RawFd, timeout_ms: i32) -> io::Result<bool> {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLOUT,
-        revents: 0,
-    };
-    loop {
-        // SAFETY: `pfd` is one valid pollfd.
-        let rc = unsafe { libc::poll(&mut pfd, 1, timeout_ms) };
-        if rc >= 0 {
-            return Ok(rc > 0);
         }
         let err = io::Error::last_os_error();
         if err.raw_os_error() != Some(libc::EINTR) {
@@ -687,12 +673,23 @@ pub fn open_beneath(base: &Path, rel: &Path, mode: OpenMode) -> io::Result<File>
 /// Forks a helper process that runs `body` and never returns to the caller's code.
 /// Returns the write end of a pipe whose read end `body` receives.
 ///
-/// Must be called while the process has a single thread (before any thread is started):
-/// only then may the child run ordinary Rust code after `fork`.
+/// Works only while the process has a single thread (before any thread is started): only
+/// then may the child run ordinary Rust code after `fork`. It checks that first, in
+/// `/proc/self/task` (Linux), and refuses otherwise.
 pub fn fork_helper(body: fn(File) -> i32) -> io::Result<File> {
+    #[cfg(target_os = "linux")]
+    {
+        let threads = std::fs::read_dir("/proc/self/task")?.count();
+        if threads != 1 {
+            return Err(io::Error::other(format!(
+                "cannot fork a helper from a process with {threads} threads"
+            )));
+        }
+    }
     let (read, write) = std::io::pipe()?;
-    // SAFETY: the caller guarantees that no other thread exists, so the child is a full copy
-    // of a single-threaded process and may allocate and take locks.
+    // SAFETY: the process has a single thread (checked above on Linux; elsewhere the caller
+    // runs this first thing in `main`), so the child is a full copy of a single-threaded
+    // process and may allocate and take locks.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
         return Err(io::Error::last_os_error());
@@ -711,7 +708,8 @@ pub fn fork_helper(body: fn(File) -> i32) -> io::Result<File> {
 /// Detaches the calling process into a new session, points 0, 1 and 2 at `/dev/null`,
 /// closes every other descriptor except `keep`, and ignores SIGINT, SIGTERM, SIGHUP and
 /// SIGPIPE. For the guardian process only.
-pub fn detach_helper(keep: RawFd) {
+pub fn detach_helper(keep: BorrowedFd<'_>) {
+    let keep = keep.as_raw_fd();
     // SAFETY: plain system calls on descriptors and signal dispositions of this process.
     unsafe {
         libc::setsid();
@@ -763,7 +761,8 @@ impl Epoll {
     }
 
     /// Watches `fd` for input (level-triggered), reporting `token`.
-    pub fn add(&self, fd: RawFd, token: u64) -> io::Result<()> {
+    pub fn add(&self, fd: BorrowedFd<'_>, token: u64) -> io::Result<()> {
+        let fd = fd.as_raw_fd();
         let mut ev = libc::epoll_event {
             events: (libc::EPOLLIN | libc::EPOLLRDHUP) as u32,
             u64: token,
@@ -777,7 +776,8 @@ impl Epoll {
     }
 
     /// Stops watching `fd`.
-    pub fn delete(&self, fd: RawFd) {
+    pub fn delete(&self, fd: BorrowedFd<'_>) {
+        let fd = fd.as_raw_fd();
         // SAFETY: a null event is allowed for EPOLL_CTL_DEL since Linux 2.6.9.
         unsafe {
             libc::epoll_ctl(
@@ -1011,7 +1011,8 @@ pub fn set_winsize(fd: RawFd, rows: u16, cols: u16) -> io::Result<()> {
     Ok(())
 }
 
-/// The `(rows, cols)` of the terminal whose master (or slave) is `fd`.
+/// The `(rows, cols)` of the terminal whose master (or slave) is `fd` (tests).
+#[cfg(test)]
 pub fn get_winsize(fd: RawFd) -> io::Result<(u16, u16)> {
     // SAFETY: an all-zero winsize is a valid value to be overwritten.
     let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
@@ -1021,30 +1022,6 @@ pub fn get_winsize(fd: RawFd) -> io::Result<(u16, u16)> {
         return Err(io::Error::last_os_error());
     }
     Ok((ws.ws_row, ws.ws_col))
-}
-
-/// Sets (or clears) a hard and soft rlimit of another process (`prlimit`), for the
-/// per-command limits when no launcher sets them before `exec`.
-#[cfg(target_os = "linux")]
-pub fn set_rlimit(pid: u32, resource: i32, soft: u64, hard: u64) -> io::Result<()> {
-    let lim = libc::rlimit64 {
-        rlim_cur: soft,
-        rlim_max: hard,
-    };
-    // SAFETY: `lim` is a valid rlimit64 read by the call; the old value is not requested
-    // (null); resource and pid are plain integers.
-    let rc = unsafe {
-        libc::prlimit64(
-            pid as libc::pid_t,
-            resource as _,
-            &lim,
-            std::ptr::null_mut(),
-        )
-    };
-    if rc == -1 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
 }
 
 /// Sets a soft and hard rlimit of this process (the launcher, just before it executes the

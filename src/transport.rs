@@ -78,14 +78,11 @@ impl IoThreads {
         )
     }
 
-    /// Joins the reader if it has ended (it ends at end of input).
+    /// Joins the reader once the input ended (its channel is then disconnected, so the
+    /// thread is returning).
     pub fn join_reader(&mut self) {
         if let Some(r) = self.reader.take() {
-            if r.is_finished() {
-                let _ = r.join();
-            } else {
-                self.reader = Some(r);
-            }
+            let _ = r.join();
         }
     }
 }

@@ -27,7 +27,8 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 use regex_lite::Regex;
 
-use crate::engine::{Cancel, Progress, ReadArgs};
+use crate::call::{Cancel, Progress};
+use crate::engine::ReadArgs;
 use crate::pool::Pool;
 use crate::process::{self, Proc, Watcher};
 use crate::ring::{Streams, STDERR, STDOUT};
@@ -330,11 +331,6 @@ impl Waits {
             .stack_size(128 * 1024)
             .spawn(move || run_timers(&weak))?;
         Ok(waits)
-    }
-
-    /// How many calls are parked.
-    pub fn parked(&self) -> usize {
-        self.live.lock().len()
     }
 
     /// Parks `watch`: `then` runs (once) when it ends. The first look happens here, on the

@@ -7,18 +7,19 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use yieldshell::internals::serve_in_memory;
-use yieldshell::transport::Input;
+use yieldshell::internals::transport::Input;
 
-fn start() -> yieldshell::transport::MemoryClient {
+fn start() -> yieldshell::internals::transport::MemoryClient {
     let env = vec![("PATH".into(), "/usr/bin:/bin".into())];
-    let config = match yieldshell::config::parse(&[], env).expect("default configuration") {
-        yieldshell::config::Parsed::Run(c) => *c,
-        yieldshell::config::Parsed::Print(_) => panic!("no run configuration"),
-    };
+    let config =
+        match yieldshell::internals::config::parse(&[], env).expect("default configuration") {
+            yieldshell::internals::config::Parsed::Run(c) => *c,
+            yieldshell::internals::config::Parsed::Print(_) => panic!("no run configuration"),
+        };
     serve_in_memory(config, Duration::from_secs(5)).expect("start the server")
 }
 
-fn send(client: &yieldshell::transport::MemoryClient, message: Value) {
+fn send(client: &yieldshell::internals::transport::MemoryClient, message: Value) {
     let line = serde_json::to_vec(&message).expect("serialise");
     client
         .to_server
@@ -58,7 +59,7 @@ fn handshake_ping_list_and_errors_in_process() {
                "params": {"name": "ps", "arguments": {}}}),
     );
     // End of input: the server answers what it has, then closes its side.
-    let yieldshell::transport::MemoryClient {
+    let yieldshell::internals::transport::MemoryClient {
         to_server,
         from_server,
     } = client;

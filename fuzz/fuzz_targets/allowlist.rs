@@ -13,7 +13,7 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use yieldshell::trusted::allow::{Allowlist, NOTHING_ALLOWED};
+use yieldshell::internals::trusted::allow::{Allowlist, NOTHING_ALLOWED};
 
 #[derive(Arbitrary, Debug)]
 struct Input {

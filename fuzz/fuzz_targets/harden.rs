@@ -13,7 +13,7 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use yieldshell::trusted::harden::check;
+use yieldshell::internals::trusted::harden::check;
 
 /// Names the fuzzer would take a long time to spell: the always-denied ones of the property,
 /// and programs with argument rules.

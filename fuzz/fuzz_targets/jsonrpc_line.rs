@@ -18,11 +18,11 @@
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Map, Value};
-use yieldshell::engine::Reply;
-use yieldshell::jsonrpc::{
+use yieldshell::internals::mcp::Reply;
+use yieldshell::internals::jsonrpc::{
     classify, error, response, to_line, Incoming, INVALID_REQUEST, PARSE_ERROR,
 };
-use yieldshell::mcp::{
+use yieldshell::internals::mcp::{
     call_response_line, call_result, has_annotations, has_structured, initialize_result, negotiate,
     tools_list, LATEST, VERSIONS,
 };

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use yieldshell::redact::{Filter, Secrets, MIN_SECRET_LEN};
+use yieldshell::internals::redact::{Filter, Secrets, MIN_SECRET_LEN};
 
 #[derive(Arbitrary, Debug)]
 enum Part {

@@ -31,7 +31,7 @@ use std::collections::VecDeque;
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use yieldshell::ring::{Output, ReadOut, ReadReq, Streams, STDERR, STDOUT};
+use yieldshell::internals::ring::{Output, ReadOut, ReadReq, Streams, STDERR, STDOUT};
 
 #[derive(Arbitrary, Debug)]
 enum Op {

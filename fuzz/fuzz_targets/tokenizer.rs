@@ -16,7 +16,7 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use yieldshell::trusted::tokenize::{from_argv, parse, tokenize, Pipeline};
+use yieldshell::internals::trusted::tokenize::{from_argv, parse, tokenize, Pipeline};
 
 #[derive(Arbitrary, Debug)]
 struct Input {

@@ -5,13 +5,13 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{Map, Value};
-
-use crate::audit;
-use crate::config;
-use crate::engine::{Call, Engine, Reply, CANCEL_GRACE};
+use crate::audit::{self, Record, Redirections};
+use crate::call::Call;
+use crate::engine::{Engine, CANCEL_GRACE};
+use crate::policy::resolve_dir;
 use crate::process::EndReason;
 use crate::process::Proc;
+use crate::results::{Output, ShellResult};
 use crate::ring::{ReadReq, Streams, STDERR, STDOUT};
 use crate::spawn::{Launch, StdinSource};
 use crate::sys;
@@ -41,39 +41,28 @@ fn truncate_utf8(s: &mut String, max: usize) {
     }
 }
 
-/// A failed `shell_execute`: the reason first, then the output captured so far.
+/// A failed `shell_execute`: the reason, and the output captured so far.
 fn shell_error(
-    reason: &str,
-    stdout: &str,
-    stderr: &str,
+    reason: String,
+    stdout: String,
+    stderr: String,
     status: i32,
     started: Instant,
-    stages: Option<Vec<Value>>,
-) -> Reply {
-    let mut m = Map::new();
-    m.insert("error".into(), Value::from(reason));
-    m.insert("stdout".into(), Value::from(stdout));
-    m.insert("stderr".into(), Value::from(stderr));
-    m.insert("status".into(), Value::from(status));
-    m.insert(
-        "execution_time".into(),
-        Value::from(started.elapsed().as_secs_f64()),
-    );
-    if let Some(s) = stages {
-        m.insert("stage_status".into(), Value::Array(s));
+) -> ShellResult {
+    ShellResult {
+        stdout,
+        stderr,
+        status,
+        execution_time: started.elapsed().as_secs_f64(),
+        stage_status: None,
+        error: Some(reason),
+        capped: false,
     }
-    let mut texts = vec![format!("Error executing command: {reason}")];
-    if !stdout.is_empty() {
-        texts.push(format!("stdout (captured before the error):\n{stdout}"));
-    }
-    if !stderr.is_empty() {
-        texts.push(format!("stderr (captured before the error):\n{stderr}"));
-    }
-    Reply {
-        value: m,
-        is_error: true,
-        texts: Some(texts),
-    }
+}
+
+/// A refusal before anything started.
+fn refusal(reason: String, started: Instant) -> ShellResult {
+    shell_error(reason, String::new(), String::new(), 1, started)
 }
 
 impl Engine {
@@ -81,40 +70,33 @@ impl Engine {
     /// (nothing when the call was cancelled).
     pub fn shell_execute(self: &Arc<Self>, args: ShellExecArgs, call: Call) {
         let started = Instant::now();
-        let mut a = Map::new();
-        a.insert("tool".into(), Value::from("shell_execute"));
-        a.insert("mode".into(), Value::from(self.mode_name()));
-        a.insert(
-            "argv".into(),
-            Value::from(audit::redact_argv(&args.command, &self.secrets)),
-        );
         let timeout_s = args
             .timeout
             .unwrap_or(self.config.shell_default_timeout_s)
             .clamp(1, self.config.shell_max_timeout_s.max(1));
-        a.insert("timeout".into(), Value::from(timeout_s));
-        a.insert(
-            "output_limit".into(),
-            Value::from(self.config.shell_output_limit),
-        );
+        let mut a = Record {
+            tool: "shell_execute",
+            mode: self.mode_name(),
+            argv: Some(audit::redact_argv(&args.command, &self.secrets)),
+            timeout: Some(timeout_s),
+            output_limit: Some(self.config.shell_output_limit as u64),
+            ..Record::default()
+        };
         let engine = self.clone();
         let Call {
             cancel, respond, ..
         } = call;
-        let finish = move |reply: Option<Reply>, mut a: Map<String, Value>| {
-            a.insert(
-                "duration_ms".into(),
-                Value::from(started.elapsed().as_millis() as u64),
-            );
-            if reply.is_none() {
-                a.insert("result_type".into(), Value::from("cancelled"));
+        let finish = move |result: Option<ShellResult>, mut a: Record| {
+            a.duration_ms = started.elapsed().as_millis() as u64;
+            if result.is_none() {
+                a.result_type = "cancelled";
             }
-            engine.audit.record(a);
-            respond.send(reply);
+            engine.audit.record(&a);
+            respond.send(result.map(|r| Ok(Output::Shell(r))));
         };
         let proc = match self.shell_start(&args, started, &mut a) {
             Ok(p) => p,
-            Err(reply) => return finish(Some(reply), a),
+            Err(refused) => return finish(Some(refused), a),
         };
         cancel.attach(&proc);
         let deadline = started + Duration::from_secs(timeout_s);
@@ -128,8 +110,8 @@ impl Engine {
                     return finish(None, a);
                 }
                 if outcome == Outcome::Finished {
-                    let reply = engine.shell_result(&proc, timeout_s, started, &mut a);
-                    return finish(Some(reply), a);
+                    let result = engine.shell_result(&proc, timeout_s, started, &mut a);
+                    return finish(Some(result), a);
                 }
                 // Over time: kill, and give the pipes a moment to drain.
                 proc.set_reason(EndReason::TimedOut);
@@ -140,8 +122,8 @@ impl Engine {
                 waits.park(
                     watch,
                     Box::new(move |_, _| {
-                        let reply = engine.shell_result(&proc, timeout_s, started, &mut a);
-                        finish(Some(reply), a);
+                        let result = engine.shell_result(&proc, timeout_s, started, &mut a);
+                        finish(Some(result), a);
                     }),
                 );
             }),
@@ -153,12 +135,12 @@ impl Engine {
         &self,
         args: &ShellExecArgs,
         started: Instant,
-        a: &mut Map<String, Value>,
-    ) -> Result<Arc<Proc>, Reply> {
-        let reject = |a: &mut Map<String, Value>, reason: String| {
-            a.insert("result_type".into(), Value::from("rejected"));
-            a.insert("rejection_reason".into(), Value::from(reason.clone()));
-            Err(shell_error(&reason, "", "", 1, started, None))
+        a: &mut Record,
+    ) -> Result<Arc<Proc>, ShellResult> {
+        let reject = |a: &mut Record, reason: String| {
+            a.result_type = "rejected";
+            a.rejection_reason = Some(reason.clone());
+            Err(refusal(reason, started))
         };
         let Some(policy) = &self.trusted else {
             return reject(a, "shell_execute is only available in trusted mode".into());
@@ -177,20 +159,16 @@ impl Engine {
             Ok(s) => s,
             Err(e) => return reject(a, e),
         };
-        let cwd = match config::resolve_cwd(&self.config, args.directory.as_deref()) {
+        let cwd = match resolve_dir(&self.config, args.directory.as_deref(), "directory") {
             Ok(c) => c,
-            // The parameter is called `directory` here.
-            Err(e) => return reject(a, e.replacen("cwd", "directory", 1)),
+            Err(e) => return reject(a, e),
         };
-        a.insert("directory".into(), Value::from(cwd.display().to_string()));
-        a.insert(
-            "redirections".into(),
-            serde_json::json!({
-                "stdin": pipeline.stdin_path.is_some(),
-                "stdout": pipeline.stdout.as_ref().is_some_and(|r| !r.append),
-                "stdout_append": pipeline.stdout.as_ref().is_some_and(|r| r.append),
-            }),
-        );
+        a.directory = Some(cwd.display().to_string());
+        a.redirections = Some(Redirections {
+            stdin: pipeline.stdin_path.is_some(),
+            stdout: pipeline.stdout.as_ref().is_some_and(|r| !r.append),
+            stdout_append: pipeline.stdout.as_ref().is_some_and(|r| r.append),
+        });
         let limit = self.config.max_processes;
         let Some(slot) = self.table.reserve(limit) else {
             return reject(a, format!("Maximum process limit ({limit}) reached"));
@@ -238,12 +216,12 @@ impl Engine {
         let proc = match self.launch(launch, slot) {
             Ok(p) => p,
             Err(e) => {
-                a.insert("result_type".into(), Value::from("process_error"));
-                a.insert("error".into(), Value::from(e.clone()));
-                return Err(shell_error(&e, "", "", 1, started, None));
+                a.result_type = "process_error";
+                a.error = Some(e.clone());
+                return Err(refusal(e, started));
             }
         };
-        a.insert("process_id".into(), Value::from(proc.info.id.clone()));
+        a.process_id = Some(proc.info.id.clone());
         Ok(proc)
     }
 
@@ -253,8 +231,8 @@ impl Engine {
         proc: &Proc,
         timeout_s: u64,
         started: Instant,
-        a: &mut Map<String, Value>,
-    ) -> Reply {
+        a: &mut Record,
+    ) -> ShellResult {
         let st = proc.lock();
         let all = ReadReq {
             since: None,
@@ -269,13 +247,13 @@ impl Engine {
             Some((sys::WaitStatus::Signaled(n), _)) => Some(n),
             _ => None,
         };
-        let stage_status: Vec<Value> = st
+        let stage_status: Vec<Option<i32>> = st
             .stage_exits
             .iter()
             .map(|e| match e {
-                Some(sys::WaitStatus::Exited(c)) => Value::from(*c),
-                Some(sys::WaitStatus::Signaled(n)) => Value::from(-n),
-                None => Value::Null,
+                Some(sys::WaitStatus::Exited(c)) => Some(*c),
+                Some(sys::WaitStatus::Signaled(n)) => Some(-n),
+                None => None,
             })
             .collect();
         let over = [STDOUT, STDERR]
@@ -286,12 +264,9 @@ impl Engine {
         let mut stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         truncate_utf8(&mut stdout, limit);
         truncate_utf8(&mut stderr, limit);
-        a.insert("stdout_bytes".into(), Value::from(out.stdout.len()));
-        a.insert("stderr_bytes".into(), Value::from(out.stderr.len()));
-        a.insert(
-            "exit_code".into(),
-            exit_code.map_or(Value::Null, Value::from),
-        );
+        a.stdout_bytes = Some(out.stdout.len() as u64);
+        a.stderr_bytes = Some(out.stderr.len() as u64);
+        a.exit_code = Some(exit_code);
         let stages = (stage_status.len() > 1).then_some(stage_status);
         let (result_type, failure) = match (reason, exit_code, signal_num) {
             (EndReason::TimedOut, _, _) => (
@@ -323,44 +298,17 @@ impl Engine {
                 Some("Command ended without an exit status".to_string()),
             ),
         };
-        a.insert("result_type".into(), Value::from(result_type));
+        a.result_type = result_type;
+        a.error = failure.clone();
         let status = exit_code.unwrap_or_else(|| signal_num.map_or(1, |n| 128 + n));
-        match failure {
-            Some(reason) if result_type == "output_cap" => {
-                a.insert("error".into(), Value::from(reason.clone()));
-                let reply = shell_error(&reason, &stdout, &stderr, status, started, stages);
-                crate::agents::mark_capped(reply, limit)
-            }
-            Some(reason) => {
-                a.insert("error".into(), Value::from(reason.clone()));
-                shell_error(&reason, &stdout, &stderr, status, started, stages)
-            }
-            None => {
-                let mut m = Map::new();
-                m.insert("stdout".into(), Value::from(stdout.clone()));
-                m.insert("stderr".into(), Value::from(stderr.clone()));
-                m.insert("status".into(), Value::from(status));
-                m.insert(
-                    "execution_time".into(),
-                    Value::from(started.elapsed().as_secs_f64()),
-                );
-                if let Some(s) = stages {
-                    m.insert("stage_status".into(), Value::Array(s));
-                }
-                let mut texts: Vec<String> = [stdout, stderr]
-                    .into_iter()
-                    .filter(|t| !t.is_empty())
-                    .collect();
-                if texts.is_empty() {
-                    // Some clients refuse an empty content list.
-                    texts.push(String::new());
-                }
-                Reply {
-                    value: m,
-                    is_error: false,
-                    texts: Some(texts),
-                }
-            }
+        ShellResult {
+            stdout,
+            stderr,
+            status,
+            execution_time: started.elapsed().as_secs_f64(),
+            stage_status: stages,
+            error: failure,
+            capped: result_type == "output_cap",
         }
     }
 }

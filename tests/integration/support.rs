@@ -971,9 +971,9 @@ pub fn send_signal(pid: libc::pid_t, signal: i32) {
 fn signal_result(pid: libc::pid_t, signal: i32) -> Result<(), i32> {
     // Through the server's own `sys` module: tests hold no `unsafe` either.
     let result = if pid < 0 {
-        yieldshell::sys::killpg(pid.unsigned_abs(), signal)
+        yieldshell::internals::sys::killpg(pid.unsigned_abs(), signal)
     } else {
-        yieldshell::sys::kill(pid as u32, signal)
+        yieldshell::internals::sys::kill(pid as u32, signal)
     };
     result.map_err(|e| e.raw_os_error().unwrap_or(0))
 }

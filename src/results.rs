@@ -1,0 +1,266 @@
+//! Typed results and errors of the tools.
+//!
+//! The engine answers with these values; `mcp` is the only place that turns them into
+//! JSON (and derives `isError` and exec's `failed_to_start` from them), and the audit
+//! record is built from the same values. Nothing here knows about JSON.
+
+use crate::process::Status;
+use crate::ring::{ReadOut, Streams};
+
+/// A record's state and a slice of its output: what `read` returns, and the common part
+/// of `exec` and `wait`.
+#[derive(Debug)]
+pub struct Snapshot {
+    /// The record's id.
+    pub process_id: String,
+    /// Its status.
+    pub status: Status,
+    /// The exit code, once the leader was reaped.
+    pub exit_code: Option<i32>,
+    /// The name of the signal that ended the leader.
+    pub signal: Option<String>,
+    /// The output slice.
+    pub output: ReadOut,
+    /// Which streams were asked for (the others are left out of the result).
+    pub streams: Streams,
+    /// A failure writing the initial stdin.
+    pub stdin_error: Option<String>,
+    /// Whether it waits for input, and its prompt (SPEC section 13).
+    pub input: crate::agents::InputState,
+}
+
+/// `exec`'s answer.
+#[derive(Debug)]
+pub struct ExecResult {
+    /// State and output (from the oldest byte).
+    pub snapshot: Snapshot,
+    /// Still running after the yield.
+    pub backgrounded: bool,
+    /// The leader's pid.
+    pub pid: u32,
+    /// Time from the call to the answer.
+    pub duration_ms: u64,
+}
+
+/// Why `wait` answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitEnd {
+    /// The record finished.
+    Exited,
+    /// The output matched `until`.
+    Matched,
+    /// The timeout passed.
+    DeadlineReached,
+    /// The process waits for input (`until_input`).
+    AwaitingInput,
+}
+
+impl WaitEnd {
+    /// The name used in results.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WaitEnd::Exited => "exited",
+            WaitEnd::Matched => "matched",
+            WaitEnd::DeadlineReached => "deadline_reached",
+            WaitEnd::AwaitingInput => "awaiting_input",
+        }
+    }
+}
+
+/// `wait`'s answer.
+#[derive(Debug)]
+pub struct WaitResult {
+    /// State and output.
+    pub snapshot: Snapshot,
+    /// Why it answered.
+    pub end: WaitEnd,
+    /// How long it waited.
+    pub waited_ms: u64,
+    /// With several process ids: each one's status, in the order given.
+    pub statuses: Option<Box<[(String, Status)]>>,
+}
+
+/// `write`'s answer.
+#[derive(Debug)]
+pub struct WriteResult {
+    /// The record's id.
+    pub process_id: String,
+    /// Why the input was not (entirely) written; `None` when it was.
+    pub error: Option<String>,
+}
+
+/// `stop`'s answer.
+#[derive(Debug)]
+pub struct StopResult {
+    /// The record's id.
+    pub process_id: String,
+    /// The signal sent (by name).
+    pub signal: &'static str,
+    /// The group ended after the signal.
+    pub stopped: bool,
+    /// The record's status afterwards.
+    pub status: Status,
+    /// The exit code, if reaped.
+    pub exit_code: Option<i32>,
+    /// The signal that ended the leader, by name.
+    pub exit_signal: Option<String>,
+    /// Why it did not stop: it had finished already, or outlived SIGKILL.
+    pub error: Option<&'static str>,
+    /// True when the group outlived SIGKILL (a failure, unlike "already finished").
+    pub failed: bool,
+}
+
+/// One line of `ps`.
+#[derive(Debug)]
+pub struct PsEntry {
+    /// The record's id.
+    pub process_id: String,
+    /// The leader's pid.
+    pub pid: u32,
+    /// The caller's label.
+    pub name: Option<String>,
+    /// The command (redacted).
+    pub command: String,
+    /// The working directory.
+    pub cwd: String,
+    /// Status.
+    pub status: Status,
+    /// Exit code, if reaped.
+    pub exit_code: Option<i32>,
+    /// The signal that ended the leader, by name.
+    pub signal: Option<String>,
+    /// Start, RFC 3339.
+    pub started_at: String,
+    /// End, RFC 3339, once finished.
+    pub ended_at: Option<String>,
+    /// Run time so far, or in total.
+    pub duration_ms: u64,
+    /// Bytes ever written to stdout (after redaction).
+    pub stdout_bytes: u64,
+    /// Bytes ever written to stderr (after redaction).
+    pub stderr_bytes: u64,
+    /// Time since the last output.
+    pub idle_ms: u64,
+    /// The newest sequence number.
+    pub latest_seq: u64,
+    /// A failure writing the initial stdin.
+    pub stdin_error: Option<String>,
+    /// Whether it waits for input, and its prompt (SPEC section 13).
+    pub input: crate::agents::InputState,
+}
+
+/// `shell_execute`'s answer, a failure included (it keeps the output captured so far).
+#[derive(Debug)]
+pub struct ShellResult {
+    /// Standard output (cut at the output limit).
+    pub stdout: String,
+    /// Standard error (cut at the output limit).
+    pub stderr: String,
+    /// The exit status (128 + signal for a signal, 1 when it never ran).
+    pub status: i32,
+    /// Seconds from the call to the answer.
+    pub execution_time: f64,
+    /// Each stage's exit (minus the signal for a signal), for pipelines.
+    pub stage_status: Option<Vec<Option<i32>>>,
+    /// Why it failed, when it did.
+    pub error: Option<String>,
+    /// The output limit was hit: stdout and stderr are each stream's first bytes.
+    pub capped: bool,
+}
+
+/// What a tool answered.
+#[derive(Debug)]
+pub enum Output {
+    /// `exec`.
+    Exec(ExecResult),
+    /// `read`.
+    Read(Snapshot),
+    /// `wait`.
+    Wait(WaitResult),
+    /// `write`.
+    Write(WriteResult),
+    /// `stop`.
+    Stop(StopResult),
+    /// `ps`.
+    Ps(Vec<PsEntry>),
+    /// `cleanup`: how many records were removed.
+    Cleanup(usize),
+    /// `shell_execute`.
+    Shell(ShellResult),
+}
+
+/// What kind of failure a [`ToolError`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The arguments were malformed or out of range.
+    InvalidArgument,
+    /// A policy, the process limit or shutdown refused the call before anything started.
+    Refused,
+    /// Starting the process failed.
+    StartFailed,
+    /// No record has this id.
+    UnknownProcess,
+    /// The signal name or number is unknown.
+    InvalidSignal,
+}
+
+/// A tool call that could not do what was asked, in the style of ripgrep's
+/// `CommandError`: a kind to decide on, a message to show.
+#[derive(Debug)]
+pub struct ToolError {
+    /// What kind of failure.
+    pub kind: ErrorKind,
+    /// What was wrong and what would be accepted.
+    pub message: String,
+    /// The record concerned, when the call named one.
+    pub process_id: Option<String>,
+}
+
+impl ToolError {
+    /// An error of `kind`.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> ToolError {
+        ToolError {
+            kind,
+            message: message.into(),
+            process_id: None,
+        }
+    }
+
+    /// The same error, about record `id`.
+    pub fn about(mut self, id: &str) -> ToolError {
+        self.process_id = Some(id.to_string());
+        self
+    }
+
+    /// No record has id `id`.
+    pub fn unknown(id: &str) -> ToolError {
+        ToolError::new(
+            ErrorKind::UnknownProcess,
+            format!("Unknown process_id: {id}"),
+        )
+        .about(id)
+    }
+
+    /// True when no process was started by the call (exec answers `failed_to_start`).
+    pub fn started_nothing(&self) -> bool {
+        matches!(
+            self.kind,
+            ErrorKind::InvalidArgument | ErrorKind::Refused | ErrorKind::StartFailed
+        )
+    }
+}
+
+/// A tool's answer.
+pub type Answer = Result<Output, ToolError>;
+
+impl Output {
+    /// True when the tool could not do what was asked although the call was valid.
+    pub fn is_error(&self) -> bool {
+        match self {
+            Output::Write(w) => w.error.is_some(),
+            Output::Stop(s) => s.failed,
+            Output::Shell(s) => s.error.is_some(),
+            _ => false,
+        }
+    }
+}
