@@ -486,10 +486,10 @@ fn a_capped_shell_execute_returns_the_first_bytes_marked() {
         .filter_map(|b| b["text"].as_str())
         .collect();
     assert!(
-        texts
-            .iter()
-            .any(|t| t.starts_with("stdout (the first 1000 bytes")
-                && t.ends_with("[output cut at the limit of 1000 bytes]")),
+        texts.iter().any(
+            |t| t.starts_with("stdout (its first bytes, up to the limit):\n1\n2\n")
+                && t.ends_with("[output cut at the limit: the rest was not kept]")
+        ),
         "{texts:?}"
     );
 }
