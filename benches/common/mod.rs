@@ -82,8 +82,14 @@ pub struct Server {
 impl Server {
     /// Spawns the binary with `env` added to the bench's environment. Does not initialize.
     pub fn spawn(env: &[(&str, String)]) -> Server {
+        Server::spawn_bin(BIN, env)
+    }
+
+    /// Spawns the binary `bin` (another build, for a comparison in the same run) with
+    /// `env` added to the bench's environment. Does not initialize.
+    pub fn spawn_bin(bin: &str, env: &[(&str, String)]) -> Server {
         let tag = new_tag();
-        let mut cmd = Command::new(BIN);
+        let mut cmd = Command::new(bin);
         cmd.env(TAG_VAR, &tag)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
