@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
 use regex_lite::Regex;
 
 use crate::audit::{Audit, Record, Redirections};
@@ -30,7 +29,7 @@ use crate::stamp::{rfc3339, IdGen};
 use crate::sys;
 use crate::table::Table;
 use crate::trusted::{tokenize, Policy};
-use crate::wait::{Check, Outcome, UntilWatch, WaitMode, Waits, Watch};
+use crate::wait::{park_write, Outcome, UntilWatch, WaitMode, Waits, Watch};
 
 /// `exec` arguments.
 #[derive(Debug, Default)]
@@ -186,6 +185,37 @@ impl Engine {
         }
     }
 
+    /// Shutdown: SIGTERM to everything, SIGKILL after `grace`, wait at most `limit` overall.
+    pub fn shutdown(&self, grace: Duration, limit: Duration) {
+        self.close();
+        let start = Instant::now();
+        let live = self.table.live();
+        for p in &live {
+            p.set_reason(EndReason::Stopped);
+            p.signal_group(libc::SIGTERM);
+        }
+        crate::tree::signal_all(&self.marker_prefix, libc::SIGTERM);
+        let all_done = |until: Instant| {
+            for p in &live {
+                let mut st = p.lock();
+                while st.ended.is_none() && Instant::now() < until {
+                    p.wait_until(&mut st, until);
+                }
+            }
+        };
+        all_done(start + grace);
+        for p in &live {
+            if !p.is_finished() {
+                p.signal_group(libc::SIGKILL);
+            }
+        }
+        crate::tree::signal_all(&self.marker_prefix, libc::SIGKILL);
+        all_done(start + limit);
+    }
+}
+
+/// The tools.
+impl Engine {
     /// `exec`: answers through `call` once the command ended or its yield passed (nothing
     /// when the call was cancelled). Every attempt is audited.
     pub fn exec(self: &Arc<Self>, args: ExecArgs, call: Call) {
@@ -369,72 +399,13 @@ impl Engine {
         let close = crate::agents::close_input(&proc, close, &mut data);
         let deadline = Instant::now() + Duration::from_millis(TRANSPORT_CEILING_MS);
         let respond = call.respond;
-        self.write_parked(
+        park_write(
+            &self.waits,
             proc,
             data,
             close,
             deadline,
             Box::new(move |result| respond.send(Some(answer(result)))),
-        );
-    }
-
-    /// Writes `data` to a record's stdin without holding a thread: the write is parked
-    /// until the pipe took every byte (after any earlier write), the record finished, or
-    /// `deadline`; then `then` gets the result.
-    pub(crate) fn write_parked(
-        &self,
-        proc: Arc<Proc>,
-        data: Vec<u8>,
-        close: bool,
-        deadline: Instant,
-        then: Box<dyn FnOnce(Result<(), String>) + Send>,
-    ) {
-        let ticket = proc.stdin_enqueue();
-        let len = data.len();
-        let state: Arc<Mutex<WriteState>> = Arc::default();
-        let (writer, shared) = (proc.clone(), state.clone());
-        let watch = Watch::new(vec![proc.clone()], WaitMode::Wait, deadline).check(move || {
-            if !writer.stdin_turn(ticket) {
-                return Check::Idle;
-            }
-            let mut st = shared.lock();
-            st.had_turn = true;
-            let before = st.written;
-            match writer.write_now(&data, &mut st.written, close) {
-                Ok(true) => {
-                    st.result = Some(Ok(()));
-                    Check::Done
-                }
-                Err(e) => {
-                    st.result = Some(Err(e));
-                    Check::Done
-                }
-                Ok(false) if st.written > before => Check::Moved,
-                Ok(false) => Check::Idle,
-            }
-        });
-        self.waits.park(
-            watch,
-            Box::new(move |outcome, _| {
-                proc.stdin_leave(ticket);
-                let mut st = state.lock();
-                let result = match (st.result.take(), outcome) {
-                    (Some(r), _) => r,
-                    (None, Outcome::Finished) => {
-                        Err("the process finished before reading all of its stdin".into())
-                    }
-                    (None, _) if !st.had_turn => Err(
-                        "stdin is busy with an earlier write that the process has not accepted yet"
-                            .into(),
-                    ),
-                    (None, _) => Err(format!(
-                        "the process did not read its stdin in time ({} bytes not written)",
-                        len - st.written
-                    )),
-                };
-                drop(st);
-                then(result);
-            }),
         );
     }
 
@@ -475,7 +446,8 @@ impl Engine {
             .progress(call.progress);
         if let Some(re) = until {
             for (i, proc) in procs.iter().enumerate() {
-                watch = watch.until(i, UntilWatch::new(re.clone(), proc, args));
+                let watch_until = UntilWatch::new(re.clone(), proc, args.since_seq, args.streams);
+                watch = watch.until(i, watch_until);
             }
         }
         if until_input {
@@ -625,34 +597,6 @@ impl Engine {
         );
         Ok(Output::Cleanup(removed))
     }
-
-    /// Shutdown: SIGTERM to everything, SIGKILL after `grace`, wait at most `limit` overall.
-    pub fn shutdown(&self, grace: Duration, limit: Duration) {
-        self.close();
-        let start = Instant::now();
-        let live = self.table.live();
-        for p in &live {
-            p.set_reason(EndReason::Stopped);
-            p.signal_group(libc::SIGTERM);
-        }
-        crate::tree::signal_all(&self.marker_prefix, libc::SIGTERM);
-        let all_done = |until: Instant| {
-            for p in &live {
-                let mut st = p.lock();
-                while st.ended.is_none() && Instant::now() < until {
-                    p.wait_until(&mut st, until);
-                }
-            }
-        };
-        all_done(start + grace);
-        for p in &live {
-            if !p.is_finished() {
-                p.signal_group(libc::SIGKILL);
-            }
-        }
-        crate::tree::signal_all(&self.marker_prefix, libc::SIGKILL);
-        all_done(start + limit);
-    }
 }
 
 /// Completes an `exec` audit record from the call's answer and the record it started.
@@ -685,15 +629,6 @@ fn audit_exec(record: &mut Record, answer: Option<&Answer>, proc: Option<&Proc>)
         record.stderr_bytes = Some(st.output.bytes_total(STDERR));
         record.output_limit = proc.info.output_cap;
     }
-}
-
-/// A parked write: bytes written so far, whether it was ever this writer's turn, and the
-/// result once known.
-#[derive(Default)]
-struct WriteState {
-    written: usize,
-    had_turn: bool,
-    result: Option<Result<(), String>>,
 }
 
 /// The answer of `stop` once its wait ended.

@@ -331,6 +331,50 @@ fn needs_escape8(chunk: &[u8]) -> bool {
         || has_zero(w ^ (LO * b'\\' as u64))
 }
 
+/// A request id: a string or a number, echoed exactly as sent (integers of any size
+/// included). Two ids are the same when their JSON text is: `1` and `"1"` differ, and
+/// `notifications/cancelled` names a request by the same text.
+#[derive(Clone, Debug)]
+pub struct RequestId {
+    value: Value,
+    key: String,
+}
+
+impl RequestId {
+    /// The id of a request; `None` unless `value` is a string or a number.
+    pub fn new(value: Value) -> Option<RequestId> {
+        if !(value.is_string() || value.is_number()) {
+            return None;
+        }
+        let key = value.to_string();
+        Some(RequestId { value, key })
+    }
+
+    /// The id as sent.
+    pub fn value(&self) -> &Value {
+        &self.value
+    }
+
+    /// Its JSON text, the key under which the request is in flight.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+}
+
+impl PartialEq for RequestId {
+    fn eq(&self, other: &RequestId) -> bool {
+        self.key == other.key
+    }
+}
+
+impl Eq for RequestId {}
+
+impl std::hash::Hash for RequestId {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.key.hash(state);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -432,5 +476,17 @@ mod tests {
             line,
             r#"{"error":{"code":-32700,"message":"bad"},"jsonrpc":"2.0"}"#
         );
+    }
+
+    #[test]
+    fn request_ids_compare_by_their_text() {
+        let one = RequestId::new(json!(1)).unwrap();
+        let text = RequestId::new(json!("1")).unwrap();
+        assert_ne!(one, text);
+        assert_eq!(one, RequestId::new(json!(1)).unwrap());
+        let big: Value = serde_json::from_str("18446744073709551615").unwrap();
+        assert_eq!(RequestId::new(big).unwrap().key(), "18446744073709551615");
+        assert!(RequestId::new(json!(null)).is_none());
+        assert!(RequestId::new(json!({"a": 1})).is_none());
     }
 }

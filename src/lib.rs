@@ -3,22 +3,23 @@
 //! # Architecture
 //!
 //! ```text
-//!  stdin ─► main thread (server::read_loop) ─► worker-N (pool) ─► engine ─► process/table
-//!                 │ ping, tools/list inline        │                  │
-//!                 ▼                                ▼                  ▼
-//!             rpc-out ◄──────── responses ─────────┘     ingest (epoll) fills the rings
-//!  signals ─► reaper (waitpid, group checks, deadlines: timeout, SIGKILL after grace)
+//!  stdin ─► rpc-in ─► main (server::serve) ─► worker-N (pool) ─► mcp ─► engine ─► spawn/table
+//!                        │ ping, tools/list inline          │  parked waits (wait) ◄─┐
+//!                        ▼                                   ▼                        │
+//!  stdout ◄── rpc-out ◄── outbox ◄── responses ◄── completions ◄── record changes ───┤
+//!                                                 ingest (epoll) fills the rings ────┤
+//!  signals ─► reaper (waitpid, group checks, deadlines) ─────────────────────────────┘
 //! ```
 //!
-//! Modules in reading order: `config` (options), `log`, `sys` (all `unsafe`), `ring` (output
-//! buffers and cursors), `redact` (UTF-8 and secret filter), `ingest` (the epoll reader of every pipe), `tree` (descendants that left
-//! their group), `process` (one record), `table` (the registry), `reaper`, `pool`,
-//! `jsonrpc` (wire types), `engine` (the shell-mode tools), `mcp` (handshake, schemas,
-//! arguments), `server` (main loop and shutdown).
+//! `ARCHITECTURE.md` lists every module with its job, its callers and its invariants, and
+//! follows one `exec` and one output byte through them.
 //!
 //! # Invariants
 //!
 //! - Nothing but protocol messages goes to stdout, and only `rpc-out` writes it.
+//! - Every request gets exactly one answer; a call leaves the in-flight set only after its
+//!   answer is queued, and the writer ends only after the last queued line.
+//! - Waiting holds no thread: waits are parked and completed by events.
 //! - Only the reaper reaps; a leader is registered with it before its fork can be reaped.
 //! - A process group is signalled only while a record's `group_gone` is false, under the
 //!   record's lock.

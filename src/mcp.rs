@@ -34,38 +34,76 @@ pub struct Reply {
     pub texts: Option<Vec<String>>,
 }
 
+/// A protocol version this server speaks. Later versions compare greater.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ProtocolVersion {
+    /// 2024-11-05.
+    V2024_11_05,
+    /// 2025-03-26: tool annotations, batches.
+    V2025_03_26,
+    /// 2025-06-18: titles, `outputSchema`, `structuredContent`; no batches.
+    V2025_06_18,
+    /// 2025-11-25.
+    V2025_11_25,
+}
+
+impl ProtocolVersion {
+    /// The version's name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProtocolVersion::V2024_11_05 => "2024-11-05",
+            ProtocolVersion::V2025_03_26 => "2025-03-26",
+            ProtocolVersion::V2025_06_18 => "2025-06-18",
+            ProtocolVersion::V2025_11_25 => "2025-11-25",
+        }
+    }
+
+    /// The version named `name`, if we speak it.
+    pub fn parse(name: &str) -> Option<ProtocolVersion> {
+        VERSIONS.iter().copied().find(|v| v.as_str() == name)
+    }
+
+    /// Whether JSON-RPC batches are accepted (2025-03-26 only).
+    pub fn accepts_batches(self) -> bool {
+        self == ProtocolVersion::V2025_03_26
+    }
+}
+
 /// Protocol versions we speak, newest first.
-pub const VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+pub const VERSIONS: &[ProtocolVersion] = &[
+    ProtocolVersion::V2025_11_25,
+    ProtocolVersion::V2025_06_18,
+    ProtocolVersion::V2025_03_26,
+    ProtocolVersion::V2024_11_05,
+];
 
 /// The version answered when the client asks for one we do not know.
-pub const LATEST: &str = "2025-11-25";
+pub const LATEST: ProtocolVersion = ProtocolVersion::V2025_11_25;
 
 /// Picks the version to answer `initialize` with.
-pub fn negotiate(requested: Option<&str>) -> &'static str {
-    requested
-        .and_then(|r| VERSIONS.iter().copied().find(|v| *v == r))
-        .unwrap_or(LATEST)
+pub fn negotiate(requested: Option<&str>) -> ProtocolVersion {
+    requested.and_then(ProtocolVersion::parse).unwrap_or(LATEST)
 }
 
 /// Whether `version` has the fields introduced in 2025-06-18 (title, outputSchema,
 /// structuredContent).
-pub fn has_structured(version: &str) -> bool {
-    version >= "2025-06-18"
+pub fn has_structured(version: ProtocolVersion) -> bool {
+    version >= ProtocolVersion::V2025_06_18
 }
 
 /// Whether `version` has tool annotations (2025-03-26).
-pub fn has_annotations(version: &str) -> bool {
-    version >= "2025-03-26"
+pub fn has_annotations(version: ProtocolVersion) -> bool {
+    version >= ProtocolVersion::V2025_03_26
 }
 
 /// The `initialize` result.
-pub fn initialize_result(version: &str) -> Value {
+pub fn initialize_result(version: ProtocolVersion) -> Value {
     let mut info = json!({"name": "yieldshell", "version": env!("CARGO_PKG_VERSION")});
     if has_structured(version) {
         info["title"] = Value::from("yieldshell: shell with auto-yield");
     }
     json!({
-        "protocolVersion": version,
+        "protocolVersion": version.as_str(),
         "capabilities": {"tools": {"listChanged": false}},
         "serverInfo": info,
         "instructions": "Run shell commands with exec. A command still running after yield_ms \
@@ -76,7 +114,7 @@ pub fn initialize_result(version: &str) -> Value {
     })
 }
 /// The `tools/list` result for the enabled tools and the negotiated version.
-pub fn tools_list(enabled: &[&str], version: &str) -> Value {
+pub fn tools_list(enabled: &[&str], version: ProtocolVersion) -> Value {
     let mut tools = Vec::new();
     for def in TOOLS.iter().filter(|d| enabled.contains(&d.name)) {
         let mut t = Map::new();
@@ -110,7 +148,7 @@ pub fn is_known_tool(name: &str) -> bool {
 }
 
 /// Wraps a tool reply as a `CallToolResult`.
-pub fn call_result(reply: Reply, version: &str) -> Value {
+pub fn call_result(reply: Reply, version: ProtocolVersion) -> Value {
     let object = Value::Object(reply.value);
     let content: Vec<Value> = match reply.texts {
         Some(texts) => texts
@@ -133,7 +171,7 @@ pub fn call_result(reply: Reply, version: &str) -> Value {
 /// The whole response line of a `tools/call` (without the newline), built directly: the
 /// result object is serialised once, and that text escaped once more for the text block,
 /// instead of building and serialising a tree that holds the output three times.
-pub fn call_response_line(id: &Value, reply: Reply, version: &str) -> Vec<u8> {
+pub fn call_response_line(id: &Value, reply: Reply, version: ProtocolVersion) -> Vec<u8> {
     use crate::jsonrpc::{json_len_estimate, write_str, write_value, write_value_in_string};
     let object = Value::Object(reply.value);
     let size = json_len_estimate(&object);
@@ -211,7 +249,7 @@ mod tests {
 
     #[test]
     fn negotiation() {
-        assert_eq!(negotiate(Some("2025-03-26")), "2025-03-26");
+        assert_eq!(negotiate(Some("2025-03-26")).as_str(), "2025-03-26");
         assert_eq!(negotiate(Some("2099-01-01")), LATEST);
         assert_eq!(negotiate(None), LATEST);
     }
@@ -221,7 +259,7 @@ mod tests {
         let mut value = Map::new();
         value.insert("stdout".into(), Value::from("a\"b\n\u{1}é"));
         value.insert("status".into(), Value::from("completed"));
-        for version in VERSIONS {
+        for &version in VERSIONS {
             for texts in [None, Some(vec!["one".to_string(), "two\n".to_string()])] {
                 let reply = || Reply {
                     value: value.clone(),
@@ -232,7 +270,7 @@ mod tests {
                 let line = call_response_line(&id, reply(), version);
                 let parsed: Value = serde_json::from_slice(&line).unwrap();
                 let tree = crate::jsonrpc::response(&id, call_result(reply(), version));
-                assert_eq!(parsed, tree, "{version}");
+                assert_eq!(parsed, tree, "{version:?}");
                 assert!(!line.contains(&b'\n'));
             }
         }
@@ -251,13 +289,13 @@ mod tests {
     #[test]
     fn tool_fields_follow_the_version() {
         let all = ["exec", "read", "write", "wait", "stop", "ps", "cleanup"];
-        let old = tools_list(&all, "2024-11-05");
+        let old = tools_list(&all, ProtocolVersion::V2024_11_05);
         assert!(old["tools"][0].get("annotations").is_none());
         assert!(old["tools"][0].get("title").is_none());
-        let mid = tools_list(&all, "2025-03-26");
+        let mid = tools_list(&all, ProtocolVersion::V2025_03_26);
         assert!(mid["tools"][0].get("annotations").is_some());
         assert!(mid["tools"][0].get("outputSchema").is_none());
-        let new = tools_list(&all, "2025-11-25");
+        let new = tools_list(&all, ProtocolVersion::V2025_11_25);
         assert_eq!(new["tools"].as_array().map(Vec::len), Some(7));
         assert!(new["tools"][0].get("outputSchema").is_some());
         assert_eq!(new["tools"][4]["annotations"]["destructiveHint"], true);

@@ -6,9 +6,10 @@
 //! the pump reads the pipes), so a descendant that keeps the pipes open, or a group that
 //! outlives its leader, never loses output and never makes a record look finished early.
 //!
-//! The state lives under one `parking_lot::Mutex` with a `Condvar` that is notified on
-//! every change (new output, exit, group gone, end of file, stop). Waiters (`exec`,
-//! `wait`, `stop`) sleep on it with a deadline: nothing polls.
+//! The state lives under one `parking_lot::Mutex`. Every change (new output, exit, group
+//! gone, end of file, stop, cancellation) notifies a `Condvar` (shutdown sleeps on it) and
+//! wakes every parked watcher (`exec`, `wait`, `stop`, `write`: see `wait`), which then
+//! looks again on a pool worker: nothing polls and no call holds a thread while it waits.
 //!
 //! Architecture invariant: a process group is signalled only while `group_gone` is false,
 //! checked under the state lock; the reaper sets `group_gone` under the same lock. Linux

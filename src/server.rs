@@ -29,8 +29,8 @@ use serde_json::{json, Map, Value};
 use crate::call::{Call, Cancel, Done, Progress, Responder};
 use crate::config::Config;
 use crate::engine::Engine;
-use crate::jsonrpc::{self, Incoming};
-use crate::mcp;
+use crate::jsonrpc::{self, Incoming, RequestId};
+use crate::mcp::{self, ProtocolVersion};
 use crate::pool::Pool;
 use crate::reaper::Reaper;
 use crate::transport::{self, Input, IoThreads, MemoryClient, Outbox, MAX_LINE};
@@ -38,7 +38,7 @@ use crate::transport::{self, Input, IoThreads, MemoryClient, Outbox, MAX_LINE};
 struct Server {
     engine: Arc<Engine>,
     out: Outbox,
-    version: Mutex<Option<&'static str>>,
+    version: Mutex<Option<ProtocolVersion>>,
     inflight: Mutex<HashMap<String, Arc<Cancel>>>,
     idle: Condvar,
     batches: std::sync::atomic::AtomicU64,
@@ -258,7 +258,7 @@ impl Server {
         self.out.send(line);
     }
 
-    fn version(&self) -> &'static str {
+    fn version(&self) -> ProtocolVersion {
         self.version.lock().unwrap_or(mcp::LATEST)
     }
 
@@ -305,7 +305,7 @@ impl Server {
     }
 
     fn batch(self: &Arc<Self>, items: Vec<Value>) {
-        if self.version() != "2025-03-26" {
+        if !self.version().accepts_batches() {
             self.send(jsonrpc::error(
                 None,
                 jsonrpc::INVALID_REQUEST,
@@ -491,7 +491,11 @@ impl Server {
             .and_then(|m| m.get("progressToken"))
             .filter(|t| t.is_string() || t.is_number())
             .cloned();
-        let key = id.to_string();
+        let Some(id) = RequestId::new(id) else {
+            let msg = "Invalid Request: id must be a string or a number";
+            return Err(jsonrpc::error(None, jsonrpc::INVALID_REQUEST, msg));
+        };
+        let key = id.key().to_string();
         let cancel = Arc::new(Cancel::default());
         self.inflight.lock().insert(key.clone(), cancel.clone());
         let version = self.version();
@@ -520,10 +524,12 @@ impl Server {
                     match &reply_to {
                         // Large outputs: serialise once, straight into the line that goes out.
                         ReplyTo::Out => {
-                            this.out.send(mcp::call_response_line(&id, r, version));
+                            this.out
+                                .send(mcp::call_response_line(id.value(), r, version));
                         }
                         batch => {
-                            let response = jsonrpc::response(&id, mcp::call_result(r, version));
+                            let response =
+                                jsonrpc::response(id.value(), mcp::call_result(r, version));
                             this.answer(batch, Some(response));
                         }
                     }
@@ -533,7 +539,7 @@ impl Server {
                 // and the request still gets exactly one answer.
                 Done::Lost => {
                     let msg = "Internal error while running the tool (logged on stderr); the server is still running";
-                    let error = jsonrpc::error(Some(&id), jsonrpc::INTERNAL_ERROR, msg);
+                    let error = jsonrpc::error(Some(id.value()), jsonrpc::INTERNAL_ERROR, msg);
                     this.answer(&reply_to, Some(error));
                 }
             }
@@ -569,11 +575,11 @@ impl Server {
     }
 
     fn cancel(&self, params: &Map<String, Value>) {
-        let Some(id) = params.get("requestId") else {
+        let Some(id) = params.get("requestId").cloned().and_then(RequestId::new) else {
             return;
         };
-        if let Some(c) = self.inflight.lock().get(&id.to_string()) {
-            crate::info!("request {id} cancelled by the client");
+        if let Some(c) = self.inflight.lock().get(id.key()) {
+            crate::info!("request {} cancelled by the client", id.key());
             c.cancel();
         }
     }

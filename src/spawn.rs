@@ -333,7 +333,7 @@ impl Engine {
                     writer.set_stdin_error(e);
                 }
             };
-            self.write_parked(proc.clone(), data, close, far, Box::new(then));
+            crate::wait::park_write(&self.waits, proc.clone(), data, close, far, Box::new(then));
         }
         Ok(proc)
     }

@@ -28,7 +28,6 @@ use parking_lot::{Condvar, Mutex};
 use regex_lite::Regex;
 
 use crate::call::{Cancel, Progress};
-use crate::engine::ReadArgs;
 use crate::pool::Pool;
 use crate::process::{self, Proc, Watcher};
 use crate::ring::{Streams, STDERR, STDOUT};
@@ -65,9 +64,15 @@ pub(crate) struct UntilWatch {
 }
 
 impl UntilWatch {
-    pub(crate) fn new(re: Regex, proc: &Proc, args: ReadArgs) -> UntilWatch {
+    /// Matches `re` against the output of `streams` from sequence `since_seq` on.
+    pub(crate) fn new(
+        re: Regex,
+        proc: &Proc,
+        since_seq: Option<u64>,
+        streams: Streams,
+    ) -> UntilWatch {
         let st = proc.lock();
-        let seq = args.since_seq.unwrap_or(1);
+        let seq = since_seq.unwrap_or(1);
         let from = [
             st.output.stream_off_at(STDOUT, seq),
             st.output.stream_off_at(STDERR, seq),
@@ -75,7 +80,7 @@ impl UntilWatch {
         UntilWatch {
             re,
             from,
-            streams: args.streams,
+            streams,
             scratch: Vec::new(),
         }
     }
@@ -434,4 +439,73 @@ fn run_timers(waits: &Weak<Waits>) {
             w.schedule(id);
         }
     }
+}
+
+/// Writes `data` to a record's stdin without holding a thread: the write is parked
+/// until the pipe took every byte (after any earlier write), the record finished, or
+/// `deadline`; then `then` gets the result.
+pub(crate) fn park_write(
+    waits: &Arc<Waits>,
+    proc: Arc<Proc>,
+    data: Vec<u8>,
+    close: bool,
+    deadline: Instant,
+    then: Box<dyn FnOnce(Result<(), String>) + Send>,
+) {
+    let ticket = proc.stdin_enqueue();
+    let len = data.len();
+    let state: Arc<Mutex<WriteState>> = Arc::default();
+    let (writer, shared) = (proc.clone(), state.clone());
+    let watch = Watch::new(vec![proc.clone()], WaitMode::Wait, deadline).check(move || {
+        if !writer.stdin_turn(ticket) {
+            return Check::Idle;
+        }
+        let mut st = shared.lock();
+        st.had_turn = true;
+        let before = st.written;
+        match writer.write_now(&data, &mut st.written, close) {
+            Ok(true) => {
+                st.result = Some(Ok(()));
+                Check::Done
+            }
+            Err(e) => {
+                st.result = Some(Err(e));
+                Check::Done
+            }
+            Ok(false) if st.written > before => Check::Moved,
+            Ok(false) => Check::Idle,
+        }
+    });
+    waits.park(
+        watch,
+        Box::new(move |outcome, _| {
+            proc.stdin_leave(ticket);
+            let mut st = state.lock();
+            let result = match (st.result.take(), outcome) {
+                (Some(r), _) => r,
+                (None, Outcome::Finished) => {
+                    Err("the process finished before reading all of its stdin".into())
+                }
+                (None, _) if !st.had_turn => Err(
+                    "stdin is busy with an earlier write that the process has not accepted yet"
+                        .into(),
+                ),
+                (None, _) => Err(format!(
+                    "the process did not read its stdin in time ({} bytes not written)",
+                    len - st.written
+                )),
+            };
+            drop(st);
+            then(result);
+        }),
+    );
+}
+
+/// A parked write: bytes written so far, whether it was ever this writer's turn, and the
+/// result once known.
+#[derive(Default)]
+struct WriteState {
+    written: usize,
+    had_turn: bool,
+    result: Option<Result<(), String>>,
 }

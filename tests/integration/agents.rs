@@ -623,6 +623,12 @@ fn a_fork_bomb_stays_under_its_pids_cap_and_stop_ends_it() {
     assert!(peak <= 200, "harmless loop: {peak} processes");
     let s = server.call_ok("stop", json!({"process_id": id, "force_after_ms": 1000}));
     assert_eq!(s["stopped"], true, "{s}");
+    // The record ended: its cgroup is gone.
+    assert!(
+        wait_until(Duration::from_secs(10), || cap.command_groups().is_empty()),
+        "the loop's cgroup is left: {:?}",
+        cap.command_groups()
+    );
 
     // The bomb: every process starts six more, four levels deep (1,554 processes and
     // 1,296 sleeps if nothing held it), and the shells that cannot fork give up.
