@@ -294,6 +294,21 @@ impl Ring {
         }
     }
 
+    /// Like `copy`, but a range that crosses the gap leaves out the rest of a character
+    /// whose lead byte was evicted (as a read that crosses the gap does).
+    fn copy_across_gap(&self, from: u64, to: u64, out: &mut Vec<u8>) {
+        let hl = self.head_len();
+        if self.has_gap() && from < hl && to > self.base {
+            self.copy(from, hl, out);
+            let resume = self.char_start_at_or_after(self.base);
+            if resume < to {
+                self.copy(resume, to, out);
+            }
+        } else {
+            self.copy(from, to, out);
+        }
+    }
+
     /// The offset of the last newline in `[from, to)` (one region), if any.
     fn last_newline(&self, from: u64, to: u64) -> Option<u64> {
         let [h, a, b] = self.pieces(from, to);
@@ -378,6 +393,24 @@ impl Ring {
         }
     }
 
+    /// The retained bytes from stream offset `from` to the end, as (position, length) runs
+    /// appended to `out`; across the gap, the rest of a character whose lead byte was
+    /// evicted is left out (as reads leave it out).
+    fn runs_from(&self, from: u64, out: &mut Vec<(u64, u64)>) {
+        let resume = (self.has_gap() && from < self.head_len())
+            .then(|| self.char_start_at_or_after(self.base));
+        for seg in (self.seg_index_of_off(from)..self.nsegs()).filter_map(|j| self.seg(j)) {
+            let mut start = seg.off.max(from);
+            if let Some(r) = resume.filter(|_| seg.off >= self.base) {
+                start = start.max(r);
+            }
+            let end = seg.off + seg.len;
+            if end > start {
+                out.push((seg.seq + (start - seg.off), end - start));
+            }
+        }
+    }
+
     /// Where, at or after `off`, the newest `n` lines of the retained bytes begin (the
     /// retained bytes read as one text, the gap closed up).
     fn tail_start(&self, off: u64, n: usize) -> u64 {
@@ -385,10 +418,20 @@ impl Ring {
         if n == 0 || off >= end {
             return end;
         }
+        // The text ends where the ring ends, or at the head's end when all the ring holds
+        // is the rest of a character whose lead was evicted.
+        let text_end = if self.has_gap() && self.char_start_at_or_after(self.base) >= end {
+            self.head_len()
+        } else {
+            end
+        };
+        if off >= text_end {
+            return end;
+        }
         // A final line without a newline counts as a line; a final newline does not start
         // an empty one.
-        let mut scan_end = end;
-        if self.byte(end - 1) == b'\n' {
+        let mut scan_end = text_end;
+        if self.byte(text_end - 1) == b'\n' {
             scan_end -= 1;
         }
         let regions = if self.has_gap() {
@@ -405,18 +448,24 @@ impl Ring {
                     Some(nl) => {
                         found += 1;
                         if found == n {
-                            return self.retained_from(nl + 1);
+                            return self.across_gap(nl + 1);
                         }
                         hi = nl;
                     }
                     None => break,
                 }
             }
-            // The gap ends a line: the ring's text starts a new one.
-            if k == 0 && self.has_gap() && lo == self.base && lo > off {
-                found += 1;
-                if found == n {
-                    return self.char_start_at_or_after(self.base);
+            // The gap ends a line: the ring's text (if any is left once the rest of a
+            // character whose lead was evicted is skipped) starts a new one.
+            // (A head that ends with a newline marks that start itself.)
+            let head_ends_line = self.head_len() > 0 && self.head[self.head.len() - 1] == b'\n';
+            if k == 0 && self.has_gap() && lo == self.base && lo > off && !head_ends_line {
+                let resume = self.char_start_at_or_after(self.base);
+                if resume < end {
+                    found += 1;
+                    if found == n {
+                        return resume;
+                    }
                 }
             }
         }
@@ -621,20 +670,13 @@ impl Output {
         // Respect the byte budget by keeping the newest bytes, in position order across
         // both streams: find the position `cut` such that the bytes at or after it fit.
         let budget = req.max_bytes as u64;
-        let total: u64 = (0..2).map(|i| self.rings[i].end_off() - starts[i]).sum();
+        // What would be returned, as (position, length) runs.
+        let mut pieces: Vec<(u64, u64)> = Vec::new();
+        for (i, ring) in self.rings.iter().enumerate() {
+            ring.runs_from(starts[i], &mut pieces);
+        }
+        let total: u64 = pieces.iter().map(|p| p.1).sum();
         if total > budget {
-            let mut pieces: Vec<(u64, u64)> = Vec::new(); // (position, length)
-            for (i, ring) in self.rings.iter().enumerate() {
-                for seg in
-                    (ring.seg_index_of_off(starts[i])..ring.nsegs()).filter_map(|j| ring.seg(j))
-                {
-                    let from = seg.off.max(starts[i]);
-                    let len = seg.off + seg.len - from;
-                    if len > 0 {
-                        pieces.push((seg.seq + (from - seg.off), len));
-                    }
-                }
-            }
             pieces.sort_unstable_by_key(|p| std::cmp::Reverse(p.0));
             let mut kept = 0u64;
             let mut cut = u64::MAX;
@@ -664,7 +706,7 @@ impl Output {
                 } else {
                     &mut out.stderr
                 };
-                ring.copy(starts[i], end, buf);
+                ring.copy_across_gap(starts[i], end, buf);
             }
         }
         out.start_seq = if first_seq == u64::MAX {
