@@ -134,7 +134,9 @@ pub fn limits_launcher(stage: &crate::trusted::Stage) -> Option<crate::spawn::St
     if setup.limits.rlimits().is_empty() {
         return None;
     }
-    let exe = std::env::current_exe().ok()?.to_str()?.to_string();
+    // The server's own binary, even if the file was replaced since it started: the child
+    // resolves /proc/self/exe before it executes anything, while it is still a copy of us.
+    let exe = "/proc/self/exe".to_string();
     let mut args = vec![
         LAUNCH_ARG.to_string(),
         setup.limits.to_spec(),
