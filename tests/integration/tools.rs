@@ -900,3 +900,57 @@ fn a_flood_of_output_is_drained_while_the_child_runs() {
     );
     assert_eq!(tail["stdout"], "end\n", "{tail}");
 }
+
+#[test]
+fn parked_writes_do_not_interleave_and_hold_no_thread() {
+    let _load = crate::support::heavy_load();
+    let server = Server::ready();
+    let dir = crate::support::TempDir::new("writes");
+    let out = dir.path().join("out");
+    let out_str = out.to_str().expect("utf-8 path").to_string();
+    // The reader starts late, so both writes (each larger than a pipe) wait for it.
+    let id = server.spawn_bg_with(json!({
+        "command": format!("read go; cat > '{out_str}'"),
+        "side_effects": ["NONE"],
+        "close_stdin": false,
+    }));
+    let size = 300_000;
+    let a = "a".repeat(size);
+    let b = "b".repeat(size);
+    let first = server.send_request(
+        "tools/call",
+        json!({"name": "write", "arguments": {"process_id": id, "input": "go\n"}}),
+    );
+    let r = server.response(&first, Duration::from_secs(20));
+    assert_eq!(server.result_object(&r["result"])["ok"], true, "{r}");
+    let writes: Vec<Value> = [&a, &b]
+        .iter()
+        .map(|text| {
+            server.send_request(
+                "tools/call",
+                json!({"name": "write", "arguments": {"process_id": id, "input": text}}),
+            )
+        })
+        .collect();
+    // While the writes wait for the pipe, other calls answer at once.
+    let start = Instant::now();
+    server.call_ok("ps", json!({}));
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "ps behind two writes"
+    );
+    for w in &writes {
+        let r = server.response(w, Duration::from_secs(30));
+        assert_eq!(server.result_object(&r["result"])["ok"], true, "{r}");
+    }
+    server.call_ok(
+        "write",
+        json!({"process_id": id, "input": "", "close_stdin": true}),
+    );
+    server.wait_exit_of(&id);
+    let written = std::fs::read_to_string(&out).expect("the output file");
+    assert_eq!(written.len(), 2 * size);
+    let ab = format!("{a}{b}");
+    let ba = format!("{b}{a}");
+    assert!(written == ab || written == ba, "the two writes interleaved");
+}
