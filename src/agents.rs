@@ -13,8 +13,6 @@ use std::ffi::OsString;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 use crate::cgroup::{Cgroups, CommandGroup};
 use crate::config::Config;
 use crate::inputwait::{self, Input};
@@ -344,40 +342,6 @@ pub fn close_input(proc: &Proc, close: bool, data: &mut Vec<u8>) -> bool {
         return false;
     }
     close
-}
-
-/// The ids a `wait` is about: `process_id`, or `process_ids` (a non-empty array of
-/// strings, at most 64), not both.
-pub fn wait_ids(one: Option<&Value>, many: Option<&Value>) -> Result<Vec<String>, String> {
-    let accepted = "process_id (a string such as proc_0123456789ab) or process_ids (an array of 1 to 64 such strings)";
-    match (one, many) {
-        (Some(_), Some(_)) => Err(format!(
-            "invalid arguments: give process_id or process_ids, not both; expected {accepted}"
-        )),
-        (None, None) => Err(format!("missing argument: expected {accepted}")),
-        (Some(Value::String(s)), None) => Ok(vec![s.clone()]),
-        (Some(other), None) => Err(format!(
-            "invalid argument process_id: got {other}; expected {accepted}"
-        )),
-        (None, Some(Value::Array(items))) if (1..=64).contains(&items.len()) => {
-            let mut ids: Vec<String> = Vec::with_capacity(items.len());
-            for item in items {
-                match item {
-                    Value::String(s) if !ids.contains(s) => ids.push(s.clone()),
-                    Value::String(_) => (),
-                    other => {
-                        return Err(format!(
-                            "invalid argument process_ids: element {other} is not a string; expected {accepted}"
-                        ))
-                    }
-                }
-            }
-            Ok(ids)
-        }
-        (None, Some(other)) => Err(format!(
-            "invalid argument process_ids: got {other}; expected {accepted}"
-        )),
-    }
 }
 
 #[cfg(test)]

@@ -292,7 +292,7 @@ fn write(a: &Args<'_>) -> Parsed {
 }
 
 fn wait(a: &Args<'_>) -> Parsed {
-    let ids = crate::agents::wait_ids(a.get("process_id"), a.get("process_ids"))?;
+    let ids = wait_ids(a.get("process_id"), a.get("process_ids"))?;
     let until_input = a.boolean("until_input")?.unwrap_or(false);
     let args = read_args(a)?;
     let timeout = a.uint("timeout_ms")?;
@@ -336,4 +336,38 @@ fn cleanup(a: &Args<'_>) -> Parsed {
         return now(move |_| Err(error));
     }
     now(move |engine| engine.cleanup(completed as u64, stopped as u64))
+}
+
+/// The ids a `wait` is about: `process_id`, or `process_ids` (a non-empty array of
+/// strings, at most 64), not both.
+fn wait_ids(one: Option<&Value>, many: Option<&Value>) -> Result<Vec<String>, String> {
+    let accepted = "process_id (a string such as proc_0123456789ab) or process_ids (an array of 1 to 64 such strings)";
+    match (one, many) {
+        (Some(_), Some(_)) => Err(format!(
+            "invalid arguments: give process_id or process_ids, not both; expected {accepted}"
+        )),
+        (None, None) => Err(format!("missing argument: expected {accepted}")),
+        (Some(Value::String(s)), None) => Ok(vec![s.clone()]),
+        (Some(other), None) => Err(format!(
+            "invalid argument process_id: got {other}; expected {accepted}"
+        )),
+        (None, Some(Value::Array(items))) if (1..=64).contains(&items.len()) => {
+            let mut ids: Vec<String> = Vec::with_capacity(items.len());
+            for item in items {
+                match item {
+                    Value::String(s) if !ids.contains(s) => ids.push(s.clone()),
+                    Value::String(_) => (),
+                    other => {
+                        return Err(format!(
+                            "invalid argument process_ids: element {other} is not a string; expected {accepted}"
+                        ))
+                    }
+                }
+            }
+            Ok(ids)
+        }
+        (None, Some(other)) => Err(format!(
+            "invalid argument process_ids: got {other}; expected {accepted}"
+        )),
+    }
 }
