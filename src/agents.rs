@@ -303,6 +303,37 @@ pub fn input_state(proc: &Proc, running: bool) -> InputState {
     )
 }
 
+/// The input states of several records at once (`ps`): one pass over `/proc` at most.
+pub fn input_states(procs: &[(&Proc, bool)]) -> Vec<InputState> {
+    let now = Instant::now();
+    let looks: Vec<Option<(u32, Input)>> = procs
+        .iter()
+        .map(|&(proc, running)| {
+            if !running {
+                return None;
+            }
+            match precheck(proc, &proc.lock(), now) {
+                Precheck::Look(pid, input) => Some((pid, input)),
+                _ => None,
+            }
+        })
+        .collect();
+    let asked: Vec<(u32, &Input)> = looks.iter().flatten().map(|(g, i)| (*g, i)).collect();
+    let mut answers = inputwait::blocked_readers(&asked).into_iter();
+    looks
+        .iter()
+        .zip(procs)
+        .map(|(look, &(proc, _))| {
+            let waiting = look.is_some() && answers.next().flatten().is_some();
+            if waiting {
+                InputState(Some(prompt(proc, &proc.lock()).into_boxed_str()))
+            } else {
+                InputState(None)
+            }
+        })
+        .collect()
+}
+
 /// `Some(prompt)` when a process of the record is blocked reading its input and the
 /// record has printed nothing for 300 ms. Looks in `/proc` only when the cheap checks pass.
 pub fn awaiting_input(proc: &Proc) -> Option<String> {

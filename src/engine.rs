@@ -563,7 +563,7 @@ impl Engine {
                 ),
                 None => (None, now.saturating_duration_since(proc.info.started)),
             };
-            let mut entry = PsEntry {
+            let entry = PsEntry {
                 process_id: proc.info.id.clone(),
                 pid: proc.info.pid,
                 name: proc.info.name.clone(),
@@ -583,9 +583,22 @@ impl Engine {
                 input: Default::default(),
             };
             drop(st);
-            entry.input = crate::agents::input_state(&proc, status == Status::Running);
-            list.push(entry);
+            list.push((entry, proc));
         }
+        // Whether each waits for input, with one pass over /proc for all of them.
+        let asked: Vec<(&Proc, bool)> = list
+            .iter()
+            .map(|(e, p)| (&**p, e.status == Status::Running))
+            .collect();
+        let states = crate::agents::input_states(&asked);
+        let list = list
+            .into_iter()
+            .zip(states)
+            .map(|((mut e, _), input)| {
+                e.input = input;
+                e
+            })
+            .collect();
         Ok(Output::Ps(list))
     }
 

@@ -11,13 +11,15 @@
 //! thread is in and its arguments (`running` when it is not sleeping in one), and
 //! `/proc/<pid>/fd/<n>` names what the descriptor is (`pipe:[inode]`, `/dev/pts/N`). When
 //! `syscall` cannot be read (a kernel without it), `wchan` (`pipe_read`, `n_tty_read`...) is
-//! the fallback. The processes looked at are those of the record's process group and of
-//! its session (found by one pass over `/proc/*/stat`).
+//! the fallback. The processes looked at are the record's leader first (the usual reader),
+//! then the others of its process group and of its session (found by one pass over
+//! `/proc/*/stat`, shared by every record a `ps` asks about).
 //!
 //! Cost: nothing until a call is answered; then, only for a running record whose stdin is
-//! still open and whose output has been quiet for 300 ms, one pass over `/proc/*/stat` (a
-//! few hundred small reads, about a millisecond on a busy machine) plus two or three reads
-//! per process of the record. Never polled.
+//! still open and whose output has been quiet for 300 ms: two or three small reads when
+//! the leader is the reader, else one pass over `/proc/*/stat` (a few hundred small reads,
+//! about a millisecond on a busy machine) plus two or three reads per process of the
+//! record. Never polled.
 //!
 //! Missed: a descendant that left the session and the group (`setsid`) and reads the
 //! terminal or pipe; a program that waits on its input through a poll that does not
@@ -54,13 +56,41 @@ pub const QUIET_MS: u64 = 300;
 /// A process of the record blocked reading `input`, if any. `group` is the record's
 /// process group (and session: each command leads its own).
 pub fn blocked_reader(group: u32, input: &Input) -> Option<u32> {
-    members(group)
-        .into_iter()
-        .find(|&pid| process_reads(pid, input))
+    blocked_readers(&[(group, input)])[0]
 }
 
-/// Pids whose process group or session is `group`.
-fn members(group: u32) -> Vec<u32> {
+/// [`blocked_reader`] for several records at once: each group's leader is looked at
+/// first (the usual reader: a shell's `read`, a REPL the shell executed), then the other
+/// members of the groups still undecided, found by one pass over `/proc`.
+pub fn blocked_readers(groups: &[(u32, &Input)]) -> Vec<Option<u32>> {
+    let mut found: Vec<Option<u32>> = groups
+        .iter()
+        .map(|&(g, input)| process_reads(g, input).then_some(g))
+        .collect();
+    let open: Vec<u32> = groups
+        .iter()
+        .zip(&found)
+        .filter(|(_, f)| f.is_none())
+        .map(|(&(g, _), _)| g)
+        .collect();
+    if open.is_empty() {
+        return found;
+    }
+    for (pid, group) in members(&open) {
+        if pid == group {
+            continue;
+        }
+        for (i, &(g, input)) in groups.iter().enumerate() {
+            if g == group && found[i].is_none() && process_reads(pid, input) {
+                found[i] = Some(pid);
+            }
+        }
+    }
+    found
+}
+
+/// (pid, group) for every process whose process group or session is one of `groups`.
+fn members(groups: &[u32]) -> Vec<(u32, u32)> {
     let mut out = Vec::new();
     let Ok(dir) = fs::read_dir("/proc") else {
         return out;
@@ -73,16 +103,12 @@ fn members(group: u32) -> Vec<u32> {
         else {
             continue;
         };
-        if pid == group {
-            out.push(pid);
-            continue;
-        }
         let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
             continue;
         };
         if let Some((pgrp, sid)) = parse_stat_ids(&stat) {
-            if pgrp == group || sid == group {
-                out.push(pid);
+            if let Some(&g) = groups.iter().find(|&&g| pgrp == g || sid == g) {
+                out.push((pid, g));
             }
         }
     }
@@ -266,6 +292,29 @@ mod tests {
         assert_eq!(blocked_reader(pid, &Input::Pipe(1)), None);
         drop(child.stdin.take());
         child.wait().unwrap();
+    }
+
+    #[test]
+    fn a_reader_below_the_leader_is_found_in_one_pass_for_several() {
+        // The subshell reads; the leader waits for it.
+        let (mut reader, input_r) = start("echo ready; (read x; echo got $x)");
+        let (mut sleeper, input_s) = start("echo ready; sleep 5");
+        wait_ready(&mut reader);
+        wait_ready(&mut sleeper);
+        let (r, s) = (reader.id(), sleeper.id());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut found = vec![None, None];
+        while found[0].is_none() && Instant::now() < deadline {
+            found = blocked_readers(&[(r, &input_r), (s, &input_s)]);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let child = found[0].expect("the subshell reading");
+        assert_ne!(child, r, "the reader is the subshell, not the leader");
+        assert_eq!(found[1], None);
+        drop(reader.stdin.take());
+        reader.wait().unwrap();
+        let _ = sleeper.kill();
+        sleeper.wait().unwrap();
     }
 
     #[test]
