@@ -697,7 +697,7 @@ mod tests {
         let mut o = Output::with_head(4, 1 << 20);
         assert_eq!(o.rings[STDOUT].head.capacity(), 0);
         o.push(STDOUT, b"x");
-        assert!(o.rings[STDOUT].head.capacity() <= 256);
+        assert!(o.rings[STDOUT].head.capacity() <= 8);
     }
 
     #[test]

@@ -106,7 +106,7 @@ impl Ring {
                 let need = self.head.len() + take;
                 if need > self.head.capacity() {
                     // Grow as bytes arrive (a quiet command costs nothing), doubling.
-                    let want = need.max(self.head.capacity() * 2).max(256).min(head_cap);
+                    let want = need.max(self.head.capacity() * 2).min(head_cap);
                     self.head.reserve_exact(want - self.head.len());
                 }
                 let off = self.head_len();
