@@ -1,5 +1,16 @@
-//! Footprint of the release binaries: size (target at most 2 MiB) and whether each is
-//! static (no `PT_INTERP` program header, no `DT_NEEDED` entry), read from the ELF headers.
+//! Footprint: the size and linking of the release binaries, and the server's memory under
+//! hostile input and big reads.
+//!
+//! Binaries: size (target at most 2 MiB) and whether each is static (no `PT_INTERP` program
+//! header, no `DT_NEEDED` entry), read from the ELF headers.
+//!
+//! Memory (see `memory` below): for every shape of hostile `ping` line (16, 32 and 60 MiB),
+//! a fresh server's peak RSS above its idle RSS (target at most twice the line) and its RSS
+//! one second later (target within 4 MiB of idle); and the peak RSS while 20 MB and 100 MB
+//! of output are read back in 1 MiB pages with the default ring (target at most 8 MiB).
+//! Each build found is measured: the bench's own binary (glibc), the musl release build
+//! when it exists, and any listed in `YS_FOOTPRINT_BINS` (`label=path,label=path`, for a
+//! before/after comparison).
 //!
 //! This bench builds nothing. It looks for the binaries that the README's commands build:
 //! `target/x86_64-unknown-linux-musl/release/yieldshell` (static, musl),
@@ -11,6 +22,8 @@
 #![allow(clippy::print_stdout)]
 
 mod common;
+#[path = "footprint/memory.rs"]
+mod memory;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -22,6 +35,12 @@ const MIB: f64 = 1024.0 * 1024.0;
 
 fn main() {
     let mut report = Report::new("footprint");
+    binaries(&mut report);
+    memory::run(&mut report);
+}
+
+/// Size and linking of the release binaries.
+fn binaries(report: &mut Report) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let target =
         std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);

@@ -94,7 +94,10 @@ pub fn init(config: &Config) {
         let cgroups = match limits.pids {
             None => None,
             Some(max) => match Cgroups::probe(max) {
-                Ok(c) => Some(c),
+                Ok(c) => {
+                    crate::info!("pids={max}: a {:?} pids cgroup per command", c.version());
+                    Some(c)
+                }
                 Err(why) => {
                     crate::warn!(
                         "YIELDSHELL_LIMITS pids={max} is not enforced: no pids cgroup can be created ({why})"
@@ -118,68 +121,16 @@ pub fn new_cgroup() -> Result<Option<CommandGroup>, String> {
     }
 }
 
-/// The first argument that makes the binary a launcher instead of a server.
-pub const LAUNCH_ARG: &str = "__yieldshell_launch";
-
-/// When rlimits are configured: the stage wrapped in our own binary as a launcher
-/// (`yieldshell __yieldshell_launch LIMITS PROGRAM ARG0 ARGS...`), which sets the rlimits
-/// on itself and executes the stage (no fork: the pid stays the same). posix_spawn cannot
-/// set rlimits in the child, and `prlimit` after the spawn is too late: the command may
-/// have forked or checked its limits already. The sandbox launcher, where used, carries
-/// the same rlimits in its plan instead.
-pub fn limits_launcher(stage: &crate::trusted::Stage) -> Option<crate::spawn::StageCommand> {
-    let setup = SETUP.get()?;
-    if setup.limits.rlimits().is_empty() {
-        return None;
-    }
-    // The server's own binary, even if the file was replaced since it started: the child
-    // resolves /proc/self/exe before it executes anything, while it is still a copy of us.
-    let exe = "/proc/self/exe".to_string();
-    let mut args = vec![
-        LAUNCH_ARG.to_string(),
-        setup.limits.to_spec(),
-        stage.program.clone(),
-        stage.arg0.clone(),
-    ];
-    args.extend(stage.args.iter().cloned());
-    Some(crate::spawn::StageCommand {
-        program: exe,
-        arg0: "yieldshell-launch".into(),
-        args,
+/// The rlimits of every command, as the sandbox's plan takes them (resource, value; soft
+/// and hard alike). Empty when `YIELDSHELL_LIMITS` sets none.
+pub fn rlimits() -> Vec<(u32, u64)> {
+    SETUP.get().map_or_else(Vec::new, |s| {
+        s.limits
+            .rlimits()
+            .iter()
+            .map(|r| (r.resource as u32, r.soft))
+            .collect()
     })
-}
-
-/// The launcher: `args` are what follows [`LAUNCH_ARG`]. Sets the rlimits, then replaces
-/// itself with the program; returns (exit status 127) only when that fails.
-pub fn launch_main(args: &[OsString]) -> std::process::ExitCode {
-    use std::os::unix::process::CommandExt;
-    let fail = |msg: String| {
-        let _ = std::io::Write::write_all(
-            &mut std::io::stderr(),
-            format!("yieldshell launcher: {msg}\n").as_bytes(),
-        );
-        std::process::ExitCode::from(127)
-    };
-    let [spec, program, arg0, rest @ ..] = args else {
-        return fail("expected LIMITS PROGRAM ARG0 [ARGS...]".into());
-    };
-    let limits = match Limits::parse("limits", &spec.to_string_lossy()) {
-        Ok(l) => l,
-        Err(e) => return fail(e),
-    };
-    for r in limits.rlimits() {
-        if let Err(e) = crate::sys::set_own_rlimit(r.resource, r.soft, r.hard) {
-            return fail(format!("cannot set a limit: {e}"));
-        }
-    }
-    let err = std::process::Command::new(program)
-        .arg0(arg0)
-        .args(rest)
-        .exec();
-    fail(format!(
-        "cannot execute {}: {err}",
-        program.to_string_lossy()
-    ))
 }
 
 /// What a record carries for this section.

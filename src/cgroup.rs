@@ -6,13 +6,11 @@
 //! holds for its commands), in a directory `yieldshell-<server pid>-<n>`, created before the
 //! spawn and removed once the record has ended.
 //! - cgroup v1 (a `pids` hierarchy, as at `/sys/fs/cgroup/pids`, writable by root or by
-//!   delegation): the spawning thread moves itself into the new cgroup (v1 places threads
-//!   one by one: `0` written to `tasks` moves the writer), spawns, and moves back. The child
-//!   is born inside, before it executes anything: no window in which it could escape.
-//! - cgroup v2 (the unified hierarchy with the `pids` controller enabled for the server's
-//!   cgroup's children, as with systemd delegation): threads cannot be moved one by one, so
-//!   the command's pid is written to `cgroup.procs` right after the spawn (the launcher,
-//!   where used, joins before it executes the command).
+//!   delegation), or cgroup v2 (the unified hierarchy with the `pids` controller enabled
+//!   for the children of the server's cgroup, as with systemd delegation).
+//! - The command joins it before it executes anything: the sandbox's launcher (our own
+//!   binary, re-executed for the command) writes its pid to `cgroup.procs` first, so there
+//!   is no window in which the command could fork outside.
 //!
 //! Where neither can be created, [`Cgroups::probe`] says why (a startup warning) and
 //! `pids` is not enforced.
@@ -44,10 +42,7 @@ pub struct Cgroups {
 /// One command's cgroup; removed (when empty) by [`CommandGroup::remove`] or on drop.
 #[derive(Debug)]
 pub struct CommandGroup {
-    version: Version,
     dir: PathBuf,
-    /// Where the spawning thread goes back to (v1).
-    home: PathBuf,
 }
 
 /// The line of `/proc/self/cgroup` for the v1 `pids` hierarchy, or the v2 line.
@@ -150,7 +145,6 @@ impl Cgroups {
     }
 
     /// The cgroup version in use.
-    #[cfg(test)]
     pub fn version(&self) -> Version {
         self.version
     }
@@ -162,11 +156,7 @@ impl Cgroups {
             .parent
             .join(format!("yieldshell-{}-{n}", std::process::id()));
         fs::create_dir(&dir).map_err(|e| annotate(e, &dir, "create"))?;
-        let g = CommandGroup {
-            version: self.version,
-            dir,
-            home: self.parent.clone(),
-        };
+        let g = CommandGroup { dir };
         fs::write(g.dir.join("pids.max"), self.max.to_string())
             .map_err(|e| annotate(e, &g.dir.join("pids.max"), "write"))?;
         Ok(g)
@@ -178,39 +168,9 @@ fn annotate(e: io::Error, path: &Path, what: &str) -> io::Error {
 }
 
 impl CommandGroup {
-    /// True when [`CommandGroup::spawn_inside`] makes the child be born inside (v1); false
-    /// when it must [`CommandGroup::join`] after the spawn (v2).
-    pub fn born_inside(&self) -> bool {
-        self.version == Version::V1
-    }
-
     /// The cgroup's directory.
     pub fn dir(&self) -> &Path {
         &self.dir
-    }
-
-    /// Runs `spawn` so that the process it starts is born inside this cgroup (v1: the
-    /// calling thread moves in for the call and back after). Under v2 this only runs
-    /// `spawn`; call [`CommandGroup::join`] with the new pid.
-    pub fn spawn_inside<T>(&self, spawn: impl FnOnce() -> T) -> io::Result<T> {
-        if self.version == Version::V2 {
-            return Ok(spawn());
-        }
-        fs::write(self.dir.join("tasks"), "0").map_err(|e| annotate(e, &self.dir, "enter"))?;
-        let out = spawn();
-        if let Err(e) = fs::write(self.home.join("tasks"), "0") {
-            crate::error!(
-                "cannot move a worker thread back out of {}: {e}",
-                self.dir.display()
-            );
-        }
-        Ok(out)
-    }
-
-    /// Moves a process (all its threads) into this cgroup.
-    pub fn join(&self, pid: u32) -> io::Result<()> {
-        fs::write(self.dir.join("cgroup.procs"), pid.to_string())
-            .map_err(|e| annotate(e, &self.dir, "join"))
     }
 
     /// The processes in the cgroup now.
@@ -272,21 +232,18 @@ mod tests {
             }
         };
         let g = cgroups.create().unwrap();
-        // The shell and four background sleeps: five tasks; the next fork fails (and the
-        // shell gives up). Builtins only after that point.
-        let script = "for i in 1 2 3 4; do sleep 2 & done; sleep 0 && echo sixth";
+        // The shell joins first (as the launcher does), then it and four background
+        // sleeps make five tasks; the next fork fails (and the shell gives up). Builtins
+        // only after that point.
+        let script = format!(
+            "echo $$ > {}/cgroup.procs || exit 9; for i in 1 2 3 4; do sleep 2 & done; sleep 0 && echo sixth",
+            g.dir().display()
+        );
         let mut cmd = std::process::Command::new("/bin/sh");
-        cmd.args(["-c", script])
+        cmd.args(["-c", &script])
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
-        let child = match cgroups.version() {
-            Version::V1 => g.spawn_inside(|| cmd.spawn()).unwrap().unwrap(),
-            Version::V2 => {
-                let c = cmd.spawn().unwrap();
-                g.join(c.id()).unwrap();
-                c
-            }
-        };
+        let child = cmd.spawn().unwrap();
         let out = child.wait_with_output().unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(!stdout.contains("sixth"), "{stdout}");
@@ -301,9 +258,5 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
         assert!(g.remove(), "cgroup still busy: {:?}", g.pids());
-        // The test thread is back in its own cgroup.
-        assert!(!fs::read_to_string("/proc/thread-self/cgroup")
-            .unwrap()
-            .contains("yieldshell-"));
     }
 }

@@ -130,6 +130,10 @@ pub struct Config {
     pub limits: crate::limits::Limits,
     /// Add the non-interactive defaults to children (`YIELDSHELL_NONINTERACTIVE`).
     pub noninteractive: bool,
+    /// The kernel sandbox (`YIELDSHELL_SANDBOX`).
+    pub sandbox: crate::sandbox::SandboxMode,
+    /// Network access of started processes (`YIELDSHELL_NETWORK`).
+    pub network: crate::sandbox::Network,
 }
 
 /// What `parse` decided.
@@ -349,6 +353,18 @@ const OPTIONS: &[Opt] = &[
         "1",
         "1: children get GIT_TERMINAL_PROMPT=0, GIT_PAGER=cat, PAGER=cat, GCM_INTERACTIVE=never, DEBIAN_FRONTEND=noninteractive unless set; 0: not",
     ),
+    opt(
+        "--sandbox",
+        "YIELDSHELL_SANDBOX",
+        "auto",
+        "kernel sandbox (Landlock): auto (trusted mode: on where the kernel has it; shell mode: off), on (refuse to start without it), off, workspace (shell mode: writes only under the allowed cwds, /tmp and terminals)",
+    ),
+    opt(
+        "--network",
+        "YIELDSHELL_NETWORK",
+        "allow",
+        "allow, or deny: no TCP connect or bind for any process started (Landlock ABI 4)",
+    ),
 ];
 
 /// Ceiling of every request-level wait, to stay under clients' 60 s request timeouts.
@@ -566,6 +582,18 @@ fn build(
             }
         }
     };
+    let sandbox = {
+        let name = r
+            .get("YIELDSHELL_SANDBOX")
+            .map_or("YIELDSHELL_SANDBOX", |(n, _)| n);
+        crate::sandbox::SandboxMode::parse(name, &r.text("YIELDSHELL_SANDBOX"), mode)?
+    };
+    let network = {
+        let name = r
+            .get("YIELDSHELL_NETWORK")
+            .map_or("YIELDSHELL_NETWORK", |(n, _)| n);
+        crate::sandbox::Network::parse(name, &r.text("YIELDSHELL_NETWORK"))?
+    };
     Ok(Config {
         mode,
         tools,
@@ -599,6 +627,8 @@ fn build(
         head_bytes: r.int("YIELDSHELL_HEAD_BYTES", 0, 1 << 30)? as usize,
         limits,
         noninteractive,
+        sandbox,
+        network,
     })
 }
 

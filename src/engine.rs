@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use regex_lite::Regex;
 
-use crate::audit::{Audit, Record, Redirections};
+use crate::audit::{self, Audit, Record, Redirections};
 use crate::call::{Call, Cancel, Progress};
 use crate::config::{Config, Mode, TRANSPORT_CEILING_MS};
 use crate::policy::resolve_dir;
@@ -30,6 +30,16 @@ use crate::sys;
 use crate::table::Table;
 use crate::trusted::{tokenize, Policy};
 use crate::wait::{park_write, Outcome, UntilWatch, WaitMode, Waits, Watch};
+
+/// The `command` argument of a call refused for malformed arguments, for its audit line.
+pub enum BadCommand<'a> {
+    /// A string (`exec`'s form).
+    Text(&'a str),
+    /// An array of strings (`shell_execute`'s form).
+    Argv(Vec<String>),
+    /// Absent.
+    Missing,
+}
 
 /// `exec` arguments.
 #[derive(Debug, Default)]
@@ -90,6 +100,8 @@ pub struct Engine {
     pub trusted: Option<Policy>,
     /// The audit log.
     pub audit: Audit,
+    /// The kernel sandbox every call's processes start in.
+    pub sandbox: crate::sandbox::Sandbox,
     /// The output reader.
     #[cfg(target_os = "linux")]
     pub(crate) ingest: crate::ingest::Ingest,
@@ -134,10 +146,11 @@ impl Engine {
         };
         let secrets = Arc::new(match &config.redact_regex {
             Some(re) => {
-                let pairs: Vec<(&str, &str)> = config
+                use std::os::unix::ffi::OsStrExt;
+                let pairs: Vec<(&str, &[u8])> = config
                     .env
                     .iter()
-                    .filter_map(|(k, v)| Some((k.to_str()?, v.to_str()?)))
+                    .filter_map(|(k, v)| Some((k.to_str()?, v.as_bytes())))
                     .filter(|(k, _)| re.is_match(k))
                     .collect();
                 Secrets::new(pairs)
@@ -145,6 +158,11 @@ impl Engine {
             None => Secrets::default(),
         });
         let audit = Audit::open(config.audit_log.as_deref())?;
+        let (sandbox, warning) = crate::sandbox::Sandbox::new(&config)?;
+        if let Some(w) = warning {
+            crate::warn!("{w}");
+        }
+        crate::info!("{}", sandbox.status());
         let waits = Waits::start(pool.clone())
             .map_err(|e| format!("cannot start the waits thread: {e}"))?;
         #[cfg(target_os = "linux")]
@@ -152,6 +170,7 @@ impl Engine {
             .map_err(|e| format!("cannot start the output reader: {e}"))?;
         Ok(Engine {
             audit,
+            sandbox,
             #[cfg(target_os = "linux")]
             ingest,
             config,
@@ -175,6 +194,30 @@ impl Engine {
     fn budget(&self, requested: Option<u64>) -> usize {
         let cap = self.config.max_output_bytes;
         requested.map_or(cap, |r| (r.min(cap as u64)) as usize)
+    }
+
+    /// Writes the audit line of an `exec` or `shell_execute` call refused because its
+    /// arguments were malformed (the tool never saw typed arguments). `command` is the
+    /// `command` argument as sent: a string (`exec`), an array of strings (`shell_execute`),
+    /// or anything else, shown as its JSON text.
+    pub fn audit_bad_arguments(&self, tool: &'static str, command: BadCommand<'_>, reason: &str) {
+        let mut record = Record {
+            tool,
+            mode: self.mode_name(),
+            result_type: "rejected",
+            rejection_reason: Some(reason.to_string()),
+            ..Record::default()
+        };
+        match command {
+            BadCommand::Text(text) => {
+                record.command = Some(audit::redact_command(text, &self.secrets));
+            }
+            BadCommand::Argv(argv) => {
+                record.argv = Some(audit::redact_argv(&argv, &self.secrets));
+            }
+            BadCommand::Missing => (),
+        }
+        self.audit.record(&record);
     }
 
     pub(crate) fn mode_name(&self) -> &'static str {
@@ -224,7 +267,7 @@ impl Engine {
         let mut record = Record {
             tool: "exec",
             mode: self.mode_name(),
-            command: Some(self.secrets.redact_str(&args.command)),
+            command: Some(audit::redact_command(&args.command, &self.secrets)),
             directory: Some(match &cwd {
                 Ok(dir) => dir.display().to_string(),
                 Err(_) => args.cwd.clone().unwrap_or_default(),
@@ -636,7 +679,10 @@ fn audit_exec(record: &mut Record, answer: Option<&Answer>, proc: Option<&Proc>)
     if let Some(proc) = proc {
         record.process_id = Some(proc.info.id.clone());
         // The record's command is redacted with the call's `env` secrets too.
-        record.command = Some(proc.info.command.clone());
+        record.command = Some(audit::redact_command(
+            &proc.info.command,
+            &Secrets::default(),
+        ));
         let st = proc.lock();
         record.stdout_bytes = Some(st.output.bytes_total(STDOUT));
         record.stderr_bytes = Some(st.output.bytes_total(STDERR));

@@ -33,6 +33,7 @@
 #[macro_use]
 pub(crate) mod log;
 pub(crate) mod audit;
+pub(crate) mod budget;
 pub(crate) mod call;
 pub(crate) mod config;
 pub(crate) mod engine;
@@ -48,6 +49,7 @@ pub(crate) mod reaper;
 pub(crate) mod redact;
 pub(crate) mod results;
 pub(crate) mod ring;
+pub(crate) mod sandbox;
 pub(crate) mod server;
 pub(crate) mod spawn;
 pub(crate) mod stamp;
@@ -70,9 +72,13 @@ use std::process::ExitCode;
 
 /// Entry point of the binary: parses options, then runs the server.
 pub fn main() -> ExitCode {
+    // The sandbox launcher runs before anything else (see `sandbox::launcher`).
+    if let Some(code) = sandbox::launcher::main_if_launcher() {
+        return code;
+    }
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    if args.first().is_some_and(|a| a == agents::LAUNCH_ARG) {
-        return agents::launch_main(&args[1..]);
+    if args.first().is_some_and(|a| a == guardian::ARG) {
+        return guardian::main(&args[1..]);
     }
     let env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
     match config::parse(&args, env) {
@@ -123,7 +129,7 @@ pub mod internals {
     }
     /// System calls.
     pub mod sys {
-        pub use crate::sys::{kill, killpg};
+        pub use crate::sys::{kill, killpg, landlock_abi};
     }
     /// Lines in, lines out.
     pub mod transport {

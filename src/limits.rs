@@ -8,8 +8,8 @@
 //! means no limits.
 //!
 //! The rlimits are applied to the command's first process, which its descendants inherit:
-//! by the launcher before it executes the command where one is used, otherwise through
-//! `prlimit` right after the spawn (see [`Limits::rlimits`] and `sys::set_rlimit`).
+//! the sandbox's launcher (the server's own binary, re-executed for the command) sets them
+//! before it executes the command; `pids` is the cgroup the launcher joins first.
 
 /// Parsed limits; `None` means not limited.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -80,23 +80,6 @@ impl Limits {
             *slot = Some(n);
         }
         Ok(out)
-    }
-
-    /// The limits in the syntax [`Limits::parse`] reads (plain numbers).
-    pub fn to_spec(self) -> String {
-        let mut parts = Vec::new();
-        for (name, v) in [
-            ("cpu", self.cpu),
-            ("mem", self.mem),
-            ("fsize", self.fsize),
-            ("nofile", self.nofile),
-            ("pids", self.pids),
-        ] {
-            if let Some(v) = v {
-                parts.push(format!("{name}={v}"));
-            }
-        }
-        parts.join(",")
     }
 
     /// True when no limit is set.

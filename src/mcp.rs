@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use crate::call::Call;
-use crate::engine::Engine;
+use crate::engine::{BadCommand, Engine};
 use crate::results::{ErrorKind, ToolError};
 
 mod args;
@@ -220,20 +220,45 @@ pub fn call_response_line(id: &Value, reply: Reply, version: ProtocolVersion) ->
 }
 /// Runs a tool; its typed answer goes through `call` (now, or later for a tool that
 /// waits). Arguments that do not check answer at once with the error.
-pub fn call_tool(engine: &Arc<Engine>, name: &str, args: &Map<String, Value>, call: Call) {
+///
+/// Takes the arguments by value and drops them once they are typed, so that a large
+/// argument is never held twice while the tool runs (issue 12: bounded memory).
+pub fn call_tool(engine: &Arc<Engine>, name: &str, args: Map<String, Value>, call: Call) {
     let Some(def) = TOOLS.iter().find(|d| d.name == name) else {
         let error = ToolError::new(ErrorKind::InvalidArgument, format!("unknown tool {name:?}"));
         return call.answer(Err(error));
     };
-    match (def.run)(&args::Args { map: args }) {
-        Ok(run) => run(engine, call),
+    match (def.run)(&args::Args { map: &args }) {
+        Ok(run) => {
+            drop(args);
+            run(engine, call)
+        }
         Err(message) => {
+            if matches!(def.name, "exec" | "shell_execute") {
+                // A malformed attempt is still an attempt: it gets its audit line.
+                engine.audit_bad_arguments(def.name, bad_command(&args), &message);
+            }
             let mut error = ToolError::new(ErrorKind::InvalidArgument, message);
             if let Some(Value::String(id)) = args.get("process_id") {
                 error = error.about(id);
             }
             call.answer(Err(error));
         }
+    }
+}
+
+/// The `command` argument of a malformed call, as its audit line shows it.
+fn bad_command(args: &Map<String, Value>) -> BadCommand<'_> {
+    match args.get("command") {
+        Some(Value::String(text)) => BadCommand::Text(text),
+        Some(Value::Array(items)) if items.iter().all(Value::is_string) => BadCommand::Argv(
+            items
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect(),
+        ),
+        Some(other) => BadCommand::Argv(vec![other.to_string()]),
+        None => BadCommand::Missing,
     }
 }
 

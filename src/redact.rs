@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use memchr::memmem;
 
-/// The values to hide and what replaces each, longest value first.
+/// The values to hide and the name of the variable each came from, longest value first.
 #[derive(Debug, Default)]
 pub struct Secrets {
     items: Vec<Secret>,
@@ -20,8 +20,8 @@ pub struct Secrets {
 
 #[derive(Debug)]
 struct Secret {
+    name: String,
     value: Vec<u8>,
-    replacement: Vec<u8>,
     finder: memmem::Finder<'static>,
 }
 
@@ -29,18 +29,24 @@ struct Secret {
 pub const MIN_SECRET_LEN: usize = 8;
 
 impl Secrets {
-    /// Builds the set from (variable name, value) pairs; short values are skipped and the
-    /// longest value wins when one contains another.
-    pub fn new<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Secrets {
+    /// Builds the set from (variable name, value) pairs. Values are bytes: a value that is
+    /// not UTF-8 is matched as it is. Short values are skipped, and a value given twice is
+    /// kept once (under its first name).
+    pub fn new<N, V>(pairs: impl IntoIterator<Item = (N, V)>) -> Secrets
+    where
+        N: AsRef<str>,
+        V: AsRef<[u8]>,
+    {
         let mut items: Vec<Secret> = Vec::new();
         for (name, value) in pairs {
-            if value.len() < MIN_SECRET_LEN || items.iter().any(|s| s.value == value.as_bytes()) {
+            let value = value.as_ref();
+            if value.len() < MIN_SECRET_LEN || items.iter().any(|s| s.value == value) {
                 continue;
             }
             items.push(Secret {
-                value: value.as_bytes().to_vec(),
-                replacement: format!("[REDACTED:{name}]").into_bytes(),
-                finder: memmem::Finder::new(value.as_bytes()).into_owned(),
+                name: name.as_ref().to_string(),
+                value: value.to_vec(),
+                finder: memmem::Finder::new(value).into_owned(),
             });
         }
         items.sort_by_key(|s| std::cmp::Reverse(s.value.len()));
@@ -52,18 +58,19 @@ impl Secrets {
         self.items.is_empty()
     }
 
-    /// A copy of this set extended with more pairs (for a call's `env` overlay).
-    pub fn with<'a>(&self, pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Secrets {
-        let mut named: Vec<(String, String)> = Vec::new();
-        for s in &self.items {
-            let name =
-                String::from_utf8_lossy(&s.replacement[10..s.replacement.len() - 1]).into_owned();
-            named.push((name, String::from_utf8_lossy(&s.value).into_owned()));
-        }
-        for (k, v) in pairs {
-            named.push((k.to_string(), v.to_string()));
-        }
-        Secrets::new(named.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+    /// A copy of this set extended with more pairs (for a call's `env` overlay). The
+    /// server's own values come first, so a value given again by the call keeps the
+    /// server's name.
+    pub fn with<N, V>(&self, pairs: impl IntoIterator<Item = (N, V)>) -> Secrets
+    where
+        N: AsRef<str>,
+        V: AsRef<[u8]>,
+    {
+        let own = self.items.iter().map(|s| (s.name.clone(), s.value.clone()));
+        let more = pairs
+            .into_iter()
+            .map(|(k, v)| (k.as_ref().to_string(), v.as_ref().to_vec()));
+        Secrets::new(own.chain(more).collect::<Vec<_>>())
     }
 
     /// Redacts a complete text (a command line, an argument), not a stream.
@@ -76,39 +83,67 @@ impl Secrets {
         String::from_utf8_lossy(&out).into_owned()
     }
 
-    /// Appends `data` to `out` with every secret replaced, leftmost first, longest first.
+    /// Appends `data` to `out` with every secret replaced.
     fn redact_into(&self, data: &[u8], out: &mut Vec<u8>) {
-        self.redact_prefix(data, data.len(), out);
+        let spans = self.spans(data);
+        self.replace(data, data.len(), &spans, out);
     }
 
-    /// Redacts the first `cut` bytes of `data` into `out`, extending the cut over a secret
-    /// that starts before it; returns how many bytes of `data` were consumed.
-    fn redact_prefix(&self, data: &[u8], mut cut: usize, out: &mut Vec<u8>) -> usize {
-        let mut pos = 0;
-        loop {
-            let rest = &data[pos..];
-            let mut best: Option<(usize, &Secret)> = None;
-            for s in &self.items {
-                if let Some(at) = s.finder.find(rest) {
-                    // Items are sorted longest first, so a tie keeps the longer one.
-                    if best.is_none_or(|(b, _)| at < b) {
-                        best = Some((at, s));
-                    }
-                }
-            }
-            match best {
-                Some((at, s)) if pos + at < cut => {
-                    out.extend_from_slice(&rest[..at]);
-                    out.extend_from_slice(&s.replacement);
-                    pos += at + s.value.len();
-                    cut = cut.max(pos);
-                }
-                _ => {
-                    out.extend_from_slice(&data[pos..cut]);
-                    return cut;
-                }
+    /// Every byte range of `data` covered by at least one occurrence of a secret, in order,
+    /// with the secrets each range covers. Occurrences are found at every position
+    /// (overlapping ones included) and overlapping occurrences are merged, so that a
+    /// decoy that matches first can never leave part of another secret in the clear.
+    fn spans(&self, data: &[u8]) -> Vec<Span> {
+        let mut hits: Vec<(usize, usize, usize)> = Vec::new();
+        for (index, s) in self.items.iter().enumerate() {
+            let mut from = 0;
+            while let Some(at) = s.finder.find(&data[from..]) {
+                let start = from + at;
+                hits.push((start, start + s.value.len(), index));
+                from = start + 1;
             }
         }
+        // By start, longest first, so that an occurrence lying wholly inside another one
+        // (a secret that contains another) does not add its name.
+        hits.sort_unstable_by_key(|&(start, end, _)| (start, std::cmp::Reverse(end)));
+        let mut spans: Vec<Span> = Vec::new();
+        for (start, end, index) in hits {
+            match spans.last_mut() {
+                Some(last) if start < last.end => {
+                    if end > last.end {
+                        last.end = end;
+                        if !last.secrets.contains(&index) {
+                            last.secrets.push(index);
+                        }
+                    }
+                }
+                _ => spans.push(Span {
+                    start,
+                    end,
+                    secrets: vec![index],
+                }),
+            }
+        }
+        spans
+    }
+
+    /// Copies `data[..cut]` to `out` with each span replaced; `cut` must not fall inside a
+    /// span.
+    fn replace(&self, data: &[u8], cut: usize, spans: &[Span], out: &mut Vec<u8>) {
+        let mut pos = 0;
+        for span in spans.iter().take_while(|s| s.end <= cut) {
+            out.extend_from_slice(&data[pos..span.start]);
+            out.extend_from_slice(b"[REDACTED:");
+            for (i, &index) in span.secrets.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(self.items[index].name.as_bytes());
+            }
+            out.push(b']');
+            pos = span.end;
+        }
+        out.extend_from_slice(&data[pos..cut]);
     }
 
     /// Length of the longest suffix of `data` that is a proper prefix of some secret.
@@ -125,6 +160,14 @@ impl Secrets {
         }
         best
     }
+}
+
+/// A range of output covered by occurrences of secrets (indices into `Secrets::items`).
+#[derive(Debug)]
+struct Span {
+    start: usize,
+    end: usize,
+    secrets: Vec<usize>,
 }
 
 /// Per-stream filter state.
@@ -167,12 +210,21 @@ impl Filter {
             self.carry.drain(..cut);
             return;
         }
+        // A merged span that crosses the cut is held whole: the bytes after the cut may
+        // still extend it.
+        let spans = self.secrets.spans(&self.carry);
+        let cut = match spans.iter().find(|s| s.start < cut && cut < s.end) {
+            Some(span) => span.start,
+            None => cut,
+        };
+        if cut == 0 {
+            return;
+        }
         self.scratch.clear();
-        let consumed = self
-            .secrets
-            .redact_prefix(&self.carry, cut, &mut self.scratch);
+        self.secrets
+            .replace(&self.carry, cut, &spans, &mut self.scratch);
         emit(&self.scratch);
-        self.carry.drain(..consumed);
+        self.carry.drain(..cut);
     }
 
     /// Emits whatever is held back (end of file).
@@ -186,10 +238,9 @@ impl Filter {
         self.carry.clear();
     }
 
-    /// How many bytes at the end of `buf` must wait for more input. A secret that could
-    /// still complete is held whole; the rest of the buffer is redacted now. Because a
-    /// secret found inside the ready part is replaced there, only a prefix of a secret that
-    /// begins in the tail needs holding.
+    /// How many bytes at the end of `buf` must wait for more input: an incomplete
+    /// character, or the longest tail that could still become a secret. (`feed` then also
+    /// holds a span of secrets that crosses this cut.)
     fn held_back_len(&self, buf: &[u8]) -> usize {
         let utf8 = incomplete_utf8_tail(buf);
         let secret = self.secrets.pending_prefix(buf);
@@ -221,6 +272,11 @@ mod tests {
     use super::*;
 
     fn run(secrets: &[(&str, &str)], pieces: &[&[u8]]) -> (Vec<u8>, Vec<usize>) {
+        let pairs: Vec<(&str, &[u8])> = secrets.iter().map(|(k, v)| (*k, v.as_bytes())).collect();
+        run_bytes(&pairs, pieces)
+    }
+
+    fn run_bytes(secrets: &[(&str, &[u8])], pieces: &[&[u8]]) -> (Vec<u8>, Vec<usize>) {
         let mut f = Filter::new(Arc::new(Secrets::new(secrets.iter().copied())));
         let mut out = Vec::new();
         let mut sizes = Vec::new();
@@ -293,5 +349,94 @@ mod tests {
             t.redact_str("overlayvalue abcdefgh"),
             "[REDACTED:D] [REDACTED:A]"
         );
+    }
+
+    /// The server's secret must never appear, whatever the call's env adds as a decoy that
+    /// matches first and consumes the secret's first byte.
+    #[test]
+    fn a_decoy_cannot_uncover_a_server_secret() {
+        let server = Secrets::new([("MY_SECRET", "zTOPSECRETVALUE")]);
+        let both = server.with([("DECOY_TOKEN", "XXXXXXXz")]);
+        let text = "XXXXXXXzTOPSECRETVALUE";
+        let out = both.redact_str(text);
+        assert!(!out.contains("TOPSECRET"), "{out}");
+        assert_eq!(out, "[REDACTED:DECOY_TOKEN,MY_SECRET]");
+        // The same through the stream filter, split at every position.
+        for split in 0..=text.len() {
+            let (a, b) = text.as_bytes().split_at(split);
+            let mut f = Filter::new(Arc::new(server.with([("DECOY_TOKEN", "XXXXXXXz")])));
+            let mut out = Vec::new();
+            f.feed(a, &mut |x| out.extend_from_slice(x));
+            f.feed(b, &mut |x| out.extend_from_slice(x));
+            f.finish(&mut |x| out.extend_from_slice(x));
+            let out = String::from_utf8(out).unwrap();
+            assert!(!out.contains("TOPSECRET"), "split {split}: {out}");
+        }
+    }
+
+    #[test]
+    fn overlapping_occurrences_of_one_secret_are_all_covered() {
+        let s = Secrets::new([("A", "aaaaaaaa")]);
+        assert_eq!(s.redact_str("aaaaaaaaa!"), "[REDACTED:A]!");
+        assert_eq!(
+            s.redact_str("aaaaaaaa aaaaaaaa"),
+            "[REDACTED:A] [REDACTED:A]"
+        );
+    }
+
+    #[test]
+    fn a_value_given_again_keeps_the_servers_name() {
+        let s = Secrets::new([("SERVER", "samevalue123")]).with([("CALL", "samevalue123")]);
+        assert_eq!(s.redact_str("samevalue123"), "[REDACTED:SERVER]");
+    }
+
+    #[test]
+    fn values_that_are_not_utf8_are_matched_as_bytes() {
+        let value: &[u8] = b"\xffsecret\xfe\x80bytes";
+        let (out, _) = run_bytes(&[("BIN", value)], &[b"<\xffsecr", b"et\xfe\x80bytes>"]);
+        assert_eq!(out, b"<[REDACTED:BIN]>");
+    }
+
+    /// Every secret byte stays hidden for every way of cutting the stream in two or three
+    /// pieces, checked against a naive oracle (no byte of any occurrence survives).
+    #[test]
+    fn stream_filter_matches_the_whole_text_oracle() {
+        let secrets: &[(&str, &[u8])] = &[
+            ("A", b"abcabcab"),
+            ("B", b"cabXYZ12"),
+            ("C", b"12345678"),
+            ("D", b"bcabcabc"),
+        ];
+        let texts: &[&[u8]] = &[
+            b"xxabcabcabXYZ12345678yy",
+            b"abcabcabcabcabc",
+            b"cabXYZ1234567812345678",
+            b"no secret here at all",
+            b"abcabcaXbcabcabc",
+        ];
+        let all = Secrets::new(secrets.iter().copied());
+        for text in texts {
+            let whole = {
+                let mut out = Vec::new();
+                all.redact_into(text, &mut out);
+                out
+            };
+            for i in 0..=text.len() {
+                for j in i..=text.len() {
+                    let (out, _) = run_bytes(secrets, &[&text[..i], &text[i..j], &text[j..]]);
+                    assert_eq!(
+                        out,
+                        whole,
+                        "{:?} cut at {i},{j}",
+                        String::from_utf8_lossy(text)
+                    );
+                }
+            }
+            // The oracle: every byte inside an occurrence is gone.
+            let kept = String::from_utf8_lossy(&whole).into_owned();
+            for (_, v) in secrets {
+                assert!(!kept.contains(&*String::from_utf8_lossy(v)), "{kept}");
+            }
+        }
     }
 }

@@ -24,12 +24,14 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::Receiver;
 use parking_lot::{Condvar, Mutex};
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
+use crate::budget::Budget;
 use crate::call::{Call, Cancel, Done, Progress, Responder};
 use crate::config::Config;
-use crate::engine::Engine;
-use crate::jsonrpc::{self, Incoming, RequestId};
+use crate::engine::{BadCommand, Engine};
+use crate::jsonrpc::{self, IncomingRaw, RequestId};
 use crate::mcp::{self, ProtocolVersion};
 use crate::pool::Pool;
 use crate::reaper::Reaper;
@@ -42,6 +44,8 @@ struct Server {
     inflight: Mutex<HashMap<String, Arc<Cancel>>>,
     idle: Condvar,
     batches: std::sync::atomic::AtomicU64,
+    /// Bytes of jobs waiting for a worker (`budget`).
+    queued: Arc<Budget>,
 }
 
 struct Shutdown {
@@ -101,10 +105,17 @@ impl Shutdown {
 /// Runs the server until shutdown. Returns only on a startup failure.
 pub fn run(config: Config) -> std::process::ExitCode {
     crate::log::set_level(config.log_level);
+    // Non-dumpable before anything starts (the guardian sets it for itself): no process of the same
+    // user without CAP_SYS_PTRACE (or CAP_SYS_ADMIN, CAP_PERFMON, which also pass read-mode
+    // checks) can trace the server or read its /proc environ and memory (SPEC 12).
+    if let Err(e) = crate::sys::set_dumpable(false) {
+        crate::warn!("cannot mark the server non-dumpable: {e}");
+    }
+    crate::sys::tune_allocator();
     crate::sys::cloexec_from(3);
-    // Fork the guardian first, while this process has a single thread.
+    // The guardian starts with the first command (`guardian::ensure_started`).
     let marker_prefix = crate::stamp::new_marker_prefix();
-    crate::guardian::start(marker_prefix.clone());
+    crate::guardian::configure(marker_prefix.clone());
     if let Err(e) = crate::sys::set_child_subreaper() {
         crate::warn!(
             "cannot become a child subreaper ({e}); orphaned descendants are reaped by init"
@@ -188,6 +199,7 @@ fn start_engine(
 /// outbox (the client's receiver then disconnects). Processes are not stopped.
 pub fn serve_in_memory(config: Config, drain: Duration) -> io::Result<MemoryClient> {
     let marker_prefix = crate::stamp::new_marker_prefix();
+    crate::guardian::configure(marker_prefix.clone());
     let engine = start_engine(Arc::new(config), marker_prefix)
         .map_err(|_| io::Error::other("the engine did not start (see stderr)"))?;
     let (outbox, input, client) = transport::memory();
@@ -227,6 +239,7 @@ impl Server {
             inflight: Mutex::new(HashMap::new()),
             idle: Condvar::new(),
             batches: Default::default(),
+            queued: Arc::new(Budget::new(crate::budget::QUEUED_BYTES)),
         })
     }
 
@@ -242,7 +255,14 @@ impl Server {
                         &format!("message too long: a line may hold at most {MAX_LINE} bytes"),
                     ));
                 }
-                Input::Line(line) => self.dispatch_line(&line),
+                Input::Line(line) => {
+                    let big = line.len() >= BIG_LINE;
+                    self.dispatch_line(line);
+                    if big {
+                        // The line is gone; give its pages back (a no-op on musl).
+                        crate::sys::release_free_memory();
+                    }
+                }
             }
         }
     }
@@ -271,40 +291,52 @@ impl Server {
         }
     }
 
-    fn dispatch_line(self: &Arc<Self>, line: &[u8]) {
+    /// Handles one input line. Only the envelope is parsed; `params` stays a raw slice of
+    /// the line, and only the members a method reads become values (`jsonrpc::parse_line`).
+    fn dispatch_line(self: &Arc<Self>, line: Vec<u8>) {
         if crate::log::enabled(crate::log::Level::Debug) {
             crate::debug!(
                 "<- {}",
                 String::from_utf8_lossy(&line[..line.len().min(500)])
             );
         }
-        let value: Value = match serde_json::from_slice(line) {
-            Ok(v) => v,
-            Err(e) => {
-                let what = if std::str::from_utf8(line).is_err() {
-                    "input is not valid UTF-8"
+        let answer = match jsonrpc::parse_line(&line) {
+            Err(message) => {
+                let code = if message.starts_with("Invalid Request") {
+                    jsonrpc::INVALID_REQUEST
                 } else {
-                    "invalid JSON"
+                    jsonrpc::PARSE_ERROR
                 };
-                self.send(jsonrpc::error(
-                    None,
-                    jsonrpc::PARSE_ERROR,
-                    &format!("Parse error: {what} ({e})"),
-                ));
-                return;
+                Answer::Now(Some(jsonrpc::error(None, code, &message)))
+            }
+            Ok(jsonrpc::Line::Single(raw)) => self.handle(raw, &ReplyTo::Out),
+            Ok(jsonrpc::Line::Batch(items)) => {
+                let count = items.len();
+                drop(items);
+                return self.batch(line, count);
             }
         };
-        match value {
-            Value::Array(items) => self.batch(items),
-            single => {
-                if let Answer::Now(Some(response)) = self.handle(single, &ReplyTo::Out) {
-                    self.send(response);
-                }
+        match answer {
+            Answer::Now(Some(response)) => self.send(response),
+            Answer::Now(None) | Answer::Later => (),
+            Answer::Queue(bytes, job) => {
+                // The call's arguments are its own values now: let the line go before the
+                // tool turns them into typed arguments, so that the two never coexist.
+                drop(line);
+                // Waits here (and stops reading input) while queued jobs hold too much.
+                self.queued.take(bytes);
+                let queued = self.queued.clone();
+                self.engine.pool.execute(Box::new(move || {
+                    queued.give(bytes);
+                    job();
+                }));
             }
         }
     }
 
-    fn batch(self: &Arc<Self>, items: Vec<Value>) {
+    /// A batch of `count` messages: answered by a worker, which parses the line again
+    /// (the line moves to it; no copy is made).
+    fn batch(self: &Arc<Self>, line: Vec<u8>, count: usize) {
         if !self.version().accepts_batches() {
             self.send(jsonrpc::error(
                 None,
@@ -313,7 +345,7 @@ impl Server {
             ));
             return;
         }
-        if items.is_empty() {
+        if count == 0 {
             self.send(jsonrpc::error(
                 None,
                 jsonrpc::INVALID_REQUEST,
@@ -328,18 +360,28 @@ impl Server {
             .lock()
             .insert(key.clone(), Arc::new(Cancel::default()));
         let batch = Arc::new(Batch {
-            slots: Mutex::new((vec![None; items.len()], items.len())),
+            slots: Mutex::new((vec![None; count], count)),
             key,
         });
         let this = self.clone();
+        let bytes = line.len();
+        self.queued.take(bytes);
         self.engine.pool.execute(Box::new(move || {
+            this.queued.give(bytes);
+            let items = match jsonrpc::parse_line(&line) {
+                Ok(jsonrpc::Line::Batch(items)) => items,
+                _ => Vec::new(), // Parsed once already: cannot happen.
+            };
             for (i, item) in items.into_iter().enumerate() {
                 let to = ReplyTo::Batch(batch.clone(), i);
-                if item.get("method").and_then(Value::as_str) == Some("initialize") {
-                    let id = item.get("id").filter(|v| v.is_string() || v.is_number());
+                let [method, id] = jsonrpc::fields(item, ["method", "id"]);
+                if method.is_some_and(|m| m.get() == "\"initialize\"") {
+                    let id = id
+                        .filter(|v| matches!(jsonrpc::raw_type_name(v), "string" | "number"))
+                        .and_then(|v| jsonrpc::to_value(v).ok());
                     let error = id.map(|id| {
                         jsonrpc::error(
-                            Some(id),
+                            Some(&id),
                             jsonrpc::INVALID_REQUEST,
                             "initialize cannot be part of a batch",
                         )
@@ -382,22 +424,45 @@ impl Server {
 
     /// Handles one message: its answer now, or `Later` for a tool call, which answers
     /// to `to` when it ends.
-    fn handle(self: &Arc<Self>, value: Value, to: &ReplyTo) -> Answer {
-        match jsonrpc::classify(value) {
-            Incoming::Request { id, method, params } => self.request(id, &method, params, to),
-            Incoming::Notification { method, params } => {
+    fn handle(self: &Arc<Self>, raw: &RawValue, to: &ReplyTo) -> Answer {
+        match jsonrpc::classify_raw(raw) {
+            IncomingRaw::Request { id, method, params } => {
+                let map = match jsonrpc::params_map(params, PARAMS_READ) {
+                    Ok(map) => map,
+                    Err(e) => {
+                        let msg = format!("Invalid params: params.{e}");
+                        let error = jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg);
+                        return Answer::Now(Some(error));
+                    }
+                };
+                if method == "tools/call" {
+                    let [arguments] = params.map_or([None], |p| jsonrpc::fields(p, ["arguments"]));
+                    return match self.tools_call(id, map, arguments, to) {
+                        Err(error) => Answer::Now(Some(error)),
+                        Ok(None) => Answer::Later,
+                        Ok(Some((bytes, job))) => Answer::Queue(bytes, job),
+                    };
+                }
+                self.request(id, &method, map)
+            }
+            IncomingRaw::Notification { method, params } => {
                 if method == "notifications/cancelled" {
-                    self.cancel(&params);
+                    if let Ok(params) = jsonrpc::params_map(params, PARAMS_READ) {
+                        self.cancel(&params);
+                    }
                 }
                 Answer::Now(None)
             }
-            Incoming::Response => {
+            IncomingRaw::Unparsable(message) => {
+                Answer::Now(Some(jsonrpc::error(None, jsonrpc::PARSE_ERROR, &message)))
+            }
+            IncomingRaw::Response => {
                 crate::warn!(
                     "dropped a response sent to the server: this server sends no requests"
                 );
                 Answer::Now(None)
             }
-            Incoming::Invalid { id, message } => Answer::Now(Some(jsonrpc::error(
+            IncomingRaw::Invalid { id, message } => Answer::Now(Some(jsonrpc::error(
                 id.as_ref(),
                 jsonrpc::INVALID_REQUEST,
                 &format!("Invalid Request: {message}"),
@@ -405,13 +470,7 @@ impl Server {
         }
     }
 
-    fn request(
-        self: &Arc<Self>,
-        id: Value,
-        method: &str,
-        params: Map<String, Value>,
-        to: &ReplyTo,
-    ) -> Answer {
+    fn request(self: &Arc<Self>, id: Value, method: &str, params: Map<String, Value>) -> Answer {
         let result = match method {
             "ping" => json!({}),
             "initialize" => {
@@ -428,12 +487,6 @@ impl Server {
                 }
                 mcp::tools_list(&self.engine.config.tools, self.version())
             }
-            "tools/call" => {
-                return match self.tools_call(id, params, to) {
-                    Err(error) => Answer::Now(Some(error)),
-                    Ok(()) => Answer::Later,
-                }
-            }
             _ => {
                 return Answer::Now(Some(jsonrpc::error(
                     Some(&id),
@@ -448,9 +501,10 @@ impl Server {
     fn tools_call(
         self: &Arc<Self>,
         id: Value,
-        mut params: Map<String, Value>,
+        params: Map<String, Value>,
+        arguments: Option<&RawValue>,
         to: &ReplyTo,
-    ) -> Result<(), Value> {
+    ) -> Result<Option<(usize, crate::pool::Job)>, Value> {
         let name = match params.get("name") {
             Some(Value::String(n)) => n.clone(),
             Some(other) => {
@@ -475,17 +529,24 @@ impl Server {
             );
             return Err(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
         }
-        let args = match params.remove("arguments") {
-            None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(m)) => m,
+        // Only the members the tool reads become values; the rest is skipped unparsed.
+        let args = match arguments {
+            None => Ok(Map::new()),
+            Some(raw) if jsonrpc::is_null(raw) => Ok(Map::new()),
+            Some(raw) if jsonrpc::raw_type_name(raw) == "object" => {
+                let names: Vec<&str> = tool_arguments(&name).iter().map(String::as_str).collect();
+                jsonrpc::params_map(Some(raw), &names).map_err(|e| format!("invalid argument {e}"))
+            }
             Some(other) => {
                 let msg = format!(
                     "tools/call: arguments must be an object, got {}",
-                    jsonrpc::type_name(&other)
+                    jsonrpc::raw_type_name(other)
                 );
                 return Err(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
             }
         };
+        let bytes = arguments.map_or(0, |a| a.get().len());
+        let big = bytes >= BIG_LINE;
         let token = params
             .get("_meta")
             .and_then(|m| m.get("progressToken"))
@@ -552,17 +613,39 @@ impl Server {
             progress,
             respond,
         };
+        let engine = self.engine.clone();
+        let run = move || {
+            match args {
+                Ok(args) => mcp::call_tool(&engine, &name, args, call),
+                Err(message) => {
+                    let tool = match name.as_str() {
+                        "exec" => Some("exec"),
+                        "shell_execute" => Some("shell_execute"),
+                        _ => None,
+                    };
+                    if let Some(tool) = tool {
+                        // Refused before the tool saw it: still an attempt, still audited.
+                        engine.audit_bad_arguments(tool, BadCommand::Missing, &message);
+                    }
+                    call.answer(Err(crate::results::ToolError::new(
+                        crate::results::ErrorKind::InvalidArgument,
+                        message,
+                    )))
+                }
+            }
+            if big {
+                crate::sys::release_free_memory();
+            }
+        };
         match to {
             // A batch already runs on a worker.
-            ReplyTo::Batch(..) => mcp::call_tool(&self.engine, &name, &args, call),
-            ReplyTo::Out => {
-                let this = self.clone();
-                self.engine.pool.execute(Box::new(move || {
-                    mcp::call_tool(&this.engine, &name, &args, call);
-                }));
+            ReplyTo::Batch(..) => {
+                run();
+                Ok(None)
             }
+            // Queued by `dispatch_line`, after it dropped the input line.
+            ReplyTo::Out => Ok(Some((bytes, Box::new(run)))),
         }
-        Ok(())
     }
 
     /// Removes a call from the in-flight set (after its answer was queued).
@@ -607,6 +690,51 @@ enum Answer {
     Now(Option<Value>),
     /// A tool call: it answers when it ends.
     Later,
+    /// A tool call to queue for a worker once the input line is dropped; it holds this
+    /// many bytes of arguments.
+    Queue(usize, crate::pool::Job),
+}
+
+/// Lines (and tool arguments) at least this long give their memory back to the kernel
+/// once handled (`sys::release_free_memory`).
+const BIG_LINE: usize = 1024 * 1024;
+
+/// The members of `params` that some method reads; the others are never parsed. A method
+/// that reads a new member must add it here.
+const PARAMS_READ: &[&str] = &[
+    "protocolVersion",
+    "clientInfo",
+    "capabilities",
+    "cursor",
+    "name",
+    "_meta",
+    "requestId",
+    "reason",
+];
+
+/// The argument names of tool `name` (the properties of its input schema): the only
+/// members of `arguments` that are parsed. Read from the schemas once.
+fn tool_arguments(name: &str) -> &'static [String] {
+    static NAMES: std::sync::OnceLock<Vec<(String, Vec<String>)>> = std::sync::OnceLock::new();
+    let all = NAMES.get_or_init(|| {
+        let list = mcp::tools_list(crate::config::ALL_TOOLS, mcp::LATEST);
+        list["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|tool| {
+                let name = tool["name"].as_str().unwrap_or_default().to_string();
+                let props = tool["inputSchema"]["properties"]
+                    .as_object()
+                    .map(|p| p.keys().cloned().collect())
+                    .unwrap_or_default();
+                (name, props)
+            })
+            .collect()
+    });
+    all.iter()
+        .find(|(n, _)| n == name)
+        .map_or(&[], |(_, props)| props.as_slice())
 }
 
 #[allow(dead_code)]

@@ -34,12 +34,6 @@ pub struct StageCommand {
 /// Turns a stage into the command that is executed. Today the stage as it is; this is the
 /// hook for wrapping it (a launcher that applies a sandbox, a pty).
 fn stage_command(stage: &Stage) -> StageCommand {
-    // Per-command rlimits: the stage runs through our own binary, which sets them and then
-    // executes the stage (see `agents::launch_main`), so they hold from its first
-    // instruction.
-    if let Some(wrapped) = crate::agents::limits_launcher(stage) {
-        return wrapped;
-    }
     StageCommand {
         program: stage.program.clone(),
         arg0: stage.arg0.clone(),
@@ -189,6 +183,7 @@ impl Engine {
     /// group; the record signals all of them). The reaper cannot reap any stage before all
     /// are registered.
     pub fn launch(&self, launch: Launch, slot: Slot<'_>) -> Result<Arc<Proc>, String> {
+        crate::guardian::ensure_started();
         let id = self.ids.next();
         let marker = format!("{}{}", self.marker_prefix, id);
         let mut env = launch.env;
@@ -212,61 +207,52 @@ impl Engine {
 
         let cgroup = crate::agents::new_cgroup()?;
         let mut leaders = self.reaper.leaders.lock();
+        let (stdin, stdout_file, cwd) = (launch.stdin, launch.stdout_file, &launch.cwd);
+        // Per-command limits (SPEC section 13) go into the sandbox's plan: the launcher sets
+        // the rlimits and joins the cgroup before the command executes.
+        let rlimits = crate::agents::rlimits();
         let mut terminal = None;
-        let spawn = || match launch.terminal {
-            Some((rows, cols)) => {
-                let stage = launch
-                    .stages
-                    .first()
-                    .ok_or_else(|| "nothing to run".to_string())?;
-                let command = stage_command(stage);
-                let t = crate::pty::spawn(
-                    &command.program,
-                    &command.arg0,
-                    &command.args,
-                    &env,
-                    &launch.cwd,
-                    rows,
-                    cols,
-                )
-                .map_err(|e| {
-                    format!(
-                        "cannot start {} on a terminal: {}",
-                        stage.program,
-                        config::plain_io(&e)
+        let on_terminal = launch.terminal;
+        let terminal_slot = &mut terminal;
+        let env_ref = &env;
+        // The kernel sandbox hook: the stages start confined to the call's Landlock domain.
+        let started = self.sandbox.spawn(
+            &launch.stages,
+            cwd,
+            &rlimits,
+            cgroup.as_ref().map(|g| g.dir()),
+            move |stages| match on_terminal {
+                Some((rows, cols)) => {
+                    let stage = stages.first().ok_or_else(|| "nothing to run".to_string())?;
+                    let command = stage_command(stage);
+                    let t = crate::pty::spawn(
+                        &command.program,
+                        &command.arg0,
+                        &command.args,
+                        env_ref,
+                        cwd,
+                        rows,
+                        cols,
                     )
-                })?;
-                terminal = Some(t.terminal);
-                Ok(Started {
-                    pids: vec![t.pid],
-                    stdin: Some(t.input),
-                    stdout: Some(t.output),
-                    stderr: None,
-                })
-            }
-            None => spawn_stages(
-                &launch.stages,
-                &env,
-                &launch.cwd,
-                launch.stdin,
-                launch.stdout_file,
-            ),
-        };
-        let started = match &cgroup {
-            // Born inside the cgroup (v1), or moved in right after (v2).
-            Some(g) => {
-                let started = g.spawn_inside(spawn).map_err(|e| e.to_string())??;
-                if !g.born_inside() {
-                    for &p in &started.pids {
-                        if let Err(e) = g.join(p) {
-                            crate::warn!("{e}");
-                        }
-                    }
+                    .map_err(|e| {
+                        format!(
+                            "cannot start {} on a terminal: {}",
+                            stage.program,
+                            config::plain_io(&e)
+                        )
+                    })?;
+                    *terminal_slot = Some(t.terminal);
+                    Ok(Started {
+                        pids: vec![t.pid],
+                        stdin: Some(t.input),
+                        stdout: Some(t.output),
+                        stderr: None,
+                    })
                 }
-                started
-            }
-            None => spawn()?,
-        };
+                None => spawn_stages(stages, env_ref, cwd, stdin, stdout_file),
+            },
+        );
+        let started = started?;
         let input = match (&terminal, &started.stdin) {
             (Some(t), _) => Some(crate::inputwait::Input::Tty(t.path.clone())),
             (None, Some(f)) => f

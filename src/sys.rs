@@ -591,7 +591,7 @@ pub fn grow_pipe(file: &File, bytes: usize) {
     let _ = (file, bytes);
 }
 
-/// How [`open_beneath`] opens the final component.
+/// How [`open_target_beneath`] opens the final component.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OpenMode {
     /// Read only.
@@ -602,140 +602,12 @@ pub enum OpenMode {
     Append,
 }
 
-/// Opens `rel` (relative, no `..`, checked by the caller) below directory `base`, one
-/// component at a time with `O_NOFOLLOW`: a symlink anywhere in the path fails with
-/// `ELOOP`, so the file opened is the one that was checked, with no window for a swap.
-pub fn open_beneath(base: &Path, rel: &Path, mode: OpenMode) -> io::Result<File> {
-    use std::ffi::CString;
-    use std::os::unix::ffi::OsStrExt;
-    let comps: Vec<&std::ffi::OsStr> = rel
-        .components()
-        .filter_map(|c| match c {
-            std::path::Component::Normal(n) => Some(n),
-            _ => None,
-        })
-        .collect();
-    let Some((last, dirs)) = comps.split_last() else {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, "empty path"));
-    };
-    let base_c = CString::new(base.as_os_str().as_bytes())?;
-    // SAFETY: `base_c` is a valid NUL-terminated path; the result is checked below.
-    let fd = unsafe {
-        libc::open(
-            base_c.as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: `fd` was just returned by open and is owned by nobody else.
-    let mut dir = unsafe { OwnedFd::from_raw_fd(fd) };
-    for comp in dirs {
-        let c = CString::new(comp.as_bytes())?;
-        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-        // SAFETY: `dir` is an open directory descriptor and `c` a valid C string.
-        let fd = unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), flags) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: as above, a fresh descriptor we own.
-        dir = unsafe { OwnedFd::from_raw_fd(fd) };
-    }
-    let c = CString::new(last.as_bytes())?;
-    let flags = libc::O_NOFOLLOW
-        | libc::O_CLOEXEC
-        | libc::O_NONBLOCK
-        | match mode {
-            OpenMode::Read => libc::O_RDONLY,
-            OpenMode::Truncate => libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC,
-            OpenMode::Append => libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND,
-        };
-    // SAFETY: `dir` is an open directory descriptor, `c` a valid C string, and the mode
-    // argument is read only with O_CREAT.
-    let fd = unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), flags, 0o644 as libc::c_uint) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: a fresh descriptor we own.
-    let file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
-    // O_NONBLOCK only kept a FIFO from blocking the open; the child gets a normal file.
-    // SAFETY: F_GETFL/F_SETFL on the descriptor we own.
-    unsafe {
-        let fl = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
-        if fl >= 0 {
-            libc::fcntl(file.as_raw_fd(), libc::F_SETFL, fl & !libc::O_NONBLOCK);
-        }
-    }
-    Ok(file)
-}
-
-/// Forks a helper process that runs `body` and never returns to the caller's code.
-/// Returns the write end of a pipe whose read end `body` receives.
-///
-/// Works only while the process has a single thread (before any thread is started): only
-/// then may the child run ordinary Rust code after `fork`. It checks that first, in
-/// `/proc/self/task` (Linux), and refuses otherwise.
-pub fn fork_helper(body: fn(File) -> i32) -> io::Result<File> {
-    #[cfg(target_os = "linux")]
-    {
-        let threads = std::fs::read_dir("/proc/self/task")?.count();
-        if threads != 1 {
-            return Err(io::Error::other(format!(
-                "cannot fork a helper from a process with {threads} threads"
-            )));
-        }
-    }
-    let (read, write) = std::io::pipe()?;
-    // SAFETY: the process has a single thread (checked above on Linux; elsewhere the caller
-    // runs this first thing in `main`), so the child is a full copy of a single-threaded
-    // process and may allocate and take locks.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    if pid == 0 {
-        drop(write);
-        let code = body(File::from(OwnedFd::from(read)));
-        // SAFETY: `_exit` ends the child without running the parent's atexit handlers or
-        // flushing buffers it shares with the parent.
-        unsafe { libc::_exit(code) };
-    }
-    drop(read);
-    Ok(File::from(OwnedFd::from(write)))
-}
-
-/// Detaches the calling process into a new session, points 0, 1 and 2 at `/dev/null`,
-/// closes every other descriptor except `keep`, and ignores SIGINT, SIGTERM, SIGHUP and
-/// SIGPIPE. For the guardian process only.
-pub fn detach_helper(keep: BorrowedFd<'_>) {
-    let keep = keep.as_raw_fd();
-    // SAFETY: plain system calls on descriptors and signal dispositions of this process.
-    unsafe {
-        libc::setsid();
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
-        if null >= 0 {
-            for fd in 0..3 {
-                libc::dup2(null, fd);
-            }
-            if null > 2 {
-                libc::close(null);
-            }
-        }
-        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
-            libc::signal(sig, libc::SIG_IGN);
-        }
-    }
-    let fds: Vec<RawFd> = match std::fs::read_dir("/proc/self/fd") {
-        Ok(dir) => dir
-            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-            .collect(),
-        Err(_) => (3..1024).collect(),
-    };
-    for fd in fds.into_iter().filter(|&fd| fd > 2 && fd != keep) {
-        // SAFETY: closing descriptors this process does not use; `keep` is spared.
+/// Ignores SIGINT, SIGTERM, SIGHUP and SIGPIPE in this process (the guardian's).
+pub fn ignore_terminal_signals() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
+        // SAFETY: setting a signal's disposition to SIG_IGN installs no handler.
         unsafe {
-            libc::close(fd);
+            libc::signal(sig, libc::SIG_IGN);
         }
     }
 }
@@ -934,6 +806,190 @@ pub fn signal_names() -> impl Iterator<Item = &'static str> {
     SIGNALS.iter().map(|(s, _)| *s)
 }
 
+/// What [`open_target_beneath`] found at a path that already exists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TargetStat {
+    /// `regular file`, `directory`, `FIFO`, `character device`, `block device`, `socket` or
+    /// `symlink`.
+    pub kind: &'static str,
+    /// The number of hard links.
+    pub nlink: u64,
+}
+
+fn kind_of(mode: libc::mode_t) -> &'static str {
+    match mode & libc::S_IFMT {
+        libc::S_IFREG => "regular file",
+        libc::S_IFDIR => "directory",
+        libc::S_IFIFO => "FIFO",
+        libc::S_IFCHR => "character device",
+        libc::S_IFBLK => "block device",
+        libc::S_IFSOCK => "socket",
+        libc::S_IFLNK => "symlink",
+        _ => "special file",
+    }
+}
+
+fn fstat_fd(fd: RawFd) -> io::Result<libc::stat> {
+    // SAFETY: an all-zero `stat` is a valid value of this plain C struct.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `fd` is an open descriptor owned by the caller and `st` a valid out pointer.
+    if unsafe { libc::fstat(fd, &mut st) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(st)
+}
+
+fn openat_fd(dir: RawFd, name: &std::ffi::CStr, flags: libc::c_int) -> io::Result<OwnedFd> {
+    // SAFETY: `dir` is an open directory descriptor and `name` a valid C string; the mode
+    // argument is read only with O_CREAT.
+    let fd = unsafe { libc::openat(dir, name.as_ptr(), flags, 0o644 as libc::c_uint) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Opens `rel` below `base` with no symlink anywhere on the path (each component opened with `O_NOFOLLOW`), but
+/// looks at an existing file before opening it for I/O: it is first opened with `O_PATH`
+/// (which neither blocks on a FIFO nor wakes a device), `check` judges what it is, and only
+/// then is that same inode opened, through `/proc/self/fd` (or, without `/proc`, by name with
+/// the inode compared afterwards), with no `O_TRUNC` before the check. A new file is created
+/// with `O_EXCL`. The outer `Err` is a system error; the inner one is `check`'s verdict.
+pub fn open_target_beneath(
+    base: &Path,
+    rel: &Path,
+    mode: OpenMode,
+    check: &dyn Fn(&TargetStat) -> Result<(), String>,
+) -> io::Result<Result<File, String>> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let comps: Vec<&std::ffi::OsStr> = rel
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    let Some((last, dirs)) = comps.split_last() else {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "empty path"));
+    };
+    let base_c = CString::new(base.as_os_str().as_bytes())?;
+    let mut dir = openat_fd(
+        libc::AT_FDCWD,
+        &base_c,
+        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+    )?;
+    for comp in dirs {
+        let c = CString::new(comp.as_bytes())?;
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        dir = openat_fd(dir.as_raw_fd(), &c, flags)?;
+    }
+    let name = CString::new(last.as_bytes())?;
+    let io_flags = match mode {
+        OpenMode::Read => libc::O_RDONLY,
+        OpenMode::Truncate => libc::O_WRONLY,
+        OpenMode::Append => libc::O_WRONLY | libc::O_APPEND,
+    };
+    for _ in 0..4 {
+        let path_fd = match openat_fd(
+            dir.as_raw_fd(),
+            &name,
+            libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        ) {
+            Ok(fd) => fd,
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) && mode != OpenMode::Read => {
+                let flags =
+                    io_flags | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+                match openat_fd(dir.as_raw_fd(), &name, flags) {
+                    Ok(fd) => return Ok(Ok(File::from(fd))),
+                    // Created by someone else meanwhile: look at it again.
+                    Err(e) if e.raw_os_error() == Some(libc::EEXIST) => continue,
+                    Err(e) => return Err(e),
+                }
+            }
+            Err(e) => return Err(e),
+        };
+        let before = fstat_fd(path_fd.as_raw_fd())?;
+        let stat = TargetStat {
+            kind: kind_of(before.st_mode),
+            nlink: before.st_nlink as u64,
+        };
+        if let Err(verdict) = check(&stat) {
+            return Ok(Err(verdict));
+        }
+        let flags = io_flags | libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOCTTY;
+        let proc_path = CString::new(format!("/proc/self/fd/{}", path_fd.as_raw_fd()))?;
+        let fd = match openat_fd(libc::AT_FDCWD, &proc_path, flags) {
+            Ok(fd) => fd,
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+                openat_fd(dir.as_raw_fd(), &name, flags | libc::O_NOFOLLOW)?
+            }
+            Err(e) => return Err(e),
+        };
+        let after = fstat_fd(fd.as_raw_fd())?;
+        if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino) {
+            return Ok(Err("it was replaced while it was being checked".to_string()));
+        }
+        let stat = TargetStat {
+            kind: kind_of(after.st_mode),
+            nlink: after.st_nlink as u64,
+        };
+        if let Err(verdict) = check(&stat) {
+            return Ok(Err(verdict));
+        }
+        if mode == OpenMode::Truncate {
+            // SAFETY: `fd` is an open descriptor we own.
+            if unsafe { libc::ftruncate(fd.as_raw_fd(), 0) } < 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        // O_NONBLOCK only guarded the open; the child gets a normal file.
+        // SAFETY: F_GETFL/F_SETFL on the descriptor we own.
+        unsafe {
+            let fl = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
+            if fl >= 0 {
+                libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, fl & !libc::O_NONBLOCK);
+            }
+        }
+        return Ok(Ok(File::from(fd)));
+    }
+    Err(io::Error::new(
+        io::ErrorKind::WouldBlock,
+        "the target kept changing while it was being opened",
+    ))
+}
+
+/// Fixes the allocator's policy for large blocks at start-up, before any of them: on glibc,
+/// blocks of 1 MiB or more are always mapped on their own (`M_MMAP_THRESHOLD`), so freeing
+/// one returns it to the kernel at once. By default glibc raises that threshold to the size
+/// of the largest mapped block freed (up to 32 MiB), after which a burst of large requests
+/// stays in the heap; setting it explicitly turns that adjustment off. musl's allocator
+/// always maps large blocks on their own: nothing to do there.
+pub fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes a parameter of the allocator, under its lock; called
+    // before the allocations it concerns, it affects no live block.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1024 * 1024);
+    }
+}
+
+/// Gives free heap memory back to the kernel after a burst (a large request), so that the
+/// resident size returns to where it was. On glibc that is `malloc_trim(0)`, which releases
+/// the free pages of every arena, not only the top of the heap (glibc keeps freed memory
+/// otherwise: its trim and mmap thresholds grow with the largest block freed). musl's
+/// allocator (mallocng) maps large blocks on their own and unmaps them on free, and
+/// returns freed groups of small ones by itself, so there is nothing to do there.
+pub fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks the allocator's own free lists under its locks; it
+    // takes no pointer and cannot invalidate live allocations.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -953,6 +1009,346 @@ mod tests {
         check("SIG", None);
         assert_eq!(signal_name(libc::SIGTERM), "SIGTERM");
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Kernel sandbox (Landlock), process attributes for the sandbox, and the launcher's exec.
+// ---------------------------------------------------------------------------------------
+
+/// Landlock's numbers (uapi `linux/landlock.h`), defined here because the `libc` crate has
+/// only the system call numbers.
+pub mod landlock {
+    /// `landlock_create_ruleset` flag: return the highest supported ABI version.
+    pub const CREATE_RULESET_VERSION: u32 = 1 << 0;
+    /// Rule type of `landlock_add_rule`: a file or a directory hierarchy.
+    pub const RULE_PATH_BENEATH: u32 = 1;
+
+    /// Execute a file (ABI 1).
+    pub const FS_EXECUTE: u64 = 1 << 0;
+    /// Open a file for writing (ABI 1).
+    pub const FS_WRITE_FILE: u64 = 1 << 1;
+    /// Remove an empty directory or rename one (ABI 1).
+    pub const FS_REMOVE_DIR: u64 = 1 << 4;
+    /// Unlink or rename a file (ABI 1).
+    pub const FS_REMOVE_FILE: u64 = 1 << 5;
+    /// Create, rename or link a character device (ABI 1).
+    pub const FS_MAKE_CHAR: u64 = 1 << 6;
+    /// Create or rename a directory (ABI 1).
+    pub const FS_MAKE_DIR: u64 = 1 << 7;
+    /// Create, rename or link a regular file (ABI 1).
+    pub const FS_MAKE_REG: u64 = 1 << 8;
+    /// Create, rename or link a unix socket (ABI 1).
+    pub const FS_MAKE_SOCK: u64 = 1 << 9;
+    /// Create, rename or link a named pipe (ABI 1).
+    pub const FS_MAKE_FIFO: u64 = 1 << 10;
+    /// Create, rename or link a block device (ABI 1).
+    pub const FS_MAKE_BLOCK: u64 = 1 << 11;
+    /// Create, rename or link a symbolic link (ABI 1).
+    pub const FS_MAKE_SYM: u64 = 1 << 12;
+    /// Link or rename a file into another directory (ABI 2).
+    pub const FS_REFER: u64 = 1 << 13;
+    /// Truncate a file (ABI 3).
+    pub const FS_TRUNCATE: u64 = 1 << 14;
+    /// `ioctl` on a character or block device (ABI 5).
+    pub const FS_IOCTL_DEV: u64 = 1 << 15;
+
+    /// Bind a TCP socket to a port (ABI 4).
+    pub const NET_BIND_TCP: u64 = 1 << 0;
+    /// Connect a TCP socket to a port (ABI 4).
+    pub const NET_CONNECT_TCP: u64 = 1 << 1;
+
+    /// No connection to an abstract unix socket created outside the domain (ABI 6).
+    pub const SCOPE_ABSTRACT_UNIX_SOCKET: u64 = 1 << 0;
+    /// No signal to a process outside the domain (ABI 6).
+    pub const SCOPE_SIGNAL: u64 = 1 << 1;
+
+    /// `struct landlock_ruleset_attr` (ABI 6 layout; older kernels accept it when the fields
+    /// they do not know are zero).
+    #[repr(C)]
+    #[derive(Clone, Copy, Debug, Default)]
+    pub struct RulesetAttr {
+        /// Filesystem rights the ruleset handles (denied unless a rule grants them).
+        pub handled_access_fs: u64,
+        /// Network rights the ruleset handles.
+        pub handled_access_net: u64,
+        /// IPC scopes.
+        pub scoped: u64,
+    }
+
+    /// `struct landlock_path_beneath_attr` (packed in the uapi header).
+    #[repr(C, packed)]
+    #[derive(Clone, Copy, Debug)]
+    pub struct PathBeneathAttr {
+        /// Rights granted beneath `parent_fd`.
+        pub allowed_access: u64,
+        /// A file or directory, usually opened with `O_PATH`.
+        pub parent_fd: i32,
+    }
+}
+
+/// The highest Landlock ABI version the kernel offers: `Ok(0)` when Landlock is not built in
+/// or not enabled at boot (`ENOSYS`, `EOPNOTSUPP`).
+#[cfg(target_os = "linux")]
+pub fn landlock_abi() -> io::Result<u32> {
+    // SAFETY: with a null attribute, size 0 and the VERSION flag the call only returns a
+    // number; it reads and writes no memory.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<landlock::RulesetAttr>(),
+            0usize,
+            landlock::CREATE_RULESET_VERSION,
+        )
+    };
+    if rc >= 0 {
+        return Ok(rc as u32);
+    }
+    let err = io::Error::last_os_error();
+    match err.raw_os_error() {
+        Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP) => Ok(0),
+        _ => Err(err),
+    }
+}
+
+/// The highest Landlock ABI version the kernel offers (none outside Linux).
+#[cfg(not(target_os = "linux"))]
+pub fn landlock_abi() -> io::Result<u32> {
+    Ok(0)
+}
+
+/// Creates a Landlock ruleset handling the rights in `attr`; the descriptor is
+/// close-on-exec.
+#[cfg(target_os = "linux")]
+pub fn landlock_create_ruleset(attr: &landlock::RulesetAttr) -> io::Result<OwnedFd> {
+    // SAFETY: `attr` points to a valid, initialised struct of the size passed; the kernel
+    // only reads it.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            attr as *const landlock::RulesetAttr,
+            std::mem::size_of::<landlock::RulesetAttr>(),
+            0u32,
+        )
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the kernel just returned this descriptor; nobody else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(rc as RawFd) })
+}
+
+/// Grants `access` beneath the file or directory `parent` (any descriptor, `O_PATH` is
+/// enough) in `ruleset`.
+#[cfg(target_os = "linux")]
+pub fn landlock_add_path_rule(ruleset: &OwnedFd, parent: &OwnedFd, access: u64) -> io::Result<()> {
+    let attr = landlock::PathBeneathAttr {
+        allowed_access: access,
+        parent_fd: parent.as_raw_fd(),
+    };
+    // SAFETY: both descriptors are open; `attr` is a valid packed struct the kernel reads.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset.as_raw_fd(),
+            landlock::RULE_PATH_BENEATH,
+            &attr as *const landlock::PathBeneathAttr,
+            0u32,
+        )
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Enforces `ruleset` on the calling thread and on every process it starts from now on.
+/// Needs `no_new_privs` (or `CAP_SYS_ADMIN`). Cannot be undone.
+#[cfg(target_os = "linux")]
+pub fn landlock_restrict_self(ruleset: &OwnedFd) -> io::Result<()> {
+    // SAFETY: the descriptor is an open ruleset; flags 0.
+    let rc = unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Opens `path` (following symlinks) as an `O_PATH` handle, for a Landlock rule.
+pub fn open_path(path: &Path) -> io::Result<OwnedFd> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())?;
+    // SAFETY: `c` is a valid NUL-terminated path; the result is checked.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Sets `no_new_privs` on the calling thread (inherited by every child, kept across exec):
+/// set-user-id bits and file capabilities no longer raise privileges.
+#[cfg(target_os = "linux")]
+pub fn set_no_new_privs() -> io::Result<()> {
+    // SAFETY: prctl with PR_SET_NO_NEW_PRIVS takes plain integer arguments.
+    let rc = unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
+    if rc == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Sets whether this process may be dumped and, with that, whether processes of the same
+/// user without `CAP_SYS_PTRACE` may trace it or read `/proc/<pid>/environ` and `mem`.
+pub fn set_dumpable(dumpable: bool) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: prctl with PR_SET_DUMPABLE takes plain integer arguments.
+        let rc = unsafe {
+            libc::prctl(
+                libc::PR_SET_DUMPABLE,
+                libc::c_ulong::from(dumpable),
+                0,
+                0,
+                0,
+            )
+        };
+        if rc == -1 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = dumpable;
+    Ok(())
+}
+
+/// Sets both the soft and the hard limit of `resource` (a `RLIMIT_*` number) to `value`
+/// (`u64::MAX` means unlimited).
+pub fn set_rlimit(resource: u32, value: u64) -> io::Result<()> {
+    let lim = libc::rlimit {
+        rlim_cur: value as libc::rlim_t,
+        rlim_max: value as libc::rlim_t,
+    };
+    // SAFETY: `lim` is a valid struct the kernel reads; the resource is a plain number
+    // (an unknown one is refused with EINVAL).
+    let rc = unsafe { libc::setrlimit(resource as _, &lim) };
+    if rc == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The soft limit of `resource` (a `RLIMIT_*` number).
+#[cfg(test)]
+pub fn get_rlimit(resource: u32) -> io::Result<u64> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `lim` is a valid, writable struct.
+    let rc = unsafe { libc::getrlimit(resource as _, &mut lim) };
+    if rc == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    #[allow(clippy::unnecessary_cast)] // rlim_t is not u64 everywhere.
+    Ok(lim.rlim_cur as u64)
+}
+
+/// Restores the default disposition of SIGPIPE (the Rust runtime ignores it, and an ignored
+/// signal would stay ignored across `exec`).
+pub fn default_sigpipe() {
+    // SAFETY: setting a default disposition installs no handler and touches no memory.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+/// Replaces this process with `program`, with `argv` and the current environment. Returns
+/// only on failure.
+pub fn exec_replace(program: &std::ffi::OsStr, argv: &[std::ffi::OsString]) -> io::Error {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(path) = CString::new(program.as_bytes()) else {
+        return io::Error::new(io::ErrorKind::InvalidInput, "program contains a NUL byte");
+    };
+    let mut owned: Vec<CString> = Vec::with_capacity(argv.len());
+    for a in argv {
+        match CString::new(a.as_bytes()) {
+            Ok(c) => owned.push(c),
+            Err(_) => {
+                return io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "an argument contains a NUL byte",
+                )
+            }
+        }
+    }
+    let mut ptrs: Vec<*const libc::c_char> = owned.iter().map(|c| c.as_ptr()).collect();
+    ptrs.push(std::ptr::null());
+    extern "C" {
+        static environ: *const *const libc::c_char;
+    }
+    // SAFETY: `path` and every element of `ptrs` are valid NUL-terminated strings that live
+    // until the call (which does not return on success); `ptrs` is null-terminated;
+    // `environ` is the process environment, which nothing else modifies here (single
+    // thread, launcher only).
+    unsafe {
+        libc::execve(path.as_ptr(), ptrs.as_ptr(), environ);
+    }
+    io::Error::last_os_error()
+}
+
+/// Removes capability `cap` (a `CAP_*` number) from the calling thread's bounding set
+/// (when it may change it) and from its effective, permitted and inheritable sets, so that
+/// neither this thread, nor its children, nor programs they execute hold it again.
+#[cfg(target_os = "linux")]
+pub fn drop_capability(cap: u32) -> io::Result<()> {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy, Default)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const VERSION_3: u32 = 0x2008_0522;
+    // SAFETY: prctl with PR_CAPBSET_DROP takes plain integers. EPERM (no CAP_SETPCAP) is
+    // fine: a thread without it cannot have a capability outside its bounding set either.
+    let rc = unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) };
+    if rc == -1 {
+        let err = io::Error::last_os_error();
+        if !matches!(err.raw_os_error(), Some(libc::EPERM) | Some(libc::EINVAL)) {
+            return Err(err);
+        }
+    }
+    let mut header = Header {
+        version: VERSION_3,
+        pid: 0,
+    };
+    let mut data = [Data::default(); 2];
+    // SAFETY: `header` and `data` are valid, writable and of the sizes version 3 expects
+    // (one header, two data words); pid 0 is the calling thread.
+    let rc = unsafe { libc::syscall(libc::SYS_capget, &mut header, data.as_mut_ptr()) };
+    if rc == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    let (word, bit) = ((cap / 32) as usize, 1u32 << (cap % 32));
+    if word >= data.len() {
+        return Ok(());
+    }
+    data[word].effective &= !bit;
+    data[word].permitted &= !bit;
+    data[word].inheritable &= !bit;
+    // SAFETY: as above; the kernel reads the header and the two data words.
+    let rc = unsafe { libc::syscall(libc::SYS_capset, &mut header, data.as_ptr()) };
+    if rc == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1022,21 +1418,6 @@ pub fn get_winsize(fd: RawFd) -> io::Result<(u16, u16)> {
         return Err(io::Error::last_os_error());
     }
     Ok((ws.ws_row, ws.ws_col))
-}
-
-/// Sets a soft and hard rlimit of this process (the launcher, just before it executes the
-/// command).
-pub fn set_own_rlimit(resource: i32, soft: u64, hard: u64) -> io::Result<()> {
-    let lim = libc::rlimit {
-        rlim_cur: soft as libc::rlim_t,
-        rlim_max: hard as libc::rlim_t,
-    };
-    // SAFETY: `lim` is a valid rlimit read by the call; the resource is a plain integer.
-    let rc = unsafe { libc::setrlimit(resource as _, &lim) };
-    if rc == -1 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
 }
 
 #[cfg(all(test, target_os = "linux"))]

@@ -92,8 +92,9 @@ impl IoThreads {
 pub fn stdio(
     on_stdout_gone: impl FnOnce() + Send + 'static,
 ) -> io::Result<(Outbox, Receiver<Input>, IoThreads)> {
-    // Small bound: the reader stays a few lines ahead of the dispatcher, no more.
-    let (in_tx, in_rx) = crossbeam_channel::bounded::<Input>(16);
+    // One line queued: with the line being read and the one being dispatched, at most
+    // three lines (3 x MAX_LINE) are ever held between stdin and the dispatcher.
+    let (in_tx, in_rx) = crossbeam_channel::bounded::<Input>(1);
     // Unbounded: a slow client must not block workers; each message is one allocation.
     let (out_tx, out_rx) = crossbeam_channel::unbounded::<Vec<u8>>();
     let (done_tx, done_rx) = crossbeam_channel::bounded::<()>(0);

@@ -85,8 +85,7 @@ impl Server {
         Server::spawn_bin(BIN, env)
     }
 
-    /// Spawns the binary `bin` (another build, for a comparison in the same run) with
-    /// `env` added to the bench's environment. Does not initialize.
+    /// Spawns the binary at `bin` (another build of yieldshell) with `env` added.
     pub fn spawn_bin(bin: &str, env: &[(&str, String)]) -> Server {
         let tag = new_tag();
         let mut cmd = Command::new(bin);
@@ -179,6 +178,14 @@ impl Server {
         line.push(b'\n');
         let stdin = self.stdin.as_mut().expect("stdin already closed");
         stdin.write_all(&line).expect("write to server");
+        stdin.flush().expect("flush to server");
+    }
+
+    /// Sends `line` as it is (a newline is added), for hostile or malformed input.
+    pub fn send_raw(&mut self, line: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin already closed");
+        stdin.write_all(line).expect("write to server");
+        stdin.write_all(b"\n").expect("write to server");
         stdin.flush().expect("flush to server");
     }
 

@@ -5,14 +5,31 @@
 //! (`harden`, applied even to allowlisted names), and the allowlist (`allow`). Programs are
 //! then looked up in the safe `PATH` only. Redirection targets are opened by the server,
 //! relative to the working directory, one path component at a time without following
-//! symlinks (`sys::open_beneath`), so the file opened is the file checked.
+//! symlinks (`sys::open_target_beneath`), so the file opened is the file checked.
 //!
 //! The child environment is `PATH` (the safe path) plus the variables named in
 //! `MCP_SHELL_CHILD_ENV_ALLOWLIST`; nothing else of the server's environment reaches it.
+//!
+//! Program identity is checked twice: on the name as written (`harden::check`), and on the
+//! file the name resolves to in the safe `PATH`, with symlinks followed and hard links
+//! recognised (`harden::check_resolved`): `editor` is `vim.basic`, `x86_64` is `setarch`.
+//!
+//! Redirection targets (SPEC sections 5 and 11): relative, no `..`, no symlink on the path;
+//! never into a git directory (a `.git` component, or any directory on the way, the working
+//! directory and its ancestors included, that holds `HEAD` with `objects`, `refs` or `config`:
+//! bare repositories too), never a file that would complete one (a `HEAD`, `config` or
+//! `commondir` next to other git files); an existing target must be a regular file with one
+//! hard link, judged through an `O_PATH` descriptor before anything opens it for writing (a
+//! FIFO or a device is never opened).
 
 pub mod allow;
 pub mod execute;
+pub mod getopt;
 pub mod harden;
+#[cfg(test)]
+mod harden_cases;
+pub mod identity;
+pub mod rules;
 pub mod tokenize;
 
 use std::ffi::OsString;
@@ -42,6 +59,9 @@ pub struct Policy {
     path_dirs: Vec<PathBuf>,
     base_env: Vec<(OsString, OsString)>,
     env_allowlist: Vec<String>,
+    /// (device, inode, path) of every hardened program found in the safe `PATH`, so that a
+    /// hard link under an innocent name is still known for what it is.
+    known_inodes: Vec<(u64, u64, String)>,
 }
 
 impl Policy {
@@ -67,11 +87,13 @@ impl Policy {
                 base_env.push((k.clone(), v.clone()));
             }
         }
+        let known_inodes = known_inodes(&path_dirs);
         Ok(Policy {
             allow,
             path_dirs,
             base_env,
             env_allowlist: config.child_env_allowlist.clone(),
+            known_inodes,
         })
     }
 
@@ -93,11 +115,38 @@ impl Policy {
         {
             check_redirect_path(path)?;
         }
-        pipeline
+        let stages = pipeline
             .stages
             .iter()
             .map(|argv| self.resolve(argv))
-            .collect()
+            .collect::<Result<Vec<Stage>, String>>()?;
+        for (stage, argv) in stages.iter().zip(&pipeline.stages) {
+            self.check_identity(stage, argv)?;
+        }
+        Ok(stages)
+    }
+
+    /// Checks a resolved program under the name of the file it is (symlinks followed) and
+    /// under the name of any hardened program it is a hard link of.
+    fn check_identity(&self, stage: &Stage, argv: &[String]) -> Result<(), String> {
+        let real = std::fs::canonicalize(&stage.program).map_err(|e| {
+            format!(
+                "Cannot resolve program {}: {}",
+                stage.program,
+                crate::config::plain_io(&e)
+            )
+        })?;
+        let real_text = real.display().to_string();
+        harden::check_resolved(argv, &real_text)?;
+        if let Ok(meta) = std::fs::metadata(&real) {
+            use std::os::unix::fs::MetadataExt;
+            for (dev, ino, path) in &self.known_inodes {
+                if (*dev, *ino) == (meta.dev(), meta.ino()) && *path != real_text {
+                    harden::check_resolved(argv, path)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     fn resolve(&self, argv: &[String]) -> Result<Stage, String> {
@@ -181,6 +230,30 @@ impl Policy {
     }
 }
 
+/// Every file in the safe `PATH` whose name has a hardening rule, by inode.
+fn known_inodes(path_dirs: &[PathBuf]) -> Vec<(u64, u64, String)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut known = Vec::new();
+    for dir in path_dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if identity::classify(name).1.is_none() {
+                continue;
+            }
+            if let Ok(meta) = std::fs::metadata(entry.path()) {
+                if meta.is_file() && meta.nlink() > 1 {
+                    known.push((meta.dev(), meta.ino(), entry.path().display().to_string()));
+                }
+            }
+        }
+    }
+    known
+}
+
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
@@ -219,8 +292,37 @@ fn check_redirect_path(path: &str) -> Result<(), String> {
 
 fn open_contained(cwd: &Path, path: &str, mode: OpenMode) -> Result<File, String> {
     check_redirect_path(path)?;
-    let file =
-        sys::open_beneath(cwd, Path::new(path), mode).map_err(|e| match e.raw_os_error() {
+    let writing = mode != OpenMode::Read;
+    if writing {
+        check_git_directories(cwd, path)?;
+    }
+    let check = |stat: &sys::TargetStat| -> Result<(), String> {
+        if stat.kind == "symlink" {
+            return Err(format!(
+                "Redirection target may not go through a symlink: {path}"
+            ));
+        }
+        if stat.kind != "regular file" {
+            return Err(format!(
+                "Redirection target must be a regular file: {path} is a {}",
+                stat.kind
+            ));
+        }
+        if writing && stat.nlink > 1 {
+            return Err(format!(
+                "Redirection target has more than one hard link: {path} has {} names, and \
+                 writing it would change the file under every one of them; write to a new \
+                 file instead",
+                stat.nlink
+            ));
+        }
+        Ok(())
+    };
+    match sys::open_target_beneath(cwd, Path::new(path), mode, &check) {
+        Ok(Ok(file)) => Ok(file),
+        Ok(Err(verdict)) if verdict.starts_with("Redirection target") => Err(verdict),
+        Ok(Err(verdict)) => Err(format!("Cannot open redirection target {path}: {verdict}")),
+        Err(e) => Err(match e.raw_os_error() {
             Some(libc::ELOOP) | Some(libc::ENOTDIR) if is_symlink_on_path(cwd, path) => {
                 format!("Redirection target may not go through a symlink: {path}")
             }
@@ -228,12 +330,74 @@ fn open_contained(cwd: &Path, path: &str, mode: OpenMode) -> Result<File, String
                 "Cannot open redirection target {path}: {}",
                 crate::config::plain_io(&e)
             ),
-        })?;
-    match file.metadata() {
-        Ok(m) if m.is_file() => Ok(file),
-        Ok(_) => Err(format!("Redirection target must be a regular file: {path}")),
-        Err(e) => Err(format!("Cannot open redirection target {path}: {e}")),
+        }),
     }
+}
+
+/// The files that make a directory a git directory (with `HEAD`).
+const GIT_MARKERS: &[&str] = &[
+    "HEAD",
+    "config",
+    "objects",
+    "refs",
+    "commondir",
+    "packed-refs",
+];
+
+/// True when `dir` is a git directory: `HEAD` with `objects`, `refs`, `config` or `commondir`
+/// (a bare repository, a `.git` directory under any name, a linked worktree's directory).
+fn is_git_directory(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir.join("HEAD")).is_ok()
+        && ["objects", "refs", "config", "commondir"]
+            .iter()
+            .any(|m| std::fs::symlink_metadata(dir.join(m)).is_ok())
+}
+
+/// Refuses a write into any git directory on the way to the target (the working directory
+/// and its ancestors included), and a write that would complete one.
+fn check_git_directories(cwd: &Path, path: &str) -> Result<(), String> {
+    let target = cwd.join(path);
+    let refuse = |dir: &Path| {
+        Err(format!(
+            "Redirection target may not be inside a git directory: {path} ({} holds HEAD and \
+             the repository's files; its config and hooks would make a later git command run \
+             code)",
+            dir.display()
+        ))
+    };
+    let mut dir = target.parent();
+    while let Some(d) = dir {
+        if d.file_name().is_some_and(|n| n == ".git") || is_git_directory(d) {
+            return refuse(d);
+        }
+        dir = d.parent();
+    }
+    let name = target
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    if let Some(parent) = target.parent() {
+        if GIT_MARKERS[..3].contains(&name) || name == "commondir" {
+            let others = GIT_MARKERS
+                .iter()
+                .filter(|m| **m != name)
+                .any(|m| std::fs::symlink_metadata(parent.join(m)).is_ok());
+            if others {
+                return Err(format!(
+                    "Redirection target may not be a git directory's file: {path} would sit \
+                     next to other git files in {} and could make it a repository whose \
+                     config a later git command runs",
+                    parent.display()
+                ));
+            }
+        }
+    }
+    if name == ".gitconfig" || path.contains(".config/git/") {
+        return Err(format!(
+            "Redirection target may not be a git configuration file: {path}"
+        ));
+    }
+    Ok(())
 }
 
 fn is_symlink_on_path(cwd: &Path, path: &str) -> bool {
@@ -263,5 +427,38 @@ mod policy_tests {
         check(".git/config", false);
         check("sub/.git/hooks/pre-commit", false);
         check("", false);
+    }
+
+    #[test]
+    fn git_directories_are_protected() {
+        let root = std::env::temp_dir().join(format!("yieldshell-gitdir-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for dir in ["bare/objects", "bare/refs", "half", "plain/sub", "cfg"] {
+            std::fs::create_dir_all(root.join(dir)).expect("mkdir");
+        }
+        std::fs::write(root.join("bare/HEAD"), "ref: refs/heads/main\n").expect("write");
+        std::fs::write(root.join("bare/config"), "").expect("write");
+        std::fs::write(root.join("half/HEAD"), "ref: refs/heads/main\n").expect("write");
+        std::fs::write(root.join("cfg/config"), "").expect("write");
+        let check = |cwd: &str, path: &str, ok: bool| {
+            let got = check_git_directories(&root.join(cwd), path);
+            assert_eq!(got.is_ok(), ok, "{cwd} {path}: {got:?}");
+        };
+        check("", "bare/config", false);
+        check("", "bare/hooks/pre-commit", false);
+        check("", "bare/objects/x", false);
+        check("bare", "description", false);
+        check("bare/refs", "x", false);
+        check("", "half/config", false);
+        check("", "half/objects", false);
+        check("", "cfg/HEAD", false);
+        check("", "cfg/other", true);
+        check("", "half/notes.txt", true);
+        check("", "plain/sub/config", true);
+        check("", "plain/HEAD", true);
+        check("", ".gitconfig", false);
+        check("", "home/.config/git/config", false);
+        check("plain", "out.txt", true);
+        let _ = std::fs::remove_dir_all(&root);
     }
 }

@@ -8,10 +8,14 @@
 mod agents;
 mod config;
 mod cursors;
+mod hardening;
+mod hosts;
 mod lifecycle;
+mod memory;
 mod policy;
 mod protocol;
 mod reliability;
+mod sandbox;
 mod support;
 mod tools;
 mod trusted;

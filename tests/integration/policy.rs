@@ -332,6 +332,27 @@ fn redaction_replaces_a_secret_split_across_writes() {
     assert_eq!(result["stderr"], expected, "{result}");
 }
 
+// See: issues/8 (a call's env value matched first and uncovered the rest of the secret).
+#[test]
+fn a_decoy_in_the_calls_env_cannot_uncover_a_server_secret() {
+    let server = Server::ready_with_env(&[
+        ("YIELDSHELL_REDACT_ENV_REGEX", "SECRET|TOKEN"),
+        ("MY_SECRET", "zTOPSECRETVALUE42"),
+    ]);
+    let result = server.call_ok(
+        "exec",
+        json!({
+            "command": "printf 'XXXXXXX%s\\n' \"$MY_SECRET\"; printf '%s\\n' \"$MY_SECRET\" >&2",
+            "side_effects": ["NONE"],
+            "env": {"DECOY_TOKEN": "XXXXXXXz"},
+        }),
+    );
+    let stdout = result["stdout"].as_str().expect("stdout");
+    assert!(!stdout.contains("TOPSECRET"), "the secret leaked: {result}");
+    assert_eq!(stdout, "[REDACTED:DECOY_TOKEN,MY_SECRET]\n", "{result}");
+    assert_eq!(result["stderr"], "[REDACTED:MY_SECRET]\n", "{result}");
+}
+
 #[test]
 fn redaction_holds_across_incremental_reads() {
     let server = Server::ready_with_env(&[
@@ -637,6 +658,83 @@ fn process_limit_rejects_the_next_live_process() {
 }
 
 // ---- audit ----
+
+// See: issues/8 (secret-looking values in exec command strings were logged verbatim).
+#[test]
+fn audit_log_hides_secret_looking_values_in_command_strings() {
+    let dir = TempDir::new("audit-args");
+    let log = dir.path().join("audit.log");
+    let server = Server::ready_with_env(&[("YIELDSHELL_AUDIT_LOG", path_str(&log))]);
+    server.sh(
+        "API_KEY=k3y-v4lue echo --password hunt3r2 --token=t0ken https://bob:pa55w0rd@example.com/",
+    );
+    let mut text = String::new();
+    wait_until(Duration::from_secs(3), || {
+        text = std::fs::read_to_string(&log).unwrap_or_default();
+        text.contains("\"exec\"")
+    });
+    for value in ["k3y-v4lue", "hunt3r2", "t0ken", "pa55w0rd"] {
+        assert!(
+            !text.contains(value),
+            "{value} reached the audit log: {text}"
+        );
+    }
+    assert!(text.contains("--password [REDACTED]"), "{text}");
+    assert!(
+        text.contains("https://bob:[REDACTED]@example.com/"),
+        "{text}"
+    );
+}
+
+// See: issues/8 (attempts refused for malformed arguments left no audit line).
+#[test]
+fn attempts_with_malformed_arguments_are_audited() {
+    let dir = TempDir::new("audit-bad-args");
+    let log = dir.path().join("audit.log");
+    let server = Server::ready_with_env(&[
+        ("YIELDSHELL_AUDIT_LOG", path_str(&log)),
+        ("ALLOW_COMMANDS", "echo"),
+    ]);
+    server.call_err(
+        "exec",
+        json!({"command": "echo --token=s3cr3t-value", "side_effects": ["NONE"], "yield_ms": "soon"}),
+    );
+    server.call_err(
+        "shell_execute",
+        json!({"command": ["echo", "hi"], "timeout": "later"}),
+    );
+    server.call_err("shell_execute", json!({"command": "echo hi"}));
+    let mut lines: Vec<Value> = Vec::new();
+    wait_until(Duration::from_secs(3), || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        lines = text
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        lines.len() >= 3
+    });
+    assert_eq!(lines.len(), 3, "one line per refused attempt: {lines:?}");
+    for line in &lines {
+        assert_eq!(line["result_type"], "rejected", "{line}");
+        assert!(line["rejection_reason"].as_str().is_some(), "{line}");
+    }
+    assert_eq!(lines[0]["tool"], "exec");
+    assert_eq!(
+        lines[0]["command"], "echo --token=[REDACTED]",
+        "{}",
+        lines[0]
+    );
+    assert!(lines[0]["rejection_reason"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("yield_ms"));
+    assert_eq!(lines[1]["argv"], json!(["echo", "hi"]), "{}", lines[1]);
+    assert!(lines[1]["rejection_reason"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("timeout"));
+    assert_eq!(lines[2]["command"], "echo hi", "{}", lines[2]);
+}
 
 #[test]
 fn audit_log_records_every_exec_attempt_with_secrets_redacted() {

@@ -1,0 +1,171 @@
+//! What the kernel sandbox costs: the `exec` round trip of a fast command with the sandbox
+//! on and off, in the same run, interleaved (one call on each server in turn, so noise hits
+//! all alike).
+//!
+//! - Trusted mode, `echo hi` with a ten-name allowlist: `YIELDSHELL_SANDBOX=off` (the
+//!   baseline), `on` (the call's domain is built, a thread confines itself and spawns), and
+//!   `on` through the launcher (`YIELDSHELL_TEST_SANDBOX_LAUNCHER=1`: each stage re-executes
+//!   our binary, which applies the plan and then executes the program; used in production
+//!   only when a call needs rlimits or a cgroup).
+//! - Shell mode, `echo hi`: `off` against `workspace`.
+//! - Why the launcher costs what it costs: spawning and reaping our binary as a launcher of
+//!   `/bin/true` against spawning `/bin/true` directly, done by this process.
+//!
+//! Target: at most 0.3 ms added to an `exec` round trip (SPEC section 10).
+#![allow(clippy::print_stdout)]
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use common::{ms, size, Figure, Report, Server, Stats, Target};
+use serde_json::json;
+
+const ALLOW: &str = "echo,cat,ls,grep,head,tail,wc,sort,git,printf";
+
+fn main() {
+    let mut report = Report::new("sandbox");
+    trusted(&mut report);
+    shell(&mut report);
+    launcher_cost(&mut report);
+}
+
+fn server(env: &[(&str, &str)]) -> Server {
+    let env: Vec<(&str, String)> = env.iter().map(|(k, v)| (*k, v.to_string())).collect();
+    Server::start(&env)
+}
+
+/// Round trips of `command` on each server in turn; one `Vec` of samples per server.
+fn interleaved(servers: &mut [Server], command: &str) -> Vec<Vec<f64>> {
+    let n = size(300, 1);
+    let warmup = size(20, 0);
+    let mut samples = vec![Vec::with_capacity(n); servers.len()];
+    for i in 0..warmup + n {
+        for (s, out) in servers.iter_mut().zip(samples.iter_mut()) {
+            let t = Instant::now();
+            let r = s.exec(command, json!({}));
+            let e = ms(t.elapsed());
+            assert_eq!(r["status"], "completed", "{r}");
+            assert_eq!(r["stdout"], "hi\n", "{r}");
+            if i >= warmup {
+                out.push(e);
+            }
+        }
+    }
+    samples
+}
+
+fn added(report: &mut Report, name: &str, on: &Stats, off: &Stats, target: Target) {
+    report.add(
+        Figure::new(name, "ms", on.median())
+            .min(on.min())
+            .baseline(off.median(), "sandbox off, same run")
+            .note(format!(
+                "added per exec (median) {} ms, p90 on {} ms vs off {} ms",
+                common::num(on.median() - off.median()),
+                common::num(on.pct(90.0)),
+                common::num(off.pct(90.0))
+            )),
+    );
+    report.add(
+        Figure::new(&format!("{name}: added"), "ms", on.median() - off.median()).target(target),
+    );
+}
+
+fn trusted(report: &mut Report) {
+    let base = [("ALLOW_COMMANDS", ALLOW)];
+    let mut servers = vec![
+        server(&[base[0], ("YIELDSHELL_SANDBOX", "off")]),
+        server(&[base[0], ("YIELDSHELL_SANDBOX", "on")]),
+        server(&[
+            base[0],
+            ("YIELDSHELL_SANDBOX", "on"),
+            ("YIELDSHELL_TEST_SANDBOX_LAUNCHER", "1"),
+        ]),
+    ];
+    let samples = interleaved(&mut servers, "echo hi");
+    drop(servers);
+    let [off, on, launcher]: [Stats; 3] = samples
+        .into_iter()
+        .map(Stats::new)
+        .collect::<Vec<_>>()
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("three servers"));
+    added(
+        report,
+        "trusted exec, sandbox on",
+        &on,
+        &off,
+        Target::AtMost(0.3),
+    );
+    added(
+        report,
+        "trusted exec, via the launcher",
+        &launcher,
+        &off,
+        Target::None,
+    );
+}
+
+fn shell(report: &mut Report) {
+    let mut servers = vec![
+        server(&[("YIELDSHELL_SANDBOX", "off")]),
+        server(&[("YIELDSHELL_SANDBOX", "workspace")]),
+    ];
+    let samples = interleaved(&mut servers, "echo hi");
+    drop(servers);
+    let mut it = samples.into_iter().map(Stats::new);
+    let (off, on) = (
+        it.next().expect("off samples"),
+        it.next().expect("on samples"),
+    );
+    added(
+        report,
+        "shell exec, workspace",
+        &on,
+        &off,
+        Target::AtMost(0.3),
+    );
+}
+
+/// Spawn and reap of our binary as a launcher of `/bin/true`, against `/bin/true` alone:
+/// the price of one more `exec` of a dynamically linked program.
+fn launcher_cost(report: &mut Report) {
+    let n = size(300, 1);
+    let (mut direct, mut via) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for _ in 0..n {
+        let t = Instant::now();
+        let ok = Command::new("/bin/true")
+            .stdin(Stdio::null())
+            .status()
+            .expect("spawn /bin/true")
+            .success();
+        direct.push(ms(t.elapsed()));
+        assert!(ok);
+        let t = Instant::now();
+        let ok = Command::new(common::BIN)
+            .args([
+                "--yieldshell-sandbox-launcher-v1",
+                "--",
+                "/bin/true",
+                "true",
+            ])
+            .stdin(Stdio::null())
+            .status()
+            .expect("spawn the launcher")
+            .success();
+        via.push(ms(t.elapsed()));
+        assert!(ok);
+    }
+    let (direct, via) = (Stats::new(direct), Stats::new(via));
+    report.add(
+        Figure::new("launcher + /bin/true", "ms", via.median())
+            .min(via.min())
+            .baseline(direct.median(), "/bin/true alone")
+            .note(format!(
+                "one more exec of this binary: {} ms",
+                common::num(via.median() - direct.median())
+            )),
+    );
+}

@@ -1,0 +1,490 @@
+//! The kernel sandbox (SPEC section 10): every process a call starts runs in a Landlock
+//! domain made for that call, so the kernel, not a table of names, refuses what the policy
+//! forbids.
+//!
+//! Policy (`Sandbox::plan`):
+//!
+//! - Trusted mode (`auto`, `on`): execute only the files the allowlist resolves to in the
+//!   safe `PATH` (symlinks followed, patterns matched against the directories when the call
+//!   is made) and the ELF interpreters they name; write (every write-like right: write,
+//!   truncate, remove, rename and link, make directories, files, fifos, sockets and
+//!   symlinks) only beneath the call's working directory, plus `/dev/null`. Device nodes can
+//!   be made nowhere. Reading is not restricted.
+//! - Shell mode `workspace` (`on` is the same in shell mode): writes only beneath the
+//!   allowed roots (or the call's cwd), `/tmp` and the terminal devices; execution free.
+//! - Both: signals and abstract unix sockets scoped to the domain (ABI 6), and Landlock's
+//!   own ptrace rule: nothing outside the domain can be signalled, traced, or read through
+//!   `/proc/<pid>/environ` and `mem`. `YIELDSHELL_NETWORK=deny` handles TCP bind and
+//!   connect with no port granted (ABI 4).
+//!
+//! Enforcement (`Sandbox::spawn`): `posix_spawn` leaves no room for code between fork and
+//! exec, but Landlock confines a *thread*, and a child inherits the credentials of the
+//! thread that spawned it. So the server builds the call's ruleset, starts a short-lived
+//! thread that sets `no_new_privs` and restricts itself, and that thread spawns every stage:
+//! all of them, and all their descendants, share one domain made for the call, and an exec
+//! the domain forbids fails inside `posix_spawn`, so the caller gets the error. This costs
+//! one thread start per call. Rlimits and a cgroup, which belong to a process and not to a
+//! thread, need code in the child: when a plan has them, each stage is started through the
+//! launcher instead (`launcher`: our own binary re-executed with the plan as arguments),
+//! which applies them and the domain and then executes the program. See `benches/sandbox.rs`
+//! for what each path costs.
+
+pub mod launcher;
+pub mod plan;
+pub mod resolve;
+
+use std::path::{Path, PathBuf};
+
+use crate::config::{Config, Mode};
+use crate::sys::landlock as ll;
+use crate::trusted::Stage;
+use plan::{Plan, Rules};
+use resolve::Resolver;
+
+/// `YIELDSHELL_SANDBOX`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SandboxMode {
+    /// Trusted mode: on where the kernel can; shell mode: off.
+    Auto,
+    /// Trusted mode: on, or refuse to start; shell mode: the same as `Workspace`.
+    On,
+    /// No Landlock domain (network rules still apply when requested).
+    Off,
+    /// Shell mode: writes confined to the workspace.
+    Workspace,
+}
+
+impl SandboxMode {
+    /// Parses a value of `name` (the variable or flag, for the message).
+    pub fn parse(name: &str, value: &str, mode: Mode) -> Result<SandboxMode, String> {
+        match (value.trim(), mode) {
+            ("auto" | "", _) => Ok(SandboxMode::Auto),
+            ("on", _) => Ok(SandboxMode::On),
+            ("off", _) => Ok(SandboxMode::Off),
+            ("workspace", Mode::Shell) => Ok(SandboxMode::Workspace),
+            ("workspace", Mode::Trusted) => Err(format!(
+                "invalid {name}=\"workspace\": workspace is a shell-mode setting; in trusted \
+                 mode expected auto, on or off"
+            )),
+            (other, _) => Err(format!(
+                "invalid {name}={other:?}: expected auto, on, off or (shell mode) workspace"
+            )),
+        }
+    }
+}
+
+/// `YIELDSHELL_NETWORK`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Network {
+    /// No network rule.
+    Allow,
+    /// No TCP connect or bind for any process started.
+    Deny,
+}
+
+impl Network {
+    /// Parses a value of `name` (the variable or flag, for the message).
+    pub fn parse(name: &str, value: &str) -> Result<Network, String> {
+        match value.trim() {
+            "allow" | "" => Ok(Network::Allow),
+            "deny" => Ok(Network::Deny),
+            other => Err(format!("invalid {name}={other:?}: expected allow or deny")),
+        }
+    }
+}
+
+/// Test-only: pretend the kernel's Landlock ABI is at most this (`0`: no Landlock).
+pub const TEST_ABI_VAR: &str = "YIELDSHELL_TEST_LANDLOCK_ABI";
+/// Test-only: start every sandboxed stage through the launcher.
+pub const TEST_LAUNCHER_VAR: &str = "YIELDSHELL_TEST_SANDBOX_LAUNCHER";
+
+/// Write rights granted beneath a writable directory: everything but making device nodes
+/// (a device node made inside the workspace would open the device) and device ioctls.
+const WRITE_DIR: u64 = ll::FS_WRITE_FILE
+    | ll::FS_REMOVE_DIR
+    | ll::FS_REMOVE_FILE
+    | ll::FS_MAKE_DIR
+    | ll::FS_MAKE_REG
+    | ll::FS_MAKE_SOCK
+    | ll::FS_MAKE_FIFO
+    | ll::FS_MAKE_SYM
+    | ll::FS_REFER
+    | ll::FS_TRUNCATE;
+/// Every write-like right; all are handled, so anything not granted is denied.
+const WRITE_ALL: u64 = WRITE_DIR | ll::FS_MAKE_CHAR | ll::FS_MAKE_BLOCK | ll::FS_IOCTL_DEV;
+/// Rights on the device files that stay writable (`/dev/null`, terminals).
+const DEVICE: u64 = ll::FS_WRITE_FILE | ll::FS_TRUNCATE | ll::FS_IOCTL_DEV;
+
+/// The filesystem rights ABI `abi` knows.
+fn fs_supported(abi: u32) -> u64 {
+    let mut m = (1u64 << 13) - 1;
+    if abi >= 2 {
+        m |= ll::FS_REFER;
+    }
+    if abi >= 3 {
+        m |= ll::FS_TRUNCATE;
+    }
+    if abi >= 5 {
+        m |= ll::FS_IOCTL_DEV;
+    }
+    if abi == 0 {
+        m = 0;
+    }
+    m
+}
+
+/// What each part of the policy needs from the kernel.
+const FS_FEATURES: &[(u32, &str)] = &[
+    (
+        1,
+        "Landlock filesystem rules (execute and write confinement, ptrace scoping)",
+    ),
+    (3, "truncate confinement (Landlock ABI 3)"),
+    (5, "device ioctl confinement (Landlock ABI 5)"),
+    (
+        6,
+        "signal and abstract unix socket scoping (Landlock ABI 6)",
+    ),
+];
+const NET_FEATURE: (u32, &str) = (4, "TCP connect and bind rules (Landlock ABI 4)");
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Off,
+    Trusted,
+    Workspace,
+}
+
+/// The sandbox as decided at startup.
+#[derive(Debug)]
+pub struct Sandbox {
+    abi: u32,
+    kind: Kind,
+    net_deny: bool,
+    resolver: Option<Resolver>,
+    roots: Vec<PathBuf>,
+    missing: Vec<&'static str>,
+    launcher: bool,
+}
+
+impl Sandbox {
+    /// Decides what the sandbox enforces on this kernel. `Ok((sandbox, warning))`: the
+    /// warning (under `auto`) names what the kernel cannot enforce; `Err` (under `on`,
+    /// `workspace` or `deny`) names the missing kernel feature.
+    pub fn new(config: &Config) -> Result<(Sandbox, Option<String>), String> {
+        let real = crate::sys::landlock_abi().unwrap_or(0);
+        let pretend = config
+            .env
+            .iter()
+            .find(|(k, _)| k == TEST_ABI_VAR)
+            .and_then(|(_, v)| v.to_str()?.trim().parse::<u32>().ok());
+        let abi = pretend.map_or(real, |p| p.min(real));
+        let launcher = config
+            .env
+            .iter()
+            .any(|(k, v)| k == TEST_LAUNCHER_VAR && v == "1");
+        let (kind, explicit, var) = match (config.mode, config.sandbox) {
+            (_, SandboxMode::Off) | (Mode::Shell, SandboxMode::Auto) => (Kind::Off, false, ""),
+            (Mode::Trusted, SandboxMode::Auto) => (Kind::Trusted, false, ""),
+            (Mode::Trusted, SandboxMode::On) => (Kind::Trusted, true, "YIELDSHELL_SANDBOX=on"),
+            (Mode::Trusted, SandboxMode::Workspace) => {
+                return Err("YIELDSHELL_SANDBOX=workspace is a shell-mode setting".into())
+            }
+            (Mode::Shell, SandboxMode::On) => (Kind::Workspace, true, "YIELDSHELL_SANDBOX=on"),
+            (Mode::Shell, SandboxMode::Workspace) => {
+                (Kind::Workspace, true, "YIELDSHELL_SANDBOX=workspace")
+            }
+        };
+        let has = |need: u32| abi >= need;
+        let kernel = if abi == 0 {
+            "this kernel has no Landlock (not built in, or not enabled at boot: see the lsm= \
+             kernel parameter)"
+                .to_string()
+        } else {
+            format!("this kernel has Landlock ABI {abi}")
+        };
+        let net_deny = config.network == Network::Deny;
+        if net_deny && !has(NET_FEATURE.0) {
+            return Err(format!(
+                "YIELDSHELL_NETWORK=deny needs {} and {kernel}; set YIELDSHELL_NETWORK=allow \
+                 or use a newer kernel",
+                NET_FEATURE.1
+            ));
+        }
+        let mut missing = Vec::new();
+        if kind != Kind::Off {
+            missing = FS_FEATURES
+                .iter()
+                .filter(|(need, _)| !has(*need))
+                .map(|(_, what)| *what)
+                .collect();
+        }
+        let mut warning = None;
+        if let Some(first) = missing.first() {
+            if explicit {
+                return Err(format!(
+                    "{var} needs {first} and {kernel}; use YIELDSHELL_SANDBOX=auto to run \
+                     without it, or a newer kernel"
+                ));
+            }
+            warning = Some(if abi == 0 {
+                format!(
+                    "{kernel}: the kernel sandbox is off, so trusted mode relies on argument \
+                     hardening alone (YIELDSHELL_SANDBOX=on would refuse to start)"
+                )
+            } else {
+                format!(
+                    "{kernel}: the kernel sandbox runs without {} (YIELDSHELL_SANDBOX=on \
+                     would refuse to start)",
+                    missing.join(", ")
+                )
+            });
+        }
+        let kind = if abi == 0 { Kind::Off } else { kind };
+        let resolver = (kind == Kind::Trusted)
+            .then(|| {
+                let allow = crate::trusted::allow::Allowlist::new(
+                    config.allow_commands.as_deref(),
+                    config.allowed_commands.as_deref(),
+                    config.allow_patterns.as_deref(),
+                )?;
+                let dirs = config
+                    .safe_path
+                    .split(':')
+                    .filter(|d| d.starts_with('/'))
+                    .map(PathBuf::from)
+                    .collect();
+                Ok::<_, String>(Resolver::new(allow, dirs))
+            })
+            .transpose()?;
+        let sandbox = Sandbox {
+            abi,
+            kind,
+            net_deny,
+            resolver,
+            roots: config.allowed_cwds.clone(),
+            missing,
+            launcher,
+        };
+        Ok((sandbox, warning))
+    }
+
+    /// True when calls get a Landlock domain (filesystem or network rules).
+    pub fn is_active(&self) -> bool {
+        self.kind != Kind::Off || self.net_deny
+    }
+
+    /// What the sandbox enforces, for `yieldshell check` and the logs.
+    pub fn status(&self) -> String {
+        let kernel = if self.abi == 0 {
+            "no Landlock in this kernel".to_string()
+        } else {
+            format!("Landlock ABI {}", self.abi)
+        };
+        let mut parts: Vec<String> = Vec::new();
+        match self.kind {
+            Kind::Off => parts.push("no filesystem or process confinement".into()),
+            Kind::Trusted => parts.push(
+                "execute only the allowlisted programs and their ELF interpreters; write only \
+                 beneath the call's working directory and /dev/null; no signal, ptrace or \
+                 /proc access to processes outside the call"
+                    .into(),
+            ),
+            Kind::Workspace => parts.push(format!(
+                "write only beneath {}, /tmp and the terminal devices; no signal, ptrace or \
+                 /proc access to processes outside the call",
+                if self.roots.is_empty() {
+                    "the call's working directory".to_string()
+                } else {
+                    self.roots
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            )),
+        }
+        parts.push(if self.net_deny {
+            "network: TCP connect and bind denied".into()
+        } else {
+            "network: not restricted".into()
+        });
+        if !self.missing.is_empty() && self.kind != Kind::Off {
+            parts.push(format!("not enforced here: {}", self.missing.join(", ")));
+        }
+        let state = if self.is_active() { "on" } else { "off" };
+        format!("kernel sandbox {state} ({kernel}): {}", parts.join("; "))
+    }
+
+    /// The plan for a call's processes started in `cwd`. Fails when a stage is a script
+    /// whose interpreter the domain would not let run.
+    pub fn plan(&self, cwd: &Path, stages: &[Stage]) -> Result<Plan, String> {
+        if !self.is_active() {
+            return Ok(Plan::default());
+        }
+        let fs_mask = fs_supported(self.abi);
+        let mut rules = Rules {
+            handled_net: if self.net_deny {
+                ll::NET_BIND_TCP | ll::NET_CONNECT_TCP
+            } else {
+                0
+            },
+            ..Rules::default()
+        };
+        if self.kind != Kind::Off {
+            rules.scoped = if self.abi >= 6 {
+                ll::SCOPE_SIGNAL | ll::SCOPE_ABSTRACT_UNIX_SOCKET
+            } else {
+                0
+            };
+        }
+        let dir = |p: &Path| (WRITE_DIR & fs_mask, p.to_path_buf());
+        let dev = |p: &str| (DEVICE & fs_mask, PathBuf::from(p));
+        match self.kind {
+            Kind::Off => (),
+            Kind::Trusted => {
+                rules.handled_fs = (ll::FS_EXECUTE | WRITE_ALL) & fs_mask;
+                if let Some(resolver) = &self.resolver {
+                    let files = resolver.exec_set(cwd);
+                    for stage in stages {
+                        resolve::check_script(Path::new(&stage.program), &files)?;
+                    }
+                    rules
+                        .grants
+                        .extend(files.into_iter().map(|f| (ll::FS_EXECUTE, f.path)));
+                }
+                rules.grants.push(dir(cwd));
+                rules.grants.push(dev("/dev/null"));
+            }
+            Kind::Workspace => {
+                rules.handled_fs = WRITE_ALL & fs_mask;
+                if self.roots.is_empty() {
+                    rules.grants.push(dir(cwd));
+                } else {
+                    rules.grants.extend(self.roots.iter().map(|r| dir(r)));
+                }
+                rules.grants.push(dir(Path::new("/tmp")));
+                for d in ["/dev/null", "/dev/tty", "/dev/ptmx"] {
+                    rules.grants.push(dev(d));
+                }
+                rules.grants.push((
+                    (ll::FS_WRITE_FILE | ll::FS_IOCTL_DEV) & fs_mask,
+                    PathBuf::from("/dev/pts"),
+                ));
+            }
+        }
+        Ok(Plan {
+            rules: Some(rules),
+            rlimits: Vec::new(),
+            cgroup: None,
+        })
+    }
+
+    /// Starts a call's stages under its plan: `start` gets the stages to spawn and runs
+    /// either on a thread confined to the call's domain (whose children inherit it) or, when
+    /// the plan needs per-process settings, with every stage wrapped in the launcher.
+    /// `limits` and `cgroup` are added to the plan (issue 10's per-command limits).
+    pub fn spawn<T: Send>(
+        &self,
+        stages: &[Stage],
+        cwd: &Path,
+        limits: &[(u32, u64)],
+        cgroup: Option<&Path>,
+        start: impl FnOnce(&[Stage]) -> Result<T, String> + Send,
+    ) -> Result<T, String> {
+        let mut plan = self.plan(cwd, stages)?;
+        plan.rlimits.extend_from_slice(limits);
+        plan.cgroup = cgroup.map(Path::to_path_buf);
+        if plan.is_empty() {
+            return start(stages);
+        }
+        let hint = |e: String| {
+            if e.contains("Permission denied") && plan.rules.is_some() {
+                format!(
+                    "{e} (the kernel sandbox lets this call execute only allowlisted programs \
+                     and write only beneath its working directory)"
+                )
+            } else {
+                e
+            }
+        };
+        if plan.needs_launcher() || self.launcher {
+            let wrapped: Vec<Stage> = stages.iter().map(|s| launcher::wrap(&plan, s)).collect();
+            return start(&wrapped).map_err(hint);
+        }
+        let Some(rules) = &plan.rules else {
+            return start(stages);
+        };
+        let confines_fs = rules.handled_fs != 0;
+        let ruleset = rules.ruleset().map_err(|e| {
+            format!(
+                "cannot build the kernel sandbox: {}",
+                crate::config::plain_io(&e)
+            )
+        })?;
+        let result = std::thread::scope(|scope| {
+            let confined = std::thread::Builder::new()
+                .name("sandbox".into())
+                .stack_size(256 * 1024)
+                .spawn_scoped(scope, move || {
+                    // This thread stays confined until it ends, right after the spawns.
+                    plan::enforce_ruleset(&ruleset, confines_fs).map_err(|e| {
+                        format!(
+                            "cannot enter the kernel sandbox: {}",
+                            crate::config::plain_io(&e)
+                        )
+                    })?;
+                    start(stages)
+                })
+                .map_err(|e| format!("cannot start the sandbox thread: {e}"))?;
+            confined
+                .join()
+                .unwrap_or_else(|_| Err("the sandbox thread panicked".into()))
+        });
+        result.map_err(hint)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_parse_with_messages_naming_the_variable() {
+        let p = |v: &str, m: Mode| SandboxMode::parse("YIELDSHELL_SANDBOX", v, m);
+        assert_eq!(p("auto", Mode::Trusted), Ok(SandboxMode::Auto));
+        assert_eq!(p(" on ", Mode::Trusted), Ok(SandboxMode::On));
+        assert_eq!(p("off", Mode::Shell), Ok(SandboxMode::Off));
+        assert_eq!(p("workspace", Mode::Shell), Ok(SandboxMode::Workspace));
+        let e = p("workspace", Mode::Trusted).unwrap_err();
+        assert!(
+            e.contains("YIELDSHELL_SANDBOX") && e.contains("shell-mode"),
+            "{e}"
+        );
+        let e = p("strict", Mode::Shell).unwrap_err();
+        assert!(
+            e.contains("\"strict\"") && e.contains("auto, on, off"),
+            "{e}"
+        );
+        assert_eq!(Network::parse("--network", "deny"), Ok(Network::Deny));
+        let e = Network::parse("--network", "block").unwrap_err();
+        assert!(
+            e.contains("--network=\"block\"") && e.contains("allow or deny"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn rights_follow_the_abi() {
+        assert_eq!(fs_supported(0), 0);
+        assert_eq!(fs_supported(1) & ll::FS_REFER, 0);
+        assert_ne!(fs_supported(2) & ll::FS_REFER, 0);
+        assert_eq!(fs_supported(2) & ll::FS_TRUNCATE, 0);
+        assert_ne!(fs_supported(3) & ll::FS_TRUNCATE, 0);
+        assert_eq!(fs_supported(4) & ll::FS_IOCTL_DEV, 0);
+        assert_ne!(fs_supported(7) & ll::FS_IOCTL_DEV, 0);
+        // Device nodes are handled but never granted.
+        assert_eq!(WRITE_DIR & (ll::FS_MAKE_CHAR | ll::FS_MAKE_BLOCK), 0);
+        assert_ne!(WRITE_ALL & ll::FS_MAKE_BLOCK, 0);
+    }
+}

@@ -1,0 +1,314 @@
+//! Which files a trusted-mode call may execute: every allowlisted name resolved in the safe
+//! `PATH` when the call is made (symlinks followed), the names in those directories that
+//! match `ALLOW_PATTERNS`, and the ELF interpreter (`PT_INTERP`) each of them names. Also
+//! the server-side check that a script's `#!` interpreter is itself executable, so that
+//! the refusal comes with a reason instead of a bare "Permission denied".
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use parking_lot::Mutex;
+
+use crate::trusted::allow::Allowlist;
+
+/// Device and inode.
+type FileId = (u64, u64);
+
+/// A file the domain lets run, identified by device and inode (what Landlock keys on).
+#[derive(Clone, Debug)]
+pub struct ExecFile {
+    /// The path it was found under.
+    pub path: PathBuf,
+    /// Device and inode of the file the path resolves to.
+    pub id: (u64, u64),
+}
+
+/// Resolves the allowlist against the safe `PATH`, with caches that never change the
+/// answer: directory listings are reused while the directory's mtime is unchanged, and an
+/// ELF interpreter while the file's inode and mtime are.
+#[derive(Debug)]
+pub struct Resolver {
+    allow: Allowlist,
+    dirs: Vec<PathBuf>,
+    listings: Mutex<HashMap<PathBuf, (SystemTime, Vec<String>)>>,
+    interps: Mutex<HashMap<FileId, (i64, Option<PathBuf>)>>,
+}
+
+impl Resolver {
+    /// A resolver for `allow` over the `PATH` directories `dirs`.
+    pub fn new(allow: Allowlist, dirs: Vec<PathBuf>) -> Resolver {
+        Resolver {
+            allow,
+            dirs,
+            listings: Mutex::default(),
+            interps: Mutex::default(),
+        }
+    }
+
+    /// Every file the call may execute: allowlisted programs and their ELF interpreters,
+    /// without duplicates. `cwd` resolves allowlisted paths written without a leading `/`.
+    pub fn exec_set(&self, cwd: &Path) -> Vec<ExecFile> {
+        let mut names: Vec<String> = Vec::new();
+        let mut out: Vec<ExecFile> = Vec::new();
+        let push = |out: &mut Vec<ExecFile>, path: PathBuf| {
+            if let Ok(m) = std::fs::metadata(&path) {
+                let id = (m.dev(), m.ino());
+                if !out.iter().any(|f| f.id == id) {
+                    out.push(ExecFile { path, id });
+                }
+            }
+        };
+        for name in self.allow.names() {
+            if name.contains('/') {
+                push(&mut out, cwd.join(name));
+            } else if let Some(p) = self.lookup(name) {
+                names.push(name.clone());
+                push(&mut out, p);
+            }
+        }
+        if self.allow.patterns().next().is_some() {
+            for dir in &self.dirs {
+                for name in self.matching_names(dir) {
+                    if names.contains(&name) {
+                        continue;
+                    }
+                    // The first directory of the PATH that has the name wins, as in lookup.
+                    if let Some(p) = self.lookup(&name) {
+                        push(&mut out, p);
+                    }
+                    names.push(name);
+                }
+            }
+        }
+        let programs = out.len();
+        for i in 0..programs {
+            if let Some(interp) = self.elf_interpreter(&out[i].path.clone()) {
+                push(&mut out, interp);
+            }
+        }
+        out
+    }
+
+    /// The first executable `name` in the safe `PATH`.
+    fn lookup(&self, name: &str) -> Option<PathBuf> {
+        self.dirs.iter().map(|d| d.join(name)).find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    }
+
+    /// Names in `dir` that the patterns admit (names on the name list are found by
+    /// `lookup` already).
+    fn matching_names(&self, dir: &Path) -> Vec<String> {
+        let Ok(mtime) = std::fs::metadata(dir).and_then(|m| m.modified()) else {
+            return Vec::new();
+        };
+        if let Some((seen, names)) = self.listings.lock().get(dir) {
+            if *seen == mtime {
+                return names.clone();
+            }
+        }
+        let names: Vec<String> = std::fs::read_dir(dir)
+            .map(|rd| {
+                rd.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                    .filter(|n| self.allow.check(n).is_ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.listings
+            .lock()
+            .insert(dir.to_path_buf(), (mtime, names.clone()));
+        names
+    }
+
+    /// The `PT_INTERP` of the ELF file at `path`, cached by inode and mtime.
+    fn elf_interpreter(&self, path: &Path) -> Option<PathBuf> {
+        let m = std::fs::metadata(path).ok()?;
+        let key = (m.dev(), m.ino());
+        if let Some((mtime, interp)) = self.interps.lock().get(&key) {
+            if *mtime == m.mtime() {
+                return interp.clone();
+            }
+        }
+        let interp = read_pt_interp(path);
+        self.interps.lock().insert(key, (m.mtime(), interp.clone()));
+        interp
+    }
+}
+
+/// Reads the `PT_INTERP` segment of an ELF file (32 or 64 bit, either byte order).
+pub fn read_pt_interp(path: &Path) -> Option<PathBuf> {
+    let file = File::open(path).ok()?;
+    let mut h = [0u8; 64];
+    file.read_exact_at(&mut h, 0).ok()?;
+    if &h[..4] != b"\x7fELF" {
+        return None;
+    }
+    let wide = h[4] == 2;
+    let big = h[5] == 2;
+    let u16_at = |b: &[u8], o: usize| {
+        let v = [b[o], b[o + 1]];
+        if big {
+            u16::from_be_bytes(v)
+        } else {
+            u16::from_le_bytes(v)
+        }
+    };
+    let u32_at = |b: &[u8], o: usize| {
+        let v = [b[o], b[o + 1], b[o + 2], b[o + 3]];
+        if big {
+            u32::from_be_bytes(v)
+        } else {
+            u32::from_le_bytes(v)
+        }
+    };
+    let u64_at = |b: &[u8], o: usize| {
+        let mut v = [0u8; 8];
+        v.copy_from_slice(&b[o..o + 8]);
+        if big {
+            u64::from_be_bytes(v)
+        } else {
+            u64::from_le_bytes(v)
+        }
+    };
+    let (phoff, phentsize, phnum) = if wide {
+        (u64_at(&h, 0x20), u16_at(&h, 0x36), u16_at(&h, 0x38))
+    } else {
+        (
+            u64::from(u32_at(&h, 0x1c)),
+            u16_at(&h, 0x2a),
+            u16_at(&h, 0x2c),
+        )
+    };
+    let size = usize::from(phentsize) * usize::from(phnum);
+    if size == 0 || size > 64 * 1024 || usize::from(phentsize) < if wide { 56 } else { 32 } {
+        return None;
+    }
+    let mut ph = vec![0u8; size];
+    file.read_exact_at(&mut ph, phoff).ok()?;
+    for e in ph.chunks_exact(usize::from(phentsize)) {
+        if u32_at(e, 0) != 3 {
+            continue; // not PT_INTERP
+        }
+        let (off, len) = if wide {
+            (u64_at(e, 8), u64_at(e, 32))
+        } else {
+            (u64::from(u32_at(e, 4)), u64::from(u32_at(e, 16)))
+        };
+        if len == 0 || len > 4096 {
+            return None;
+        }
+        let mut s = vec![0u8; len as usize];
+        file.read_exact_at(&mut s, off).ok()?;
+        let end = s.iter().position(|&b| b == 0).unwrap_or(s.len());
+        s.truncate(end);
+        use std::os::unix::ffi::OsStringExt;
+        return Some(PathBuf::from(std::ffi::OsString::from_vec(s)));
+    }
+    None
+}
+
+/// The `#!` interpreter of a script (the first word after `#!`), as the kernel reads it
+/// from the first 256 bytes; `None` for anything else.
+pub fn script_interpreter(path: &Path) -> Option<PathBuf> {
+    let mut buf = [0u8; 256];
+    let mut file = File::open(path).ok()?;
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(_) => return None,
+        }
+    }
+    let head = buf[..n].strip_prefix(b"#!")?;
+    let line = head.split(|&b| b == b'\n').next()?;
+    let word = line
+        .split(|&b| b == b' ' || b == b'\t')
+        .find(|w| !w.is_empty())?;
+    use std::os::unix::ffi::OsStrExt;
+    Some(PathBuf::from(std::ffi::OsStr::from_bytes(word)))
+}
+
+/// Refuses a stage whose program is a script with an interpreter outside `allowed`: the
+/// kernel would refuse it with a bare `EACCES`, so the server says why first.
+pub fn check_script(program: &Path, allowed: &[ExecFile]) -> Result<(), String> {
+    let Some(interp) = script_interpreter(program) else {
+        return Ok(());
+    };
+    let id = std::fs::metadata(&interp).ok().map(|m| (m.dev(), m.ino()));
+    if id.is_some_and(|id| allowed.iter().any(|f| f.id == id)) {
+        return Ok(());
+    }
+    let name = interp
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| interp.display().to_string());
+    Err(format!(
+        "Command refused by the kernel sandbox: {} is a script for {}, which is not an \
+         allowed program, so the kernel would not start it (the sandbox lets a call execute \
+         only allowlisted programs); allow {name} too to run it",
+        program.display(),
+        interp.display()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_interpreter_of_a_dynamic_executable() {
+        // /bin/sh is dynamically linked on every distribution this runs on, except
+        // static-only systems, where there is nothing to find.
+        let exe = std::fs::canonicalize("/bin/sh").unwrap();
+        if let Some(interp) = read_pt_interp(&exe) {
+            assert!(interp.is_absolute(), "{}", interp.display());
+            assert!(interp.exists(), "{}", interp.display());
+        }
+        assert_eq!(read_pt_interp(Path::new("/etc/hostname")), None);
+        assert_eq!(read_pt_interp(Path::new("/nonexistent")), None);
+    }
+
+    #[test]
+    fn reads_a_script_interpreter_and_refuses_it_when_not_allowed() {
+        let dir = std::env::temp_dir().join(format!("ys-resolve-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = dir.join("s");
+        std::fs::write(&script, "#!  /bin/sh -e\necho hi\n").unwrap();
+        assert_eq!(script_interpreter(&script), Some(PathBuf::from("/bin/sh")));
+        let e = check_script(&script, &[]).unwrap_err();
+        assert!(e.contains("script for /bin/sh"), "{e}");
+        assert!(e.contains("allow sh"), "{e}");
+        let m = std::fs::metadata("/bin/sh").unwrap();
+        let sh = ExecFile {
+            path: "/bin/sh".into(),
+            id: (m.dev(), m.ino()),
+        };
+        assert!(check_script(&script, &[sh]).is_ok());
+        std::fs::write(&script, "echo no shebang\n").unwrap();
+        assert_eq!(script_interpreter(&script), None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn exec_set_has_programs_and_their_interpreters_once() {
+        let allow = Allowlist::new(Some("cat,ls,cat,nosuchprogram"), None, Some("true")).unwrap();
+        let r = Resolver::new(allow, vec!["/usr/bin".into(), "/bin".into()]);
+        let set = r.exec_set(Path::new("/"));
+        let has = |name: &str| set.iter().any(|f| f.path.ends_with(name));
+        assert!(has("cat") && has("ls") && has("true"), "{set:?}");
+        assert!(!has("nosuchprogram"));
+        let mut ids: Vec<_> = set.iter().map(|f| f.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), set.len());
+        if let Some(interp) = read_pt_interp(&set[0].path) {
+            let m = std::fs::metadata(interp).unwrap();
+            assert!(set.iter().any(|f| f.id == (m.dev(), m.ino())), "{set:?}");
+        }
+    }
+}

@@ -1,0 +1,319 @@
+//! A model of GNU `getopt_long` (and of git's parse-options, which reads options the same way
+//! for everything the hardening cares about), so that the rules judge options as the program
+//! will read them, never by how an argument looks.
+//!
+//! What is modelled:
+//!
+//! - Short options cluster (`-xvf`); a letter that takes a value ends the cluster, and its value
+//!   is the rest of the cluster or, when that is empty, the next argument, whatever it looks
+//!   like (`--`, `-x`, empty). An optional value is only ever attached (`-d/tmp/x`).
+//! - Long options are matched exactly first, else by any prefix (`--checkpoint-a`); a prefix of
+//!   several options is ambiguous and carries every candidate, so a rule can refuse when any
+//!   of them is dangerous. A required value is `--opt=value` or the next argument; an optional
+//!   one only `--opt=value`.
+//! - `--` ends the options only where it is not a value; `-` alone is an operand.
+//! - GNU programs permute: options after operands are still options, unless the grammar stops
+//!   at the first operand (an optstring starting with `+`, as gawk's does).
+//! - `-W foo` reads as `--foo` where the optstring says `W;` (gawk).
+//! - git's `--no-<option>` negation, where the grammar says so.
+
+/// Whether an option takes a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arg {
+    /// No value.
+    No,
+    /// A value, attached or the next argument.
+    Required,
+    /// A value only when attached.
+    Optional,
+}
+
+/// A program's option grammar.
+#[derive(Clone, Copy, Debug)]
+pub struct Grammar {
+    /// Short options and whether each takes a value.
+    pub short: &'static [(char, Arg)],
+    /// Long options (without the dashes) and whether each takes a value.
+    pub long: &'static [(&'static str, Arg)],
+    /// Options end at the first operand.
+    pub stop_at_operand: bool,
+    /// `-W name[=value]` means `--name[=value]`.
+    pub w_long: bool,
+    /// `--no-name` negates the long option `name` (git's parse-options).
+    pub negation: bool,
+}
+
+/// One parsed element of a command line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Item<'a> {
+    /// A short option letter and its value, if it took one.
+    Short(char, Option<&'a str>),
+    /// A long option: every option the written name can select (one when exact or
+    /// unambiguous, several when ambiguous, none when unknown), the name as written, its value
+    /// and whether it was a `--no-` negation.
+    Long {
+        /// The options the name selects.
+        candidates: Vec<&'static str>,
+        /// The name as written, without dashes and value.
+        written: &'a str,
+        /// The value, attached or taken from the next argument.
+        value: Option<&'a str>,
+        /// True for a `--no-name` negation.
+        negated: bool,
+    },
+    /// An operand (not an option, not an option's value).
+    Operand(&'a str),
+}
+
+impl Item<'_> {
+    /// True when this is a long option any of whose candidates is in `names` (a negation
+    /// never is).
+    pub fn long_is(&self, names: &[&str]) -> bool {
+        match self {
+            Item::Long {
+                candidates,
+                negated: false,
+                ..
+            } => candidates.iter().any(|c| names.contains(c)),
+            _ => false,
+        }
+    }
+
+    /// True when this is the short option `letter`.
+    pub fn short_is(&self, letters: &[char]) -> bool {
+        matches!(self, Item::Short(c, _) if letters.contains(c))
+    }
+
+    /// The option's value, if any.
+    pub fn value(&self) -> Option<&str> {
+        match self {
+            Item::Short(_, v) => *v,
+            Item::Long { value, .. } => *value,
+            Item::Operand(_) => None,
+        }
+    }
+}
+
+impl Grammar {
+    fn short_arg(&self, letter: char) -> Option<Arg> {
+        self.short
+            .iter()
+            .find(|(c, _)| *c == letter)
+            .map(|(_, a)| *a)
+    }
+
+    /// The long options `name` selects: itself when exact, else every option it prefixes.
+    pub fn candidates(&self, name: &str) -> Vec<&'static str> {
+        if name.is_empty() {
+            return Vec::new();
+        }
+        if let Some((exact, _)) = self.long.iter().find(|(o, _)| *o == name) {
+            return vec![*exact];
+        }
+        self.long
+            .iter()
+            .filter(|(o, _)| o.starts_with(name))
+            .map(|(o, _)| *o)
+            .collect()
+    }
+
+    fn long_arg(&self, name: &str) -> Option<Arg> {
+        self.long.iter().find(|(o, _)| *o == name).map(|(_, a)| *a)
+    }
+
+    /// Parses `args` (without `argv[0]`).
+    pub fn parse<'a>(&self, args: &'a [String]) -> Vec<Item<'a>> {
+        let mut items = Vec::new();
+        let mut i = 0;
+        while i < args.len() {
+            let arg = args[i].as_str();
+            i += 1;
+            if arg == "--" {
+                items.extend(args[i..].iter().map(|a| Item::Operand(a.as_str())));
+                break;
+            }
+            if let Some(body) = arg.strip_prefix("--") {
+                i = self.parse_long(body, args, i, &mut items);
+                continue;
+            }
+            let Some(cluster) = arg.strip_prefix('-').filter(|c| !c.is_empty()) else {
+                items.push(Item::Operand(arg));
+                if self.stop_at_operand {
+                    items.extend(args[i..].iter().map(|a| Item::Operand(a.as_str())));
+                    break;
+                }
+                continue;
+            };
+            i = self.parse_cluster(cluster, args, i, &mut items);
+        }
+        items
+    }
+
+    /// Parses a short-option cluster (without the dash); returns the next argument index.
+    pub fn parse_cluster<'a>(
+        &self,
+        cluster: &'a str,
+        args: &'a [String],
+        mut i: usize,
+        items: &mut Vec<Item<'a>>,
+    ) -> usize {
+        for (position, letter) in cluster.char_indices() {
+            let rest = &cluster[position + letter.len_utf8()..];
+            if letter == 'W' && self.w_long {
+                let spec = if rest.is_empty() {
+                    let next = args.get(i).map(String::as_str);
+                    if next.is_some() {
+                        i += 1;
+                    }
+                    next
+                } else {
+                    Some(rest)
+                };
+                match spec {
+                    Some(spec) => i = self.parse_long(spec, args, i, items),
+                    None => items.push(Item::Short('W', None)),
+                }
+                return i;
+            }
+            match self.short_arg(letter) {
+                Some(Arg::Required) => {
+                    let value = if rest.is_empty() {
+                        let next = args.get(i).map(String::as_str);
+                        if next.is_some() {
+                            i += 1;
+                        }
+                        next
+                    } else {
+                        Some(rest)
+                    };
+                    items.push(Item::Short(letter, value));
+                    return i;
+                }
+                Some(Arg::Optional) => {
+                    items.push(Item::Short(letter, (!rest.is_empty()).then_some(rest)));
+                    return i;
+                }
+                // Unknown letters are errors that getopt reports and skips; the cluster goes
+                // on, which is also the stricter reading.
+                Some(Arg::No) | None => items.push(Item::Short(letter, None)),
+            }
+        }
+        i
+    }
+
+    /// Parses a long option (without the dashes); returns the next argument index.
+    fn parse_long<'a>(
+        &self,
+        body: &'a str,
+        args: &'a [String],
+        mut i: usize,
+        items: &mut Vec<Item<'a>>,
+    ) -> usize {
+        let (written, mut value) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (body, None),
+        };
+        let mut candidates = self.candidates(written);
+        let mut negated = false;
+        if candidates.is_empty() && self.negation {
+            if let Some(positive) = written.strip_prefix("no-") {
+                candidates = self.candidates(positive);
+                negated = !candidates.is_empty();
+            }
+        }
+        if !negated && value.is_none() {
+            // The value's kind is known when every candidate agrees (one option, or aliases).
+            let kinds: Vec<Arg> = candidates.iter().filter_map(|c| self.long_arg(c)).collect();
+            if kinds.first() == Some(&Arg::Required) && kinds.iter().all(|k| *k == Arg::Required) {
+                value = args.get(i).map(String::as_str);
+                if value.is_some() {
+                    i += 1;
+                }
+            }
+        }
+        items.push(Item::Long {
+            candidates,
+            written,
+            value,
+            negated,
+        });
+        i
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const G: Grammar = Grammar {
+        short: &[
+            ('a', Arg::No),
+            ('b', Arg::No),
+            ('f', Arg::Required),
+            ('o', Arg::Optional),
+        ],
+        long: &[
+            ("file", Arg::Required),
+            ("filter", Arg::No),
+            ("output", Arg::Optional),
+            ("verbose", Arg::No),
+        ],
+        stop_at_operand: false,
+        w_long: true,
+        negation: true,
+    };
+
+    fn parse(args: &[&str]) -> Vec<String> {
+        let owned: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        G.parse(&owned)
+            .iter()
+            .map(|item| match item {
+                Item::Short(c, v) => {
+                    format!("-{c}{}", v.map(|v| format!("[{v}]")).unwrap_or_default())
+                }
+                Item::Long {
+                    candidates,
+                    value,
+                    negated,
+                    ..
+                } => format!(
+                    "--{}{}{}",
+                    if *negated { "no-" } else { "" },
+                    candidates.join("|"),
+                    value.map(|v| format!("[{v}]")).unwrap_or_default()
+                ),
+                Item::Operand(o) => format!("<{o}>"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn getopt_long_rules() {
+        let cases: &[(&[&str], &[&str])] = &[
+            (&["-ab"], &["-a", "-b"]),
+            (&["-abfx", "y"], &["-a", "-b", "-f[x]", "<y>"]),
+            (&["-af", "--", "-b"], &["-a", "-f[--]", "-b"]),
+            (&["-f", "-b", "x"], &["-f[-b]", "<x>"]),
+            (&["x", "-a"], &["<x>", "-a"]),
+            (&["--", "-a"], &["<-a>"]),
+            (&["-"], &["<->"]),
+            (&["-o", "x"], &["-o", "<x>"]),
+            (&["-ox"], &["-o[x]"]),
+            (&["--fil"], &["--file|filter"]),
+            (&["--fi", "x"], &["--file|filter", "<x>"]),
+            (&["--file", "--", "x"], &["--file[--]", "<x>"]),
+            (&["--fil=x"], &["--file|filter[x]"]),
+            (&["--filt", "x"], &["--filter", "<x>"]),
+            (&["--out", "x"], &["--output", "<x>"]),
+            (&["--out=x"], &["--output[x]"]),
+            (&["--no-verbose"], &["--no-verbose"]),
+            (&["--nothing"], &["--"]),
+            (&["-W", "file=x"], &["--file[x]"]),
+            (&["-Wfile", "x"], &["--file[x]"]),
+            (&["-aW", "out"], &["-a", "--output"]),
+        ];
+        for (args, want) in cases {
+            assert_eq!(parse(args), *want, "{args:?}");
+        }
+    }
+}

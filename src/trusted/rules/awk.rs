@@ -1,0 +1,156 @@
+//! awk (gawk, mawk, the one true awk, busybox's is refused with busybox): the options are
+//! read with the union of gawk's and mawk's grammars, the `-W` lists are split at commas as
+//! mawk splits them (`-W interactive,exec FILE`), and the program text is lexed
+//! (`awk_scan`).
+//!
+//! Refused: program text from anywhere but the checked program argument (`-f`, `-e`,
+//! `--source`, `--exec`, `--include`, `--load`, `-E`, `-i`, `-l` and their `-W` and
+//! abbreviated forms; a program file's content cannot be checked here, and a file the caller
+//! wrote by redirection is exactly what an attacker would use), gawk's debugger (`-D`,
+//! `--debug`: it reads commands, including `eval`, from stdin), and the options that write a
+//! file named by their value (`-d`, `-o`, `-p` with an attached value, `--dump-variables=`,
+//! `--pretty-print=`, `--profile=`). Accepted: `-F`, `-v`, `--assign` and every other option;
+//! their values are data.
+
+use super::awk_scan::{raw_awk_danger, scan_awk, AwkScan};
+use crate::trusted::getopt::{Arg, Grammar, Item};
+
+const REASON: &str = "awk external access";
+
+const GRAMMAR: Grammar = Grammar {
+    short: &[
+        ('F', Arg::Required),
+        ('f', Arg::Required),
+        ('v', Arg::Required),
+        ('W', Arg::Required),
+        ('E', Arg::Required),
+        ('e', Arg::Required),
+        ('i', Arg::Required),
+        ('l', Arg::Required),
+        ('Z', Arg::Required),
+        ('d', Arg::Optional),
+        ('D', Arg::Optional),
+        ('L', Arg::Optional),
+        ('o', Arg::Optional),
+        ('p', Arg::Optional),
+    ],
+    long: &[
+        ("assign", Arg::Required),
+        ("bignum", Arg::No),
+        ("characters-as-bytes", Arg::No),
+        ("copyright", Arg::No),
+        ("csv", Arg::No),
+        ("debug", Arg::Optional),
+        ("dump", Arg::No),
+        ("dump-variables", Arg::Optional),
+        ("exec", Arg::Required),
+        ("field-separator", Arg::Required),
+        ("file", Arg::Required),
+        ("gen-pot", Arg::No),
+        ("help", Arg::No),
+        ("include", Arg::Required),
+        ("interactive", Arg::No),
+        ("lint", Arg::Optional),
+        ("lint-old", Arg::No),
+        ("load", Arg::Required),
+        ("locale", Arg::Required),
+        ("no-optimize", Arg::No),
+        ("non-decimal-data", Arg::No),
+        ("optimize", Arg::No),
+        ("persist", Arg::Optional),
+        ("posix", Arg::No),
+        ("posix_space", Arg::No),
+        ("pretty-print", Arg::Optional),
+        ("profile", Arg::Optional),
+        ("random", Arg::Optional),
+        ("re-interval", Arg::No),
+        ("repetitions", Arg::No),
+        ("sandbox", Arg::No),
+        ("source", Arg::Required),
+        ("sprintf", Arg::Optional),
+        ("trace", Arg::No),
+        ("traditional", Arg::No),
+        ("usage", Arg::No),
+        ("use-lc-numeric", Arg::No),
+        ("version", Arg::No),
+    ],
+    stop_at_operand: true,
+    w_long: false,
+    negation: false,
+};
+
+/// Program sources other than the checked program argument, and gawk's debugger.
+const PROHIBITED_LONG: &[&str] = &["debug", "exec", "file", "include", "load", "source"];
+/// Options that write a file named by their optional value.
+const FILE_OUTPUT_LONG: &[&str] = &["dump-variables", "pretty-print", "profile"];
+const PROHIBITED_SHORT: &[char] = &['E', 'e', 'f', 'i', 'l', 'D'];
+const FILE_OUTPUT_SHORT: &[char] = &['d', 'o', 'p'];
+
+/// One `-W` item or long option: refused when any option it can select is prohibited. The
+/// awk that runs may be gawk or mawk, so a name is matched as a prefix of every option of
+/// both, even where one of them has it exactly (`--dump` is mawk's `dump` and gawk's
+/// `dump-variables`).
+fn long_refused(written: &str, value: Option<&str>) -> bool {
+    !written.is_empty()
+        && GRAMMAR.long.iter().any(|(option, _)| {
+            option.starts_with(written)
+                && (PROHIBITED_LONG.contains(option)
+                    || (value.is_some() && FILE_OUTPUT_LONG.contains(option)))
+        })
+}
+
+/// Checks awk's arguments.
+pub fn check(args: &[String]) -> Result<(), String> {
+    let reject = || Err(REASON.to_string());
+    let mut program: Option<&str> = None;
+    let mut operands: Vec<&str> = Vec::new();
+    for item in GRAMMAR.parse(args) {
+        match item {
+            Item::Operand(text) => {
+                if program.is_none() {
+                    program = Some(text);
+                } else {
+                    operands.push(text);
+                }
+            }
+            Item::Long { written, value, .. } => {
+                if long_refused(written, value) {
+                    return reject();
+                }
+            }
+            Item::Short('W', value) => {
+                // mawk splits the list at commas; gawk reads `-W name[=value]` as `--name`.
+                for entry in value.unwrap_or_default().split(',') {
+                    let (name, value) = match entry.split_once('=') {
+                        Some((n, v)) => (n, Some(v)),
+                        None => (entry, None),
+                    };
+                    if long_refused(name, value) {
+                        return reject();
+                    }
+                }
+            }
+            Item::Short(letter, value) => {
+                if PROHIBITED_SHORT.contains(&letter)
+                    || (FILE_OUTPUT_SHORT.contains(&letter) && value.is_some())
+                {
+                    return reject();
+                }
+            }
+        }
+    }
+    if let Some(text) = program {
+        if scan_awk(text) != AwkScan::Clean {
+            return reject();
+        }
+    }
+    // Operands are file names or `var=value` assignments, but if this reading and awk ever
+    // disagree about which argument is the program (gawk's `-W assign x=1 PROGRAM`), the real
+    // one must not slip through: each must lex as clean awk too.
+    for arg in operands {
+        if raw_awk_danger(arg) || scan_awk(arg) != AwkScan::Clean {
+            return reject();
+        }
+    }
+    Ok(())
+}

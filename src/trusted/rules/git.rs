@@ -1,0 +1,349 @@
+//! git: global options as git.c reads them (exact names, before the subcommand), then each
+//! subcommand's options with git's parse-options rules (`getopt` with negation), and a
+//! decision on what the command will do.
+//!
+//! Refused:
+//! - `-c` and `--config-env` (command-scoped configuration such as `core.pager=sh` or
+//!   `alias.x=!cmd`), `--exec-path` (where git finds its programs), `git config`, and global
+//!   options git does not have (it would refuse them anyway).
+//! - Every subcommand that is not one of git's own: an alias (`alias.x = !cmd`) or a
+//!   `git-<name>` program from the exec path or `PATH`, which the allowlist never approved.
+//! - Subcommands that run programs or commands, and git's internal helpers and servers that
+//!   do (`git_tables::DENIED`: `submodule--helper`, `difftool`, `filter-branch`, `hook`, ...);
+//!   `submodule foreach`, `bisect run`, `rebase --exec`/`-x`, `grep -O`/`--open-files-in-pager`.
+//! - Options that run a program: `--upload-pack`/`-u`, `--receive-pack`, `--exec` (clone,
+//!   fetch, pull, ls-remote, push, send-pack, fetch-pack, archive), `clone --config`/`-c` and
+//!   `--template` (hooks and configuration for the new repository), `-s`/`--strategy` with a
+//!   strategy git does not have (it runs `git-merge-<name>`), and transports that run a
+//!   command or a helper program (`ext::cmd`, `<helper>::address`; `http(s)::` and `ftp(s)::`
+//!   stay accepted) in the subcommands that take a remote address.
+//! - `--output` (diff family, log, format-patch, archive `-o`): it writes to any path.
+//! - `git init --bare`, `--separate-git-dir`, or with `--git-dir`/`--bare` before it: git
+//!   keeps a configuration file already present there, which a redirection could have
+//!   written before the directory was a repository.
+//! - Forms that start an editor (git's default is `vi`, reading commands from the caller's
+//!   stdin when a terminal type is set): `commit` without a message (`-m`, `-F`, `-C`,
+//!   `--no-edit`), `commit -e`/`-c`/`--interactive`/`-p`, annotated `tag` without a message,
+//!   `notes add`/`append` without a message and `notes edit`, `rebase -i`/`--continue`/
+//!   `--edit-todo`, `merge`/`cherry-pick`/`revert` `-e` or `--continue`, interactive
+//!   `add -i`/`-p`/`-e`, `checkout`/`restore`/`reset`/`stash` `-p`, `am -i`,
+//!   `branch --edit-description`, `replace --edit`, `pull --edit`; and `help --web` (a
+//!   browser).
+//! - The same rules apply to `git-<subcommand>` programs run directly (`git-submodule foreach`).
+//!
+//! An option's value is never read as an option (`git grep -A -O` shows `-O` lines of
+//! context), and an option after a value is never missed (`git grep -e -- -OX` runs `X`).
+
+use super::git_tables::{grammar_for, DENIED, KNOWN, STRATEGIES};
+use crate::trusted::getopt::Item;
+
+const CONFIG_OVERRIDE: &str = "git command-scoped config";
+const CONFIG: &str = "git config";
+const EXTERNAL: &str = "git external program";
+const OUTPUT: &str = "git file output";
+const EDITOR: &str = "git editor (the command would start an editor, which reads commands from \
+                      stdin; give the message with -m or -F, or use a non-interactive form)";
+const BARE_INIT: &str = "git init of a bare or separate repository (git keeps a configuration \
+                         file already present there)";
+
+/// Global options that take a value, as the next argument or after `=`.
+const GLOBAL_WITH_VALUE: &[&str] = &[
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--super-prefix",
+    "--attr-source",
+];
+/// Global options without a value.
+const GLOBAL_FLAGS: &[&str] = &[
+    "-p",
+    "--paginate",
+    "-P",
+    "--no-pager",
+    "--no-replace-objects",
+    "--no-lazy-fetch",
+    "--bare",
+    "--literal-pathspecs",
+    "--no-literal-pathspecs",
+    "--glob-pathspecs",
+    "--noglob-pathspecs",
+    "--icase-pathspecs",
+    "--no-optional-locks",
+    "--no-advice",
+    "--html-path",
+    "--man-path",
+    "--info-path",
+    "-h",
+    "--help",
+    "-v",
+    "--version",
+];
+
+/// What the global options said.
+struct Globals {
+    subcommand: Option<usize>,
+    repository_chosen: bool,
+}
+
+fn globals(args: &[String]) -> Result<Globals, String> {
+    let mut repository_chosen = false;
+    let mut i = 0;
+    while i < args.len() {
+        let arg = args[i].as_str();
+        if arg == "--" {
+            let next = (i + 1 < args.len()).then_some(i + 1);
+            return Ok(Globals {
+                subcommand: next,
+                repository_chosen,
+            });
+        }
+        if arg.starts_with("-c") {
+            return Err(CONFIG_OVERRIDE.to_string());
+        }
+        if !arg.starts_with('-') {
+            return Ok(Globals {
+                subcommand: Some(i),
+                repository_chosen,
+            });
+        }
+        let name = arg.split_once('=').map_or(arg, |(n, _)| n);
+        if name == "--exec-path" || name == "--config-env" {
+            return Err(EXTERNAL.to_string());
+        }
+        if name == "--git-dir" || arg == "--bare" {
+            repository_chosen = true;
+        }
+        if arg == "-C" || GLOBAL_WITH_VALUE.contains(&arg) {
+            i += 2;
+        } else if GLOBAL_WITH_VALUE.contains(&name)
+            || GLOBAL_FLAGS.contains(&arg)
+            || name == "--list-cmds"
+        {
+            i += 1;
+        } else {
+            return Err(format!(
+                "git global option {arg} (not one git accepts before the subcommand)"
+            ));
+        }
+    }
+    Ok(Globals {
+        subcommand: None,
+        repository_chosen,
+    })
+}
+
+/// True when `item` is a long option (not negated) naming one of `options`, exactly or by
+/// abbreviation, whether or not the subcommand's table knows it.
+fn long(item: &Item, options: &[&str]) -> bool {
+    match item {
+        Item::Long {
+            candidates,
+            written,
+            negated: false,
+            ..
+        } => {
+            candidates.iter().any(|c| options.contains(c))
+                || (candidates.is_empty()
+                    && !written.is_empty()
+                    && options.iter().any(|o| o.starts_with(written)))
+        }
+        _ => false,
+    }
+}
+
+fn short(item: &Item, letters: &[char]) -> bool {
+    item.short_is(letters)
+}
+
+/// `ext::cmd` runs cmd; any other `<helper>::address` runs `git-remote-<helper>`.
+fn runs_transport(text: &str) -> bool {
+    let Some((helper, _)) = text.split_once("::") else {
+        return false;
+    };
+    let mut chars = helper.chars();
+    let well_formed = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c));
+    well_formed
+        && !["http", "https", "ftp", "ftps"]
+            .iter()
+            .any(|h| h.eq_ignore_ascii_case(helper))
+}
+
+/// Subcommands that take a remote address.
+const TAKES_REMOTE: &[&str] = &[
+    "clone",
+    "fetch",
+    "pull",
+    "push",
+    "ls-remote",
+    "remote",
+    "submodule",
+    "archive",
+    "fetch-pack",
+    "send-pack",
+    "request-pull",
+];
+
+/// Checks a `git-<subcommand>` program run directly: it is `git <subcommand>`. `None` when
+/// the name is not one of git's.
+pub fn check_dashed(program: &str, args: &[String]) -> Option<Result<(), String>> {
+    let sub = program.strip_prefix("git-")?;
+    if !KNOWN.contains(&sub) && !DENIED.contains(&sub) && sub != "config" {
+        return None;
+    }
+    let mut argv = vec![sub.to_string()];
+    argv.extend_from_slice(args);
+    Some(check(&argv))
+}
+
+/// Checks git's arguments.
+pub fn check(args: &[String]) -> Result<(), String> {
+    let globals = globals(args)?;
+    let Some(index) = globals.subcommand else {
+        return Ok(());
+    };
+    let name = args[index].as_str();
+    let rest = &args[index + 1..];
+    if name == "config" {
+        return Err(CONFIG.to_string());
+    }
+    if DENIED.contains(&name) {
+        return Err(EXTERNAL.to_string());
+    }
+    if !KNOWN.contains(&name) {
+        return Err(format!(
+            "git alias or external subcommand {name} (only git's own subcommands are \
+             accepted: an alias or a git-{name} program could run anything)"
+        ));
+    }
+    if TAKES_REMOTE.contains(&name)
+        && rest
+            .iter()
+            .any(|a| runs_transport(a) || a.split_once('=').is_some_and(|(_, v)| runs_transport(v)))
+    {
+        return Err(EXTERNAL.to_string());
+    }
+    let items = grammar_for(name).parse(rest);
+    let any = |f: &dyn Fn(&Item) -> bool| items.iter().any(f);
+    let operands: Vec<&str> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Operand(o) => Some(*o),
+            _ => None,
+        })
+        .collect();
+    // Options that run programs.
+    let external = match name {
+        "clone" => {
+            any(&|i| long(i, &["upload-pack", "config", "template"]) || short(i, &['u', 'c']))
+        }
+        "fetch" | "pull" => any(&|i| long(i, &["upload-pack"])),
+        "ls-remote" => any(&|i| long(i, &["upload-pack", "exec"]) || short(i, &['u'])),
+        "fetch-pack" => any(&|i| long(i, &["upload-pack", "exec"])),
+        "push" | "send-pack" => any(&|i| long(i, &["receive-pack", "exec"])),
+        "archive" => any(&|i| long(i, &["exec"])),
+        "rebase" => any(&|i| long(i, &["exec"]) || short(i, &['x'])),
+        "grep" => any(&|i| long(i, &["open-files-in-pager"]) || short(i, &['O'])),
+        "init" | "init-db" => any(&|i| long(i, &["template"])),
+        "submodule" => rest.iter().any(|a| a == "foreach"),
+        "bisect" => operands.first() == Some(&"run"),
+        "help" => any(&|i| long(i, &["web"]) || short(i, &['w'])),
+        _ => false,
+    };
+    if external {
+        return Err(EXTERNAL.to_string());
+    }
+    // Merge strategies other than git's own run a git-merge-<name> program.
+    let strategy_letter: &[char] = match name {
+        "merge" | "pull" | "rebase" => &['s'],
+        _ => &[],
+    };
+    for item in &items {
+        if (long(item, &["strategy"]) || short(item, strategy_letter))
+            && !item.value().is_some_and(|v| STRATEGIES.contains(&v))
+        {
+            {
+                return Err(format!(
+                    "{EXTERNAL} (merge strategy {}: only {} are built in)",
+                    item.value().unwrap_or(""),
+                    STRATEGIES.join(", ")
+                ));
+            }
+        }
+    }
+    if any(&|i| long(i, &["output"])) || (name == "archive" && any(&|i| short(i, &['o']))) {
+        return Err(OUTPUT.to_string());
+    }
+    if (name == "init" || name == "init-db")
+        && (globals.repository_chosen || any(&|i| long(i, &["bare", "separate-git-dir"])))
+    {
+        return Err(BARE_INIT.to_string());
+    }
+    if starts_editor(name, &items, &operands) {
+        return Err(EDITOR.to_string());
+    }
+    Ok(())
+}
+
+/// True when the command would start an editor.
+fn starts_editor(name: &str, items: &[Item], operands: &[&str]) -> bool {
+    let any = |f: &dyn Fn(&Item) -> bool| items.iter().any(f);
+    let message =
+        |letters: &[char], options: &[&str]| any(&|i| short(i, letters) || long(i, options));
+    match name {
+        "commit" => {
+            let fixup_edits = any(&|i| {
+                long(i, &["fixup"])
+                    && i.value()
+                        .is_some_and(|v| v.starts_with("amend:") || v.starts_with("reword:"))
+            });
+            let no_edit = any(&|i| {
+                matches!(i, Item::Long { candidates, negated: true, .. } if candidates.contains(&"edit"))
+                    || long(i, &["no-edit"])
+            });
+            let edits = fixup_edits
+                || any(&|i| {
+                    short(i, &['e', 'c', 'p'])
+                        || long(i, &["edit", "reedit-message", "interactive", "patch"])
+                });
+            let has_message = no_edit
+                || message(
+                    &['m', 'F', 'C'],
+                    &["message", "file", "reuse-message", "fixup", "dry-run"],
+                );
+            edits || !has_message
+        }
+        "tag" => {
+            let annotated = any(&|i| {
+                short(i, &['a', 's', 'u']) || long(i, &["annotate", "sign", "local-user"])
+            });
+            any(&|i| short(i, &['e']) || long(i, &["edit"]))
+                || (annotated && !message(&['m', 'F'], &["message", "file"]))
+        }
+        "notes" => match operands.first().copied() {
+            Some("edit") => true,
+            Some("add") | Some("append") => {
+                any(&|i| short(i, &['c', 'e']) || long(i, &["reedit-message", "edit"]))
+                    || !message(&['m', 'F', 'C'], &["message", "file", "reuse-message"])
+            }
+            _ => false,
+        },
+        "add" | "stage" => {
+            any(&|i| short(i, &['p', 'i', 'e']) || long(i, &["patch", "interactive", "edit"]))
+        }
+        "checkout" | "restore" | "reset" | "stash" => {
+            any(&|i| short(i, &['p']) || long(i, &["patch"]))
+        }
+        "rebase" => {
+            any(&|i| short(i, &['i']) || long(i, &["interactive", "edit-todo", "continue"]))
+        }
+        "merge" | "cherry-pick" | "revert" => {
+            any(&|i| short(i, &['e']) || long(i, &["edit", "continue"]))
+        }
+        "am" => any(&|i| short(i, &['i']) || long(i, &["interactive"])),
+        "replace" => any(&|i| short(i, &['e']) || long(i, &["edit"])),
+        "pull" => any(&|i| short(i, &['e']) || long(i, &["edit"])),
+        "branch" => any(&|i| long(i, &["edit-description"])),
+        _ => false,
+    }
+}

@@ -1,0 +1,509 @@
+//! git's subcommands and the option grammars of the subcommands the rules read closely.
+//!
+//! A grammar lists the options that take a value (so that a value is never read as an
+//! option, and an option after a value is never missed) and the options a rule looks at.
+//! An option missing from a table is read as taking no value, so the argument after it is
+//! still examined: an incomplete table can only refuse more, never less.
+
+use crate::trusted::getopt::{Arg, Grammar};
+
+use Arg::{No, Optional as Opt, Required as Req};
+
+/// git's own commands, other than those refused outright; anything else is an alias or a
+/// `git-<name>` program found in the exec path or `PATH`.
+pub const KNOWN: &[&str] = &[
+    "add",
+    "am",
+    "annotate",
+    "apply",
+    "archive",
+    "bisect",
+    "blame",
+    "branch",
+    "bugreport",
+    "bundle",
+    "cat-file",
+    "check-attr",
+    "check-ignore",
+    "check-mailmap",
+    "check-ref-format",
+    "checkout",
+    "checkout-index",
+    "cherry",
+    "cherry-pick",
+    "clean",
+    "clone",
+    "column",
+    "commit",
+    "commit-graph",
+    "commit-tree",
+    "count-objects",
+    "describe",
+    "diagnose",
+    "diff",
+    "diff-files",
+    "diff-index",
+    "diff-tree",
+    "fast-export",
+    "fast-import",
+    "fetch",
+    "fetch-pack",
+    "fmt-merge-msg",
+    "for-each-ref",
+    "format-patch",
+    "fsck",
+    "fsck-objects",
+    "gc",
+    "get-tar-commit-id",
+    "grep",
+    "hash-object",
+    "help",
+    "index-pack",
+    "init",
+    "init-db",
+    "interpret-trailers",
+    "log",
+    "ls-files",
+    "ls-remote",
+    "ls-tree",
+    "mailinfo",
+    "mailsplit",
+    "merge",
+    "merge-base",
+    "merge-file",
+    "merge-tree",
+    "mktag",
+    "mktree",
+    "multi-pack-index",
+    "mv",
+    "name-rev",
+    "notes",
+    "pack-objects",
+    "pack-redundant",
+    "pack-refs",
+    "patch-id",
+    "prune",
+    "prune-packed",
+    "pull",
+    "push",
+    "range-diff",
+    "read-tree",
+    "rebase",
+    "reflog",
+    "refs",
+    "remote",
+    "repack",
+    "replace",
+    "replay",
+    "request-pull",
+    "rerere",
+    "reset",
+    "restore",
+    "rev-list",
+    "rev-parse",
+    "revert",
+    "rm",
+    "send-pack",
+    "shortlog",
+    "show",
+    "show-branch",
+    "show-index",
+    "show-ref",
+    "sparse-checkout",
+    "stage",
+    "stash",
+    "status",
+    "stripspace",
+    "submodule",
+    "switch",
+    "symbolic-ref",
+    "tag",
+    "unpack-file",
+    "unpack-objects",
+    "update-index",
+    "update-ref",
+    "update-server-info",
+    "var",
+    "verify-commit",
+    "verify-pack",
+    "verify-tag",
+    "version",
+    "whatchanged",
+    "worktree",
+    "write-tree",
+];
+
+/// Subcommands that exist to run programs or commands, git's internal helpers that do, and
+/// servers: difftool and mergetool (diff/merge tools), filter-branch and filter-repo (filter
+/// code), send-email (`--sendmail-cmd`), instaweb and web--browse (servers and browsers),
+/// daemon (`--access-hook`), submodule--helper (`foreach` runs a command), for-each-repo
+/// (runs git with any global options in each repository), hook (runs hooks), merge-index
+/// (runs the merge program it is given), credential and its helpers (print and store
+/// credentials), shell, upload-pack, receive-pack, upload-archive and http-backend (server
+/// sides that run hooks), remote-ext and remote-fd (transports; ext runs its address),
+/// fsmonitor--daemon, maintenance (installs cron or systemd timers), imap-send (its tunnel runs
+/// a command), and the scripts' internals.
+pub const DENIED: &[&str] = &[
+    "difftool",
+    "difftool--helper",
+    "mergetool",
+    "mergetool--lib",
+    "merge-one-file",
+    "merge-octopus",
+    "merge-resolve",
+    "filter-branch",
+    "filter-repo",
+    "send-email",
+    "instaweb",
+    "web--browse",
+    "daemon",
+    "submodule--helper",
+    "for-each-repo",
+    "hook",
+    "merge-index",
+    "credential",
+    "credential-store",
+    "credential-cache",
+    "credential-cache--daemon",
+    "credential-netrc",
+    "credential-libsecret",
+    "credential-osxkeychain",
+    "shell",
+    "upload-pack",
+    "receive-pack",
+    "upload-archive",
+    "upload-archive--writer",
+    "http-backend",
+    "http-fetch",
+    "http-push",
+    "remote-ext",
+    "remote-fd",
+    "fsmonitor--daemon",
+    "maintenance",
+    "imap-send",
+    "sh-setup",
+    "sh-i18n",
+    "sh-i18n--envsubst",
+    "cvsserver",
+    "archimport",
+    "cvsimport",
+    "cvsexportcommit",
+    "quiltimport",
+    "p4",
+    "svn",
+];
+
+/// Merge strategies built into git; any other `-s NAME` runs a `git-merge-NAME` program.
+pub const STRATEGIES: &[&str] = &["ort", "recursive", "resolve", "octopus", "ours", "subtree"];
+
+const fn grammar(short: &'static [(char, Arg)], long: &'static [(&'static str, Arg)]) -> Grammar {
+    Grammar {
+        short,
+        long,
+        stop_at_operand: false,
+        w_long: false,
+        negation: true,
+    }
+}
+
+const FETCH_LONG: &[(&str, Arg)] = &[
+    ("upload-pack", Req),
+    ("depth", Req),
+    ("deepen", Req),
+    ("shallow-since", Req),
+    ("shallow-exclude", Req),
+    ("refmap", Req),
+    ("server-option", Req),
+    ("negotiation-tip", Req),
+    ("filter", Req),
+    ("jobs", Req),
+    ("submodule-prefix", Req),
+    ("recurse-submodules-default", Req),
+    ("recurse-submodules", Opt),
+    ("update-head-ok", No),
+    ("update-shallow", No),
+    ("unshallow", No),
+];
+
+const PULL_LONG: &[(&str, Arg)] = &[
+    ("upload-pack", Req),
+    ("depth", Req),
+    ("deepen", Req),
+    ("shallow-since", Req),
+    ("shallow-exclude", Req),
+    ("refmap", Req),
+    ("server-option", Req),
+    ("negotiation-tip", Req),
+    ("jobs", Req),
+    ("strategy", Req),
+    ("strategy-option", Req),
+    ("cleanup", Req),
+    ("rebase", Opt),
+    ("gpg-sign", Opt),
+    ("log", Opt),
+    ("recurse-submodules", Opt),
+    ("update-shallow", No),
+    ("unshallow", No),
+];
+
+const CLONE_LONG: &[(&str, Arg)] = &[
+    ("template", Req),
+    ("reference", Req),
+    ("reference-if-able", Req),
+    ("origin", Req),
+    ("branch", Req),
+    ("upload-pack", Req),
+    ("depth", Req),
+    ("shallow-since", Req),
+    ("shallow-exclude", Req),
+    ("separate-git-dir", Req),
+    ("config", Req),
+    ("server-option", Req),
+    ("jobs", Req),
+    ("filter", Req),
+    ("bundle-uri", Req),
+    ("ref-format", Req),
+    ("recurse-submodules", Opt),
+];
+
+const PUSH_LONG: &[(&str, Arg)] = &[
+    ("receive-pack", Req),
+    ("exec", Req),
+    ("repo", Req),
+    ("push-option", Req),
+    ("recurse-submodules", Req),
+    ("signed", Opt),
+    ("force-with-lease", Opt),
+    ("force-if-includes", No),
+];
+
+const LS_REMOTE_LONG: &[(&str, Arg)] = &[
+    ("upload-pack", Req),
+    ("exec", Req),
+    ("server-option", Req),
+    ("sort", Req),
+    ("exit-code", No),
+];
+
+const PACK_LONG: &[(&str, Arg)] = &[
+    ("upload-pack", Req),
+    ("receive-pack", Req),
+    ("exec", Req),
+    ("depth", Req),
+    ("shallow-since", Req),
+    ("shallow-exclude", Req),
+    ("remote", Req),
+    ("signed", Opt),
+];
+
+const ARCHIVE_LONG: &[(&str, Arg)] = &[
+    ("format", Req),
+    ("prefix", Req),
+    ("output", Req),
+    ("remote", Req),
+    ("exec", Req),
+    ("add-file", Req),
+    ("add-virtual-file", Req),
+    ("mtime", Req),
+];
+
+const REBASE_LONG: &[(&str, Arg)] = &[
+    ("onto", Req),
+    ("exec", Req),
+    ("strategy", Req),
+    ("strategy-option", Req),
+    ("whitespace", Req),
+    ("empty", Req),
+    ("rebase-merges", Opt),
+    ("gpg-sign", Opt),
+    ("interactive", No),
+    ("edit-todo", No),
+    ("continue", No),
+];
+
+const GREP_LONG: &[(&str, Arg)] = &[
+    ("max-depth", Req),
+    ("after-context", Req),
+    ("before-context", Req),
+    ("context", Req),
+    ("threads", Req),
+    ("max-count", Req),
+    ("open-files-in-pager", Opt),
+    ("color", Opt),
+    ("or", No),
+    ("and", No),
+    ("not", No),
+];
+
+const COMMIT_LONG: &[(&str, Arg)] = &[
+    ("message", Req),
+    ("file", Req),
+    ("reuse-message", Req),
+    ("reedit-message", Req),
+    ("fixup", Req),
+    ("squash", Req),
+    ("template", Req),
+    ("author", Req),
+    ("date", Req),
+    ("cleanup", Req),
+    ("trailer", Req),
+    ("pathspec-from-file", Req),
+    ("gpg-sign", Opt),
+    ("untracked-files", Opt),
+    ("edit", No),
+    ("no-edit", No),
+    ("interactive", No),
+    ("patch", No),
+    ("amend", No),
+    ("dry-run", No),
+];
+
+const TAG_LONG: &[(&str, Arg)] = &[
+    ("message", Req),
+    ("file", Req),
+    ("local-user", Req),
+    ("sort", Req),
+    ("format", Req),
+    ("cleanup", Req),
+    ("trailer", Req),
+    ("contains", Opt),
+    ("no-contains", Opt),
+    ("merged", Opt),
+    ("no-merged", Opt),
+    ("points-at", Opt),
+    ("color", Opt),
+    ("column", Opt),
+    ("annotate", No),
+    ("sign", No),
+    ("edit", No),
+];
+
+const MERGE_LONG: &[(&str, Arg)] = &[
+    ("message", Req),
+    ("file", Req),
+    ("strategy", Req),
+    ("strategy-option", Req),
+    ("into-name", Req),
+    ("cleanup", Req),
+    ("mainline", Req),
+    ("gpg-sign", Opt),
+    ("log", Opt),
+    ("edit", No),
+    ("continue", No),
+];
+
+const NOTES_LONG: &[(&str, Arg)] = &[
+    ("ref", Req),
+    ("message", Req),
+    ("file", Req),
+    ("reuse-message", Req),
+    ("reedit-message", Req),
+    ("separator", Opt),
+    ("edit", No),
+];
+
+const PATCH_LONG: &[(&str, Arg)] = &[
+    ("message", Req),
+    ("chmod", Req),
+    ("pathspec-from-file", Req),
+    ("source", Req),
+    ("conflict", Req),
+    ("patch", No),
+    ("interactive", No),
+    ("edit", No),
+];
+
+const LOG_LONG: &[(&str, Arg)] = &[
+    ("output", Req),
+    ("grep", Req),
+    ("author", Req),
+    ("committer", Req),
+    ("since", Req),
+    ("after", Req),
+    ("until", Req),
+    ("before", Req),
+    ("max-count", Req),
+    ("skip", Req),
+    ("format", Req),
+    ("pretty", Opt),
+    ("output-directory", Req),
+    ("subject-prefix", Req),
+    ("in-reply-to", Req),
+    ("to", Req),
+    ("cc", Req),
+    ("from", Opt),
+];
+
+/// The grammar for a subcommand (a generic one for those the rules do not read closely).
+pub fn grammar_for(subcommand: &str) -> Grammar {
+    match subcommand {
+        "fetch" => grammar(&[('j', Req), ('o', Req)], FETCH_LONG),
+        "pull" => grammar(
+            &[('j', Req), ('o', Req), ('s', Req), ('X', Req), ('S', Opt)],
+            PULL_LONG,
+        ),
+        "clone" => grammar(
+            &[('o', Req), ('b', Req), ('u', Req), ('c', Req), ('j', Req)],
+            CLONE_LONG,
+        ),
+        "push" => grammar(&[('o', Req)], PUSH_LONG),
+        "ls-remote" => grammar(&[('o', Req), ('u', Req)], LS_REMOTE_LONG),
+        "send-pack" | "fetch-pack" => grammar(&[], PACK_LONG),
+        "archive" => grammar(&[('o', Req)], ARCHIVE_LONG),
+        "rebase" => grammar(
+            &[('s', Req), ('X', Req), ('x', Req), ('C', Req), ('S', Opt)],
+            REBASE_LONG,
+        ),
+        "grep" => grammar(
+            &[
+                ('A', Req),
+                ('B', Req),
+                ('C', Req),
+                ('e', Req),
+                ('f', Req),
+                ('m', Req),
+                ('O', Opt),
+            ],
+            GREP_LONG,
+        ),
+        "commit" => grammar(
+            &[
+                ('m', Req),
+                ('F', Req),
+                ('C', Req),
+                ('c', Req),
+                ('t', Req),
+                ('S', Opt),
+                ('u', Opt),
+            ],
+            COMMIT_LONG,
+        ),
+        "tag" => grammar(&[('m', Req), ('F', Req), ('u', Req), ('n', Opt)], TAG_LONG),
+        "merge" => grammar(
+            &[('m', Req), ('F', Req), ('s', Req), ('X', Req), ('S', Opt)],
+            MERGE_LONG,
+        ),
+        // `-s` is --signoff here, `-m` the mainline.
+        "cherry-pick" | "revert" => grammar(&[('m', Req), ('X', Req), ('S', Opt)], MERGE_LONG),
+        "notes" => grammar(
+            &[('m', Req), ('F', Req), ('C', Req), ('c', Req)],
+            NOTES_LONG,
+        ),
+        // Each with its own letters: `-m` is a message for stash and --merge (no value) for
+        // checkout and switch.
+        "add" | "stage" | "reset" => grammar(&[], PATCH_LONG),
+        "checkout" => grammar(&[('b', Req), ('B', Req)], PATCH_LONG),
+        "switch" => grammar(&[('c', Req), ('C', Req)], PATCH_LONG),
+        "restore" => grammar(&[('s', Req)], PATCH_LONG),
+        "stash" => grammar(&[('m', Req)], PATCH_LONG),
+        "log" | "show" | "whatchanged" | "rev-list" => {
+            grammar(&[('n', Req), ('S', Req), ('G', Req), ('L', Req)], LOG_LONG)
+        }
+        "diff" | "diff-tree" | "diff-index" | "diff-files" | "range-diff" => {
+            grammar(&[('S', Req), ('G', Req)], LOG_LONG)
+        }
+        // `-n` is --numbered here.
+        "format-patch" => grammar(&[('o', Req), ('S', Req), ('G', Req)], LOG_LONG),
+        _ => grammar(&[], LOG_LONG),
+    }
+}

@@ -1,0 +1,74 @@
+//! sort (GNU): options are read with getopt_long (clusters, values that look like options,
+//! abbreviations, options after operands until a separate `--`).
+//!
+//! Refused (the original's rule): `-o`/`--output` and `-T`/`--temporary-directory` (paths
+//! outside the contained redirections), `--compress-program` (runs a program) and
+//! `--files0-from` (reads the file list from a file). An ambiguous prefix that could be one
+//! of them (`--c`) is refused too; sort would refuse it anyway.
+
+use crate::trusted::getopt::{Arg, Grammar};
+
+const REASON: &str = "sort external program or path option";
+
+const GRAMMAR: Grammar = Grammar {
+    short: &[
+        ('k', Arg::Required),
+        ('o', Arg::Required),
+        ('S', Arg::Required),
+        ('t', Arg::Required),
+        ('T', Arg::Required),
+        ('y', Arg::Required),
+    ],
+    long: &[
+        ("batch-size", Arg::Required),
+        ("buffer-size", Arg::Required),
+        ("check", Arg::Optional),
+        ("compress-program", Arg::Required),
+        ("debug", Arg::No),
+        ("dictionary-order", Arg::No),
+        ("field-separator", Arg::Required),
+        ("files0-from", Arg::Required),
+        ("general-numeric-sort", Arg::No),
+        ("help", Arg::No),
+        ("human-numeric-sort", Arg::No),
+        ("ignore-case", Arg::No),
+        ("ignore-leading-blanks", Arg::No),
+        ("ignore-nonprinting", Arg::No),
+        ("key", Arg::Required),
+        ("merge", Arg::No),
+        ("month-sort", Arg::No),
+        ("numeric-sort", Arg::No),
+        ("output", Arg::Required),
+        ("parallel", Arg::Required),
+        ("random-sort", Arg::No),
+        ("random-source", Arg::Required),
+        ("reverse", Arg::No),
+        ("sort", Arg::Required),
+        ("stable", Arg::No),
+        ("temporary-directory", Arg::Required),
+        ("unique", Arg::No),
+        ("version", Arg::No),
+        ("version-sort", Arg::No),
+        ("zero-terminated", Arg::No),
+    ],
+    stop_at_operand: false,
+    w_long: false,
+    negation: false,
+};
+
+const PROHIBITED_LONG: &[&str] = &[
+    "compress-program",
+    "files0-from",
+    "output",
+    "temporary-directory",
+];
+
+/// Checks sort's arguments.
+pub fn check(args: &[String]) -> Result<(), String> {
+    for item in GRAMMAR.parse(args) {
+        if item.long_is(PROHIBITED_LONG) || item.short_is(&['o', 'T']) {
+            return Err(REASON.to_string());
+        }
+    }
+    Ok(())
+}
