@@ -83,6 +83,9 @@ pub struct Call {
     pub progress: Option<Progress>,
     /// Where the answer goes.
     pub respond: Responder,
+    /// The client's name (`clientInfo.name` at `initialize`, or in the request's `_meta`):
+    /// the default `yield_ms` stays below that client's request timeout (`clients`).
+    pub client: Option<Arc<str>>,
 }
 
 impl Call {

@@ -78,6 +78,8 @@ pub struct Config {
     pub shell: String,
     /// Default and ceiling of `exec`'s `yield_ms`.
     pub default_yield_ms: u64,
+    /// Whether the operator set `default_yield_ms` (then no client's timeout lowers it).
+    pub default_yield_explicit: bool,
     /// Ceiling of `yield_ms` (never above 55000).
     pub max_yield_ms: u64,
     /// Default `timeout_ms` of `exec` (0 = unlimited).
@@ -424,9 +426,49 @@ pub fn parse(args: &[OsString], env: Vec<(OsString, OsString)>) -> Result<Parsed
     build(&raw, env).map(|c| Parsed::Run(Box::new(c)))
 }
 
+/// The subcommands of the built-in client (`cli`).
+pub const SUBCOMMANDS: [&str; 3] = ["call", "tools", "check"];
+
+/// Splits the arguments into the options (for [`parse`]) and a subcommand with its own
+/// arguments, when one is named: `yieldshell [OPTIONS] SUBCOMMAND ARGS...`. Options are
+/// recognised by their flags (a flag's value is skipped), so the first other word ends them.
+pub fn split_subcommand(args: &[OsString]) -> (Vec<OsString>, Option<(String, Vec<OsString>)>) {
+    let mut i = 0;
+    while i < args.len() {
+        let Some(arg) = args[i].to_str() else {
+            break;
+        };
+        if let Some(sub) = SUBCOMMANDS.iter().find(|s| **s == arg) {
+            return (
+                args[..i].to_vec(),
+                Some((sub.to_string(), args[i + 1..].to_vec())),
+            );
+        }
+        let takes_value = !arg.contains('=') && OPTIONS.iter().any(|o| o.flag == arg);
+        if !arg.starts_with('-') {
+            break;
+        }
+        i += if takes_value { 2 } else { 1 };
+    }
+    (args.to_vec(), None)
+}
+
 fn help() -> String {
     let mut s = format!(
-        "yieldshell {}: an MCP shell server over stdio\n\nUsage: yieldshell [OPTIONS]\n\n\
+        "yieldshell {}: an MCP shell server over stdio\n\n\
+         Usage:\n  yieldshell [OPTIONS]                      serve MCP on stdin and stdout\n  \
+         yieldshell [OPTIONS] call TOOL ['JSON']    run one tool call, print its result\n  \
+         yieldshell [OPTIONS] tools [--json]        list the tools of this configuration\n  \
+         yieldshell [OPTIONS] check COMMAND...      say whether a command would be allowed\n\n\
+         Examples:\n  \
+         yieldshell call exec '{{\"command\":\"ls -l\",\"side_effects\":[\"NONE\"]}}'\n  \
+         yieldshell call exec '{{\"command\":\"make test\"}}'   (side_effects defaults to [\"UNKNOWN\"])\n  \
+         yieldshell call ps\n  \
+         ALLOW_COMMANDS=git,ls yieldshell tools --json\n  \
+         ALLOW_COMMANDS=git,ls yieldshell check git log --oneline\n  \
+         ALLOW_COMMANDS=git,ls yieldshell check 'ls -l | wc -l'\n\n\
+         `call` exits 0, 1 when the result is an error, 2 for bad usage; `check` runs nothing\n\
+         and exits 0 when the command is allowed, 1 when it is refused.\n\n\
          Every option can also be set by its environment variable; a flag wins.\n\nOptions:\n",
         env!("CARGO_PKG_VERSION")
     );
@@ -601,6 +643,7 @@ fn build(
         allowed_cwds,
         shell,
         default_yield_ms: r.int("YIELDSHELL_DEFAULT_YIELD_MS", 0, u64::MAX)?,
+        default_yield_explicit: r.get("YIELDSHELL_DEFAULT_YIELD_MS").is_some(),
         max_yield_ms,
         default_timeout_ms: r.int("YIELDSHELL_DEFAULT_TIMEOUT_MS", 0, u64::MAX / 4)?,
         max_output_bytes: r.int("YIELDSHELL_MAX_OUTPUT_BYTES", 1, 1 << 40)? as usize,

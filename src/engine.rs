@@ -287,7 +287,13 @@ impl Engine {
             cancel,
             progress,
             respond,
+            client,
         } = call;
+        let default_yield_ms = crate::clients::default_yield_ms(
+            self.config.default_yield_ms,
+            self.config.default_yield_explicit,
+            client.as_deref(),
+        );
         let engine = self.clone();
         let finish = move |answer: Option<Answer>, proc: Option<&Proc>| {
             record.duration_ms = started.elapsed().as_millis() as u64;
@@ -295,14 +301,15 @@ impl Engine {
             engine.audit.record(&record);
             respond.send(answer);
         };
-        self.exec_start(args, cwd, (cancel, progress), started, Box::new(finish));
+        let waiting = (cancel, progress, default_yield_ms);
+        self.exec_start(args, cwd, waiting, started, Box::new(finish));
     }
 
     fn exec_start(
         self: &Arc<Self>,
         args: ExecArgs,
         cwd: Result<PathBuf, String>,
-        (cancel, progress): (Arc<Cancel>, Option<Progress>),
+        (cancel, progress, default_yield_ms): (Arc<Cancel>, Option<Progress>, u64),
         started: Instant,
         finish: ExecDone,
     ) {
@@ -338,7 +345,7 @@ impl Engine {
         cancel.attach(&proc);
         let yield_ms = args
             .yield_ms
-            .unwrap_or(self.config.default_yield_ms)
+            .unwrap_or(default_yield_ms)
             .min(self.config.max_yield_ms);
         let deadline = started + Duration::from_millis(yield_ms);
         // The output part is what `read` from the oldest byte would return.

@@ -35,6 +35,8 @@ pub(crate) mod log;
 pub(crate) mod audit;
 pub(crate) mod budget;
 pub(crate) mod call;
+pub(crate) mod cli;
+pub(crate) mod clients;
 pub(crate) mod config;
 pub(crate) mod engine;
 pub(crate) mod guardian;
@@ -81,6 +83,14 @@ pub fn main() -> ExitCode {
         return guardian::main(&args[1..]);
     }
     let env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
+    if let (options, Some((name, rest))) = config::split_subcommand(&args) {
+        let outcome = cli::main(&name, &rest, &options, env);
+        // The built-in client's output: no server runs, so stdout is ours.
+        let _ = std::io::stdout()
+            .lock()
+            .write_all(outcome.stdout.as_bytes());
+        return ExitCode::from(outcome.code);
+    }
     match config::parse(&args, env) {
         Ok(config::Parsed::Print(text)) => {
             // Help and version are not the protocol: the server is not running.

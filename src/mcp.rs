@@ -16,6 +16,8 @@ use crate::engine::{BadCommand, Engine};
 use crate::results::{ErrorKind, ToolError};
 
 mod args;
+pub(crate) mod client;
+pub(crate) mod modern;
 mod render;
 mod schema;
 mod tools;
@@ -45,6 +47,8 @@ pub enum ProtocolVersion {
     V2025_06_18,
     /// 2025-11-25.
     V2025_11_25,
+    /// 2026-07-28: stateless, served per request (`modern`), never through `initialize`.
+    V2026_07_28,
 }
 
 impl ProtocolVersion {
@@ -55,12 +59,18 @@ impl ProtocolVersion {
             ProtocolVersion::V2025_03_26 => "2025-03-26",
             ProtocolVersion::V2025_06_18 => "2025-06-18",
             ProtocolVersion::V2025_11_25 => "2025-11-25",
+            ProtocolVersion::V2026_07_28 => "2026-07-28",
         }
     }
 
-    /// The version named `name`, if we speak it.
+    /// The legacy version named `name`, if we speak it (the ones `initialize` negotiates).
     pub fn parse(name: &str) -> Option<ProtocolVersion> {
         VERSIONS.iter().copied().find(|v| v.as_str() == name)
+    }
+
+    /// Whether this is the stateless era (2026-07-28), whose results carry `resultType`.
+    pub fn is_modern(self) -> bool {
+        self == ProtocolVersion::V2026_07_28
     }
 
     /// Whether JSON-RPC batches are accepted (2025-03-26 only).
@@ -69,7 +79,8 @@ impl ProtocolVersion {
     }
 }
 
-/// Protocol versions we speak, newest first.
+/// The legacy protocol versions we speak (negotiated by `initialize`), newest first. The
+/// modern one, [`ProtocolVersion::V2026_07_28`], is served statelessly (`modern`).
 pub const VERSIONS: &[ProtocolVersion] = &[
     ProtocolVersion::V2025_11_25,
     ProtocolVersion::V2025_06_18,
@@ -96,8 +107,8 @@ pub fn has_annotations(version: ProtocolVersion) -> bool {
     version >= ProtocolVersion::V2025_03_26
 }
 
-/// The `initialize` result.
-pub fn initialize_result(version: ProtocolVersion) -> Value {
+/// The `initialize` result; `yield_ms` is the default yield for this client.
+pub fn initialize_result(version: ProtocolVersion, yield_ms: u64) -> Value {
     let mut info = json!({"name": "yieldshell", "version": env!("CARGO_PKG_VERSION")});
     if has_structured(version) {
         info["title"] = Value::from("yieldshell: shell with auto-yield");
@@ -106,13 +117,25 @@ pub fn initialize_result(version: ProtocolVersion) -> Value {
         "protocolVersion": version.as_str(),
         "capabilities": {"tools": {"listChanged": false}},
         "serverInfo": info,
-        "instructions": "Run shell commands with exec. A command still running after yield_ms \
-            keeps running in the background and exec returns its process_id: follow its output \
-            with read (pass next_seq back as since_seq to get only new output), block with wait \
-            (optionally until a regex matches), send input with write, and end it with stop. \
-            ps lists processes; cleanup forgets finished ones.",
+        "instructions": instructions(yield_ms),
     })
 }
+/// How to use the tools, in three sentences; `yield_ms` is the default yield.
+pub fn instructions(yield_ms: u64) -> String {
+    let after = if yield_ms.is_multiple_of(1000) {
+        format!("{} s", yield_ms / 1000)
+    } else {
+        format!("{yield_ms} ms")
+    };
+    format!(
+        "Run shell commands with exec. A command still running after {after} (or the call's \
+         yield_ms) keeps running in the background and exec returns its process_id: follow \
+         its output with read (pass next_seq back as since_seq to get only new output), block \
+         with wait (optionally until a regex matches), send input with write, and end it with \
+         stop. ps lists processes; cleanup forgets finished ones."
+    )
+}
+
 /// The `tools/list` result for the enabled tools and the negotiated version.
 pub fn tools_list(enabled: &[&str], version: ProtocolVersion) -> Value {
     let mut tools = Vec::new();
@@ -165,6 +188,9 @@ pub fn call_result(reply: Reply, version: ProtocolVersion) -> Value {
         r.insert("structuredContent".into(), object);
     }
     r.insert("isError".into(), Value::Bool(reply.is_error));
+    if version.is_modern() {
+        r.insert("resultType".into(), Value::from("complete"));
+    }
     Value::Object(r)
 }
 
@@ -211,6 +237,9 @@ pub fn call_response_line(id: &Value, reply: Reply, version: ProtocolVersion) ->
         }
     }
     line.push(b']');
+    if version.is_modern() {
+        line.extend_from_slice(b",\"resultType\":\"complete\"");
+    }
     line.extend_from_slice(if reply.is_error {
         b",\"isError\":true}}"
     } else {

@@ -32,6 +32,7 @@ use crate::call::{Call, Cancel, Done, Progress, Responder};
 use crate::config::Config;
 use crate::engine::{BadCommand, Engine};
 use crate::jsonrpc::{self, IncomingRaw, RequestId};
+use crate::mcp::modern::{self, Era};
 use crate::mcp::{self, ProtocolVersion};
 use crate::pool::Pool;
 use crate::reaper::Reaper;
@@ -41,11 +42,21 @@ struct Server {
     engine: Arc<Engine>,
     out: Outbox,
     version: Mutex<Option<ProtocolVersion>>,
+    /// `clientInfo.name` from `initialize`.
+    client: Mutex<Option<Arc<str>>>,
     inflight: Mutex<HashMap<String, Arc<Cancel>>>,
     idle: Condvar,
     batches: std::sync::atomic::AtomicU64,
     /// Bytes of jobs waiting for a worker (`budget`).
     queued: Arc<Budget>,
+}
+
+/// The era a request is served in: its protocol version, the client's name, and whether
+/// it is a stateless 2026-07-28 request.
+struct CallEra {
+    version: ProtocolVersion,
+    client: Option<Arc<str>>,
+    modern: bool,
 }
 
 struct Shutdown {
@@ -214,6 +225,66 @@ pub fn serve_in_memory(config: Config, drain: Duration) -> io::Result<MemoryClie
     Ok(client)
 }
 
+/// Runs one tool call in-process, for the built-in client (`yieldshell call`): the same
+/// engine and configuration as the server, driven over the in-memory transport as a client
+/// would (`initialize`, then `tools/call`). Returns the call's `CallToolResult`, after
+/// stopping whatever the call left running; a JSON-RPC error comes back as `Err`.
+pub(crate) fn call_once(config: Config, tool: &str, arguments: Value) -> Result<Value, String> {
+    crate::log::set_level(config.log_level);
+    if let Err(e) = crate::sys::set_dumpable(false) {
+        crate::warn!("cannot mark the process non-dumpable: {e}");
+    }
+    crate::sys::cloexec_from(3);
+    let marker_prefix = crate::stamp::new_marker_prefix();
+    crate::guardian::configure(marker_prefix.clone());
+    let _ = crate::sys::set_child_subreaper();
+    let engine = start_engine(Arc::new(config), marker_prefix)
+        .map_err(|_| "the engine did not start (see above)".to_string())?;
+    let (outbox, input, client) = transport::memory();
+    let server = Server::new(engine.clone(), outbox);
+    let serving = std::thread::Builder::new()
+        .name("memory-server".into())
+        .spawn(move || server.serve(&input))
+        .map_err(|e| format!("cannot start the server thread: {e}"))?;
+    let requests = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": mcp::LATEST.as_str(), "capabilities": {},
+            "clientInfo": {"name": "yieldshell-cli", "version": env!("CARGO_PKG_VERSION")}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": tool, "arguments": arguments}}),
+    ];
+    for request in &requests {
+        let line = jsonrpc::to_line(request);
+        if client.to_server.send(Input::Line(line)).is_err() {
+            return Err("the in-process server stopped".into());
+        }
+    }
+    let mut answer = Err("the in-process server gave no answer".to_string());
+    for line in client.from_server.iter() {
+        let Ok(message) = serde_json::from_slice::<Value>(&line) else {
+            continue;
+        };
+        if message.get("id") != Some(&json!(2)) {
+            continue;
+        }
+        answer = match (message.get("result"), message.get("error")) {
+            (Some(result), _) => Ok(result.clone()),
+            (None, Some(error)) => Err(error
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("unknown error")
+                .to_string()),
+            (None, None) => Err(format!("a malformed answer: {message}")),
+        };
+        break;
+    }
+    drop(client);
+    let _ = serving.join();
+    engine.shutdown(Duration::from_millis(1000), Duration::from_millis(1600));
+    answer
+}
+
 /// Turns SIGTERM, SIGINT and SIGHUP into shutdown. (SIGCHLD goes straight to the reaper.)
 fn start_signals(shutdown: Arc<Shutdown>) -> io::Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
@@ -236,6 +307,7 @@ impl Server {
             engine,
             out,
             version: Mutex::new(None),
+            client: Mutex::new(None),
             inflight: Mutex::new(HashMap::new()),
             idle: Condvar::new(),
             batches: Default::default(),
@@ -435,15 +507,37 @@ impl Server {
                         return Answer::Now(Some(error));
                     }
                 };
+                let era = match modern::era(&map) {
+                    Ok(era) => era,
+                    Err(e) => {
+                        let mut error = jsonrpc::error(Some(&id), e.code, &e.message);
+                        if let Some(data) = e.data {
+                            error["error"]["data"] = data;
+                        }
+                        return Answer::Now(Some(error));
+                    }
+                };
+                let era = match era {
+                    Era::Legacy => CallEra {
+                        version: self.version(),
+                        client: self.client.lock().clone(),
+                        modern: false,
+                    },
+                    Era::Modern { client } => CallEra {
+                        version: ProtocolVersion::V2026_07_28,
+                        client: client.map(Arc::from),
+                        modern: true,
+                    },
+                };
                 if method == "tools/call" {
                     let [arguments] = params.map_or([None], |p| jsonrpc::fields(p, ["arguments"]));
-                    return match self.tools_call(id, map, arguments, to) {
+                    return match self.tools_call(id, map, arguments, to, era) {
                         Err(error) => Answer::Now(Some(error)),
                         Ok(None) => Answer::Later,
                         Ok(Some((bytes, job))) => Answer::Queue(bytes, job),
                     };
                 }
-                self.request(id, &method, map)
+                self.request(id, &method, map, &era)
             }
             IncomingRaw::Notification { method, params } => {
                 if method == "notifications/cancelled" {
@@ -470,14 +564,41 @@ impl Server {
         }
     }
 
-    fn request(self: &Arc<Self>, id: Value, method: &str, params: Map<String, Value>) -> Answer {
+    fn request(
+        self: &Arc<Self>,
+        id: Value,
+        method: &str,
+        params: Map<String, Value>,
+        era: &CallEra,
+    ) -> Answer {
+        let config = &self.engine.config;
         let result = match method {
-            "ping" => json!({}),
-            "initialize" => {
+            // Answered in either era and in any state: a probe changes nothing.
+            "server/discover" => {
+                let yield_ms = crate::clients::default_yield_ms(
+                    config.default_yield_ms,
+                    config.default_yield_explicit,
+                    era.client.as_deref(),
+                );
+                modern::discover_result(mcp::instructions(yield_ms))
+            }
+            "ping" if !era.modern => json!({}),
+            "initialize" if !era.modern => {
                 let requested = params.get("protocolVersion").and_then(Value::as_str);
                 let version = mcp::negotiate(requested);
                 *self.version.lock() = Some(version);
-                mcp::initialize_result(version)
+                let client = params
+                    .get("clientInfo")
+                    .and_then(|c| c.get("name"))
+                    .and_then(Value::as_str)
+                    .map(Arc::<str>::from);
+                let yield_ms = crate::clients::default_yield_ms(
+                    config.default_yield_ms,
+                    config.default_yield_explicit,
+                    client.as_deref(),
+                );
+                *self.client.lock() = client;
+                mcp::initialize_result(version, yield_ms)
             }
             "tools/list" => {
                 if params.get("cursor").is_some_and(|c| !c.is_null()) {
@@ -485,14 +606,24 @@ impl Server {
                     let error = jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, msg);
                     return Answer::Now(Some(error));
                 }
-                mcp::tools_list(&self.engine.config.tools, self.version())
+                let list = mcp::tools_list(&config.tools, era.version);
+                if era.modern {
+                    modern::complete(list, true)
+                } else {
+                    list
+                }
             }
             _ => {
+                let why = if era.modern {
+                    " (protocol 2026-07-28 has no ping or initialize: send requests with their _meta)"
+                } else {
+                    ""
+                };
                 return Answer::Now(Some(jsonrpc::error(
                     Some(&id),
                     jsonrpc::METHOD_NOT_FOUND,
-                    &format!("Method not found: {method}"),
-                )))
+                    &format!("Method not found: {method}{why}"),
+                )));
             }
         };
         Answer::Now(Some(jsonrpc::response(&id, result)))
@@ -504,6 +635,7 @@ impl Server {
         params: Map<String, Value>,
         arguments: Option<&RawValue>,
         to: &ReplyTo,
+        era: CallEra,
     ) -> Result<Option<(usize, crate::pool::Job)>, Value> {
         let name = match params.get("name") {
             Some(Value::String(n)) => n.clone(),
@@ -559,7 +691,7 @@ impl Server {
         let key = id.key().to_string();
         let cancel = Arc::new(Cancel::default());
         self.inflight.lock().insert(key.clone(), cancel.clone());
-        let version = self.version();
+        let version = era.version;
         let progress = token.map(|token| {
             let this = self.clone();
             let send: Progress = Arc::new(move |elapsed: u64, bytes: u64| {
@@ -612,6 +744,7 @@ impl Server {
             cancel,
             progress,
             respond,
+            client: era.client,
         };
         let engine = self.engine.clone();
         let run = move || {

@@ -161,7 +161,7 @@ fn check_mcp(id: &Value, method: &str, params: &Map<String, Value>) {
     }
 
     if method == "initialize" {
-        let result = initialize_result(version);
+        let result = initialize_result(version, 30_000);
         assert_eq!(result["protocolVersion"], Value::from(version.as_str()));
         assert_eq!(result["serverInfo"]["name"], Value::from("yieldshell"));
         assert_eq!(

@@ -6,12 +6,14 @@
 //! Tests synchronise on output (`ready`) and on polled conditions, never on fixed sleeps.
 
 mod agents;
+mod cli;
 mod config;
 mod cursors;
 mod hardening;
 mod hosts;
 mod lifecycle;
 mod memory;
+mod modern;
 mod policy;
 mod protocol;
 mod reliability;

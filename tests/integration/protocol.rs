@@ -317,23 +317,20 @@ fn request_with_bad_method_or_params_is_invalid_request() {
 #[test]
 fn unknown_methods_get_method_not_found() {
     let server = Server::ready();
-    for method in [
-        "resources/list",
-        "prompts/list",
-        "server/discover",
-        "no/such",
-    ] {
+    for method in ["resources/list", "prompts/list", "no/such"] {
         let error = server.rpc_error(method, json!({}));
         assert_eq!(error["code"], -32601, "{method}: {error}");
     }
     server.assert_alive();
 }
 
+/// SPEC section 13: `server/discover` is answered (it was `-32601` before protocol
+/// 2026-07-28 support), and a probe does not keep the client from initializing.
 #[test]
-fn server_discover_before_initialize_gets_method_not_found() {
+fn server_discover_before_initialize_is_answered_and_initialize_still_works() {
     let server = Server::start();
-    let response = server.request("server/discover", json!({}));
-    assert_error_code(&response, -32601);
+    let discovered = server.result("server/discover", json!({}));
+    assert_eq!(discovered["resultType"], "complete", "{discovered}");
     let init = server.initialize(LATEST);
     assert_eq!(init["protocolVersion"], LATEST);
 }
