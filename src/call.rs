@@ -41,8 +41,8 @@ pub type Progress = Arc<dyn Fn(u64, u64) + Send + Sync>;
 
 /// How a call ended, as handed to its responder.
 pub enum Done {
-    /// The tool's answer.
-    Answer(Answer),
+    /// The tool's answer (boxed: an answer is large, the other cases are empty).
+    Answer(Box<Answer>),
     /// The call was cancelled: nothing is sent.
     Cancelled,
     /// The call ended without an answer (a panic while it ran): an internal error.
@@ -61,7 +61,7 @@ impl Responder {
     /// Answers with `answer`, or sends nothing for a cancelled call (`None`).
     pub fn send(mut self, answer: Option<Answer>) {
         if let Some(f) = self.0.take() {
-            f(answer.map_or(Done::Cancelled, Done::Answer));
+            f(answer.map_or(Done::Cancelled, |a| Done::Answer(Box::new(a))));
         }
     }
 }

@@ -126,6 +126,12 @@ pub struct Config {
     pub child_env_allowlist: Vec<String>,
     /// The server's environment at startup.
     pub env: Vec<(OsString, OsString)>,
+    /// First bytes of each stream kept for good beside the ring (`YIELDSHELL_HEAD_BYTES`).
+    pub head_bytes: usize,
+    /// Per-command limits (`YIELDSHELL_LIMITS`).
+    pub limits: crate::limits::Limits,
+    /// Add the non-interactive defaults to children (`YIELDSHELL_NONINTERACTIVE`).
+    pub noninteractive: bool,
     /// The kernel sandbox (`YIELDSHELL_SANDBOX`).
     pub sandbox: crate::sandbox::SandboxMode,
     /// Network access of started processes (`YIELDSHELL_NETWORK`).
@@ -330,6 +336,24 @@ const OPTIONS: &[Opt] = &[
         "MCP_SHELL_CHILD_ENV_ALLOWLIST",
         "",
         "trusted mode: variables passed to children",
+    ),
+    opt(
+        "--head-bytes",
+        "YIELDSHELL_HEAD_BYTES",
+        "16384",
+        "first bytes of each stream kept beside the ring, so the first error is never evicted",
+    ),
+    opt(
+        "--limits",
+        "YIELDSHELL_LIMITS",
+        "",
+        "per-command limits: cpu=SECONDS,mem=BYTES,fsize=BYTES,nofile=N,pids=N (K/M/G suffixes)",
+    ),
+    opt(
+        "--noninteractive",
+        "YIELDSHELL_NONINTERACTIVE",
+        "1",
+        "1: children get GIT_TERMINAL_PROMPT=0, GIT_PAGER=cat, PAGER=cat, GCM_INTERACTIVE=never, DEBIAN_FRONTEND=noninteractive unless set; 0: not",
     ),
     opt(
         "--sandbox",
@@ -580,6 +604,26 @@ fn build(
         .map(String::from)
         .collect();
     let raw_opt = |name: &str| raw.get(name).map(|(_, v)| v.clone());
+    let limits = {
+        let (name, value) = r
+            .get("YIELDSHELL_LIMITS")
+            .unwrap_or(("YIELDSHELL_LIMITS", ""));
+        crate::limits::Limits::parse(name, value)?
+    };
+    let noninteractive = {
+        let (name, value) = r
+            .get("YIELDSHELL_NONINTERACTIVE")
+            .unwrap_or(("YIELDSHELL_NONINTERACTIVE", "1"));
+        match value.trim().to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => true,
+            "0" | "false" | "no" | "off" => false,
+            _ => {
+                return Err(format!(
+                    "invalid {name}={value:?}: expected 1 (add the non-interactive defaults) or 0 (do not)"
+                ))
+            }
+        }
+    };
     let sandbox = {
         let name = r
             .get("YIELDSHELL_SANDBOX")
@@ -623,6 +667,9 @@ fn build(
         safe_path: r.text("MCP_SHELL_SAFE_PATH"),
         child_env_allowlist,
         env,
+        head_bytes: r.int("YIELDSHELL_HEAD_BYTES", 0, 1 << 30)? as usize,
+        limits,
+        noninteractive,
         sandbox,
         network,
     })
@@ -776,5 +823,26 @@ mod tests {
                 .max_yield_ms,
             55_000
         );
+    }
+    #[test]
+    fn agent_options() {
+        let c = run(&[], &[]).unwrap();
+        assert_eq!((c.head_bytes, c.noninteractive), (16384, true));
+        assert!(c.limits.is_empty());
+        let c = run(
+            &["--limits", "pids=200,mem=1G", "--head-bytes=0"],
+            &[("YIELDSHELL_NONINTERACTIVE", "0")],
+        )
+        .unwrap();
+        assert_eq!((c.head_bytes, c.noninteractive), (0, false));
+        assert_eq!((c.limits.pids, c.limits.mem), (Some(200), Some(1 << 30)));
+        let e = run(&[], &[("YIELDSHELL_LIMITS", "pids=many")]).unwrap_err();
+        assert!(e.contains("YIELDSHELL_LIMITS=\"pids=many\""), "{e}");
+        let e = run(&["--limits", "forks=3"], &[]).unwrap_err();
+        assert!(e.contains("--limits") && e.contains("cpu=SECONDS"), "{e}");
+        let e = run(&[], &[("YIELDSHELL_NONINTERACTIVE", "maybe")]).unwrap_err();
+        assert!(e.contains("YIELDSHELL_NONINTERACTIVE=\"maybe\""), "{e}");
+        let e = run(&[], &[("YIELDSHELL_HEAD_BYTES", "-5")]).unwrap_err();
+        assert!(e.contains("YIELDSHELL_HEAD_BYTES"), "{e}");
     }
 }

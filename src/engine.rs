@@ -68,6 +68,8 @@ pub struct ExecArgs {
     pub max_output_bytes: Option<u64>,
     /// Tail instead of head.
     pub tail_lines: Option<u64>,
+    /// Terminal and raw output (SPEC section 13).
+    pub agent: crate::agents::ExecExtras,
 }
 
 /// Output selection shared by `read` and `wait`.
@@ -81,6 +83,8 @@ pub struct ReadArgs {
     pub streams: Streams,
     /// Tail.
     pub tail_lines: Option<u64>,
+    /// Terminal output with its escape sequences (SPEC section 13).
+    pub raw: bool,
 }
 
 /// The shell-mode service.
@@ -135,6 +139,7 @@ impl Engine {
         marker_prefix: String,
         pool: Pool,
     ) -> Result<Engine, String> {
+        crate::agents::init(&config);
         let trusted = match config.mode {
             Mode::Trusted => Some(Policy::new(&config)?),
             Mode::Shell => None,
@@ -366,10 +371,14 @@ impl Engine {
             max_output_bytes: args.max_output_bytes,
             streams: Streams::Both,
             tail_lines: args.tail_lines,
+            raw: args.agent.raw,
         };
+        // A command that stops to ask something returns at once (awaiting_input), instead
+        // of at yield_ms. Costs nothing for a command whose stdin is closed.
         let watch = Watch::new(vec![proc.clone()], WaitMode::Exec, deadline)
             .cancel(&cancel)
-            .progress(progress);
+            .progress(progress)
+            .until_input();
         let engine = self.clone();
         self.waits.park(
             watch,
@@ -413,11 +422,13 @@ impl Engine {
             max_bytes: self.budget(args.max_output_bytes),
         };
         let st = proc.lock();
-        let output = st.output.read(&req);
+        let mut output = st.output.read(&req);
         let status = st.status();
         let (exit_code, signal) = st.exit();
         let stdin_error = st.stdin_error.clone();
         drop(st);
+        let running = status == Status::Running;
+        crate::agents::shape_read(proc, &mut output, args.raw, running);
         Snapshot {
             process_id: proc.info.id.clone(),
             status,
@@ -426,6 +437,7 @@ impl Engine {
             output,
             streams: args.streams,
             stdin_error,
+            input: crate::agents::input_state(proc, running),
         }
     }
 
@@ -450,6 +462,8 @@ impl Engine {
         if newline {
             data.push(b'\n');
         }
+        // A terminal is never closed: end of input there is Ctrl-D.
+        let close = crate::agents::close_input(&proc, close, &mut data);
         let deadline = Instant::now() + Duration::from_millis(TRANSPORT_CEILING_MS);
         let respond = call.respond;
         park_write(
@@ -462,46 +476,76 @@ impl Engine {
         );
     }
 
-    /// `wait`: answers when the record finished, its output matched `until`, or the
-    /// timeout passed (nothing when the call was cancelled).
+    /// `wait`: answers when a record finished, its output matched `until`, it waits for
+    /// input (`until_input`), or the timeout passed (nothing when the call was cancelled).
+    /// With several ids, the first record to do so ends the wait and is the one reported,
+    /// with the status of every listed record in `statuses`.
     pub fn wait(
         self: &Arc<Self>,
-        id: &str,
+        ids: &[String],
         timeout_ms: Option<u64>,
         until: Option<Regex>,
+        until_input: bool,
         args: ReadArgs,
         call: Call,
     ) {
-        let Some(proc) = self.table.get(id) else {
-            return call.answer(Err(ToolError::unknown(id)));
-        };
-        call.cancel.attach(&proc);
+        let mut procs = Vec::with_capacity(ids.len());
+        for id in ids {
+            match self.table.get(id) {
+                Some(p) => procs.push(p),
+                None => return call.answer(Err(ToolError::unknown(id))),
+            }
+        }
+        if procs.is_empty() {
+            let message = "wait needs process_id, or process_ids with at least one id";
+            return call.answer(Err(ToolError::new(ErrorKind::InvalidArgument, message)));
+        }
+        for proc in &procs {
+            call.cancel.attach(proc);
+        }
         let started = Instant::now();
         let timeout = timeout_ms
             .unwrap_or(TRANSPORT_CEILING_MS)
             .min(TRANSPORT_CEILING_MS);
         let deadline = started + Duration::from_millis(timeout);
-        let mut watch = Watch::new(vec![proc.clone()], WaitMode::Wait, deadline)
+        let mut watch = Watch::new(procs.clone(), WaitMode::Wait, deadline)
             .cancel(&call.cancel)
             .progress(call.progress);
         if let Some(re) = until {
-            watch = watch.until(0, UntilWatch::new(re, &proc, args.since_seq, args.streams));
+            for (i, proc) in procs.iter().enumerate() {
+                let watch_until = UntilWatch::new(re.clone(), proc, args.since_seq, args.streams);
+                watch = watch.until(i, watch_until);
+            }
         }
+        if until_input {
+            watch = watch.until_input();
+        }
+        let many = procs.len() > 1;
         let engine = self.clone();
         let respond = call.respond;
         self.waits.park(
             watch,
-            Box::new(move |outcome, _| {
+            Box::new(move |outcome, index| {
                 let end = match outcome {
                     Outcome::Cancelled => return respond.send(None),
                     Outcome::Finished => WaitEnd::Exited,
                     Outcome::Matched => WaitEnd::Matched,
+                    Outcome::AwaitingInput => WaitEnd::AwaitingInput,
                     Outcome::Deadline | Outcome::LeaderGone => WaitEnd::DeadlineReached,
                 };
+                let proc = procs.get(index).unwrap_or(&procs[0]);
+                let statuses = many.then(|| {
+                    procs
+                        .iter()
+                        .map(|p| (p.info.id.clone(), p.lock().status()))
+                        .collect::<Vec<_>>()
+                        .into_boxed_slice()
+                });
                 let result = WaitResult {
-                    snapshot: engine.snapshot(&proc, args),
+                    snapshot: engine.snapshot(proc, args),
                     end,
                     waited_ms: started.elapsed().as_millis() as u64,
+                    statuses,
                 };
                 respond.send(Some(Ok(Output::Wait(result))));
             }),
@@ -586,7 +630,7 @@ impl Engine {
                 ),
                 None => (None, now.saturating_duration_since(proc.info.started)),
             };
-            list.push(PsEntry {
+            let entry = PsEntry {
                 process_id: proc.info.id.clone(),
                 pid: proc.info.pid,
                 name: proc.info.name.clone(),
@@ -603,8 +647,25 @@ impl Engine {
                 idle_ms: now.saturating_duration_since(st.last_output).as_millis() as u64,
                 latest_seq: st.output.latest_seq(),
                 stdin_error: st.stdin_error.clone(),
-            });
+                input: Default::default(),
+            };
+            drop(st);
+            list.push((entry, proc));
         }
+        // Whether each waits for input, with one pass over /proc for all of them.
+        let asked: Vec<(&Proc, bool)> = list
+            .iter()
+            .map(|(e, p)| (&**p, e.status == Status::Running))
+            .collect();
+        let states = crate::agents::input_states(&asked);
+        let list = list
+            .into_iter()
+            .zip(states)
+            .map(|((mut e, _), input)| {
+                e.input = input;
+                e
+            })
+            .collect();
         Ok(Output::Ps(list))
     }
 

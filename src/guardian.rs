@@ -69,6 +69,7 @@ fn spawn() -> std::io::Result<File> {
         stdout: Some(null()?),
         stderr: Some(null()?),
         join_group: None,
+        terminal: None,
     })?;
     Ok(File::from(std::os::fd::OwnedFd::from(write)))
 }

@@ -61,6 +61,13 @@ pub(crate) mod transport;
 pub(crate) mod tree;
 pub(crate) mod trusted;
 pub(crate) mod wait;
+// Agents (SPEC section 13): terminals, input waits, limits.
+pub(crate) mod agents;
+pub(crate) mod ansi;
+pub(crate) mod cgroup;
+pub(crate) mod inputwait;
+pub(crate) mod limits;
+pub(crate) mod pty;
 
 use std::io::Write;
 use std::process::ExitCode;

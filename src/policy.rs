@@ -159,7 +159,17 @@ impl Engine {
                 .stdin
                 .clone()
                 .map(|s| (s.into_bytes(), args.close_stdin)),
+            terminal: None,
+            head_bytes: None,
         };
+        if let Some(size) = crate::agents::terminal_of(&args.agent, self.trusted.is_some())? {
+            // A terminal is both input and output: it is never closed by `exec`.
+            launch.terminal = Some(size);
+            launch.stdin = StdinSource::Null;
+            if let Some((_, close)) = launch.initial_stdin.as_mut() {
+                *close = false;
+            }
+        }
         match &self.trusted {
             None => {
                 let shell = args

@@ -103,6 +103,8 @@ pub struct Info {
     pub started: Instant,
     /// Environment marker value that proves a descendant is ours.
     pub marker: String,
+    /// Terminal, stdin identity and cgroup (SPEC section 13).
+    pub agent: crate::agents::RecordExtras,
 }
 
 /// Mutable state, under the record's lock.
@@ -189,13 +191,14 @@ pub trait Watcher: Send + Sync {
 
 impl Proc {
     /// A record for a freshly spawned leader.
-    pub fn new(info: Info, buffer_bytes: usize, stdin: Option<File>) -> Proc {
+    /// Each stream keeps its newest `buffer_bytes` and its first `head_bytes` for good.
+    pub fn new(info: Info, buffer_bytes: usize, head_bytes: usize, stdin: Option<File>) -> Proc {
         let now = Instant::now();
         let stages = info.stages.len();
         Proc {
             info,
             state: Mutex::new(State {
-                output: Output::new(buffer_bytes),
+                output: Output::with_head(buffer_bytes, head_bytes),
                 leader: None,
                 stage_exits: vec![None; stages],
                 group_gone: false,
@@ -297,6 +300,13 @@ impl Proc {
         if let Some(mut slot) = self.stdin.try_lock() {
             *slot = None;
         }
+        // Called exactly when the record finishes: its cgroup can go too.
+        self.info.agent.finished();
+    }
+
+    /// Whether the server still holds the command's stdin (a write in progress counts).
+    pub fn stdin_open(&self) -> bool {
+        self.stdin.try_lock().is_none_or(|slot| slot.is_some())
     }
 
     /// Called by the reaper when stage `pid` was reaped.
@@ -372,7 +382,8 @@ impl Proc {
             }
         };
         let outside = tree::signal_strays(&self.info.marker, &self.info.stages, signal);
-        sent_group || outside > 0
+        let in_cgroup = self.info.agent.signal_cgroup(signal);
+        sent_group || outside > 0 || in_cgroup > 0
     }
 
     /// Ends the record even though a pipe is still open (a descendant we could not find

@@ -25,6 +25,8 @@ pub struct Snapshot {
     pub streams: Streams,
     /// A failure writing the initial stdin.
     pub stdin_error: Option<String>,
+    /// Whether it waits for input, and its prompt (SPEC section 13).
+    pub input: crate::agents::InputState,
 }
 
 /// `exec`'s answer.
@@ -49,6 +51,8 @@ pub enum WaitEnd {
     Matched,
     /// The timeout passed.
     DeadlineReached,
+    /// The process waits for input (`until_input`).
+    AwaitingInput,
 }
 
 impl WaitEnd {
@@ -58,6 +62,7 @@ impl WaitEnd {
             WaitEnd::Exited => "exited",
             WaitEnd::Matched => "matched",
             WaitEnd::DeadlineReached => "deadline_reached",
+            WaitEnd::AwaitingInput => "awaiting_input",
         }
     }
 }
@@ -71,6 +76,8 @@ pub struct WaitResult {
     pub end: WaitEnd,
     /// How long it waited.
     pub waited_ms: u64,
+    /// With several process ids: each one's status, in the order given.
+    pub statuses: Option<Box<[(String, Status)]>>,
 }
 
 /// `write`'s answer.
@@ -138,6 +145,8 @@ pub struct PsEntry {
     pub latest_seq: u64,
     /// A failure writing the initial stdin.
     pub stdin_error: Option<String>,
+    /// Whether it waits for input, and its prompt (SPEC section 13).
+    pub input: crate::agents::InputState,
 }
 
 /// `shell_execute`'s answer, a failure included (it keeps the output captured so far).
@@ -155,6 +164,8 @@ pub struct ShellResult {
     pub stage_status: Option<Vec<Option<i32>>>,
     /// Why it failed, when it did.
     pub error: Option<String>,
+    /// The output limit was hit: stdout and stderr are each stream's first bytes.
+    pub capped: bool,
 }
 
 /// What a tool answered.

@@ -16,8 +16,9 @@
 //! The appender (the process's reader thread) keeps characters whole: it holds back an
 //! incomplete UTF-8 sequence until its last byte arrives (see `redact::Filter`), so a
 //! character never straddles an append and never interleaves with the other stream.
-
-use std::collections::VecDeque;
+//!
+//! Each stream's store (head, ring, segments) is `stream::Ring`; this module merges the
+//! two streams for reads.
 
 /// Stream index: stdout.
 pub const STDOUT: usize = 0;
@@ -75,198 +76,15 @@ pub struct ReadOut {
     pub truncated: bool,
     /// More selected output is available after `next_seq`.
     pub capped: bool,
+    /// Evicted positions inside the requested range, first and last (inclusive), set
+    /// exactly when `truncated` is: a read from the start returns the head, then skips
+    /// these. Bytes of another stream that were not evicted may lie between them.
+    pub gap: Option<(u64, u64)>,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Seg {
-    /// Position of the segment's first byte.
-    seq: u64,
-    /// Stream offset (bytes ever written to this stream before it) of the first byte.
-    off: u64,
-    len: u64,
-}
+mod stream;
 
-#[derive(Debug, Default)]
-struct Ring {
-    bytes: VecDeque<u8>,
-    segs: VecDeque<Seg>,
-    /// Stream offset of `bytes[0]`.
-    base: u64,
-    /// One past the newest evicted position (0 when nothing was evicted).
-    evicted_until: u64,
-}
-
-impl Ring {
-    fn end_off(&self) -> u64 {
-        self.base + self.bytes.len() as u64
-    }
-
-    fn push(&mut self, seq: u64, data: &[u8], cap: usize) {
-        let off = self.end_off();
-        match self.segs.back_mut() {
-            Some(last) if last.seq + last.len == seq => last.len += data.len() as u64,
-            _ => self.segs.push_back(Seg {
-                seq,
-                off,
-                len: data.len() as u64,
-            }),
-        }
-        if data.len() >= cap {
-            // Everything retained so far goes, plus the head of `data`.
-            let drop_old = self.bytes.len();
-            self.evict(drop_old as u64);
-            let skip = data.len() - cap;
-            self.evict(skip as u64);
-            self.bytes.extend(&data[skip..]);
-            // `evict` advanced `base` past the skipped bytes, which were never stored.
-            return;
-        }
-        self.bytes.extend(data);
-        let excess = self.bytes.len().saturating_sub(cap);
-        if excess > 0 {
-            self.evict(excess as u64);
-        }
-    }
-
-    /// Drops the `n` oldest bytes (stored or, for a huge append, about to be skipped).
-    fn evict(&mut self, mut n: u64) {
-        let stored = n.min(self.bytes.len() as u64);
-        self.bytes.drain(..stored as usize);
-        self.base += n;
-        while n > 0 {
-            let Some(front) = self.segs.front_mut() else {
-                break;
-            };
-            let take = n.min(front.len);
-            front.seq += take;
-            front.off += take;
-            front.len -= take;
-            n -= take;
-            self.evicted_until = front.seq;
-            if front.len == 0 {
-                self.segs.pop_front();
-            }
-        }
-    }
-
-    /// The bytes at stream offsets `[from, to)`, as up to two slices.
-    fn slices(&self, from: u64, to: u64) -> (&[u8], &[u8]) {
-        let (a, b) = self.bytes.as_slices();
-        let start = (from - self.base) as usize;
-        let end = (to - self.base) as usize;
-        if end <= a.len() {
-            (&a[start..end], &[])
-        } else if start >= a.len() {
-            (&b[start - a.len()..end - a.len()], &[])
-        } else {
-            (&a[start..], &b[..end - a.len()])
-        }
-    }
-
-    fn byte(&self, off: u64) -> u8 {
-        self.bytes[(off - self.base) as usize]
-    }
-
-    fn copy(&self, from: u64, to: u64, out: &mut Vec<u8>) {
-        let (a, b) = self.slices(from, to);
-        out.extend_from_slice(a);
-        out.extend_from_slice(b);
-    }
-
-    /// Index of the first segment that ends after position `seq`.
-    fn seg_index(&self, seq: u64) -> usize {
-        self.segs.partition_point(|s| s.seq + s.len <= seq)
-    }
-
-    /// Index of the first segment that ends after stream offset `off`.
-    fn seg_index_of_off(&self, off: u64) -> usize {
-        self.segs.partition_point(|s| s.off + s.len <= off)
-    }
-
-    /// The first offset at or after `off` that does not start inside a character: a
-    /// continuation byte is skipped when the lead byte of its character is retained before
-    /// it, or when nothing is retained before it (the lead byte was evicted).
-    fn char_start_at_or_after(&self, off: u64) -> u64 {
-        let end = self.end_off();
-        if off >= end || !is_continuation(self.byte(off)) {
-            return off;
-        }
-        let mut lead = off;
-        while lead > self.base && off - lead < 3 {
-            lead -= 1;
-            let b = self.byte(lead);
-            if !is_continuation(b) {
-                let width = utf8_width(b) as u64;
-                return if width > 1 && lead + width > off {
-                    (lead + width).min(end)
-                } else {
-                    off
-                };
-            }
-        }
-        if lead == self.base && off - lead < 3 {
-            // The lead byte was evicted: skip the rest of its character.
-            let mut s = off;
-            while s < end && s - off < 3 && is_continuation(self.byte(s)) {
-                s += 1;
-            }
-            return s;
-        }
-        off
-    }
-
-    /// Maps a position to this stream's offset: the offset of the first retained byte
-    /// whose position is `>= seq`, or the end.
-    fn off_at_or_after(&self, seq: u64) -> u64 {
-        match self.segs.get(self.seg_index(seq)) {
-            Some(s) if seq > s.seq => s.off + (seq - s.seq),
-            Some(s) => s.off,
-            None => self.end_off(),
-        }
-    }
-
-    /// The position of the byte at stream offset `off` (which must be retained).
-    fn seq_of(&self, off: u64) -> u64 {
-        let i = self.segs.partition_point(|s| s.off + s.len <= off);
-        match self.segs.get(i) {
-            Some(s) => s.seq + (off - s.off),
-            None => u64::MAX,
-        }
-    }
-
-    /// Where, at or after `off`, the newest `n` lines of the retained bytes begin.
-    fn tail_start(&self, off: u64, n: usize) -> u64 {
-        let end = self.end_off();
-        if n == 0 || off >= end {
-            return end;
-        }
-        // A final line without a newline counts as a line; a final newline does not start
-        // an empty one.
-        let mut scan_end = end;
-        if self.byte(end - 1) == b'\n' {
-            scan_end -= 1;
-        }
-        let mut found = 0;
-        while scan_end > off {
-            let (a, b) = self.slices(off, scan_end);
-            let hit = match memchr::memrchr(b'\n', b) {
-                Some(i) => Some(off + a.len() as u64 + i as u64),
-                None => memchr::memrchr(b'\n', a).map(|i| off + i as u64),
-            };
-            match hit {
-                Some(nl) => {
-                    found += 1;
-                    if found == n {
-                        return nl + 1;
-                    }
-                    scan_end = nl;
-                }
-                None => return off,
-            }
-        }
-        off
-    }
-}
+use stream::Ring;
 
 /// Both rings of one process and the shared position counter.
 #[derive(Debug)]
@@ -274,16 +92,24 @@ pub struct Output {
     rings: [Ring; 2],
     next_seq: u64,
     cap: usize,
+    head_cap: usize,
     bytes_total: [u64; 2],
 }
 
 impl Output {
     /// An empty buffer keeping at most `cap` bytes per stream (at least 1).
     pub fn new(cap: usize) -> Output {
+        Output::with_head(cap, 0)
+    }
+
+    /// An empty buffer keeping, per stream, its first `head_cap` bytes for good (allocated
+    /// as they arrive) and its newest `cap` bytes after those (at least 1).
+    pub fn with_head(cap: usize, head_cap: usize) -> Output {
         Output {
             rings: [Ring::default(), Ring::default()],
             next_seq: 1,
             cap: cap.max(1),
+            head_cap,
             bytes_total: [0; 2],
         }
     }
@@ -296,12 +122,21 @@ impl Output {
         let seq = self.next_seq;
         self.next_seq += data.len() as u64;
         self.bytes_total[stream] += data.len() as u64;
-        self.rings[stream].push(seq, data, self.cap);
+        self.rings[stream].push(seq, data, self.cap, self.head_cap);
     }
 
     /// The newest position assigned so far (0 when there was no output).
     pub fn latest_seq(&self) -> u64 {
         self.next_seq - 1
+    }
+
+    /// The newest position of `stream` (0 when it has no output).
+    pub fn newest_seq(&self, stream: usize) -> u64 {
+        let ring = &self.rings[stream];
+        ring.segs
+            .back()
+            .or(ring.head_segs.last())
+            .map_or(0, |s| s.seq + s.len - 1)
     }
 
     /// Bytes ever written to `stream` (after redaction), evicted ones included.
@@ -358,7 +193,7 @@ impl Output {
             let mut pick: Option<(usize, u64)> = None;
             for (i, ring) in self.rings.iter().enumerate() {
                 let (seg, off) = cur[i];
-                if let Some(s) = ring.segs.get(seg) {
+                if let Some(s) = ring.seg(seg) {
                     let seq = s.seq + (off - s.off);
                     if pick.is_none_or(|(_, best)| seq < best) {
                         pick = Some((i, seq));
@@ -372,7 +207,8 @@ impl Output {
             }
             let ring = &self.rings[i];
             let (seg, off) = cur[i];
-            let seg_end_off = ring.segs[seg].off + ring.segs[seg].len;
+            let Some(cur_seg) = ring.seg(seg) else { break };
+            let seg_end_off = cur_seg.off + cur_seg.len;
             let avail = seg_end_off - off;
             let mut take = avail.min(budget);
             if take < avail {
@@ -399,7 +235,12 @@ impl Output {
                 capped = true;
                 break;
             }
-            cur[i] = match ring.segs.get(seg + 1) {
+            cur[i] = match ring.seg(seg + 1) {
+                // Across the gap: do not start inside a character whose lead was evicted.
+                Some(next) if next.off != seg_end_off => {
+                    let o = ring.char_start_at_or_after(next.off);
+                    (ring.seg_index_of_off(o), o)
+                }
                 Some(next) => (seg + 1, next.off),
                 None => (seg + 1, seg_end_off),
             };
@@ -411,6 +252,7 @@ impl Output {
         } else {
             self.next_seq.max(start)
         };
+        out.gap = self.gap(req.streams, requested, out.truncated);
         out
     }
 
@@ -428,18 +270,13 @@ impl Output {
         // Respect the byte budget by keeping the newest bytes, in position order across
         // both streams: find the position `cut` such that the bytes at or after it fit.
         let budget = req.max_bytes as u64;
-        let total: u64 = (0..2).map(|i| self.rings[i].end_off() - starts[i]).sum();
+        // What would be returned, as (position, length) runs.
+        let mut pieces: Vec<(u64, u64)> = Vec::new();
+        for (i, ring) in self.rings.iter().enumerate() {
+            ring.runs_from(starts[i], &mut pieces);
+        }
+        let total: u64 = pieces.iter().map(|p| p.1).sum();
         if total > budget {
-            let mut pieces: Vec<(u64, u64)> = Vec::new(); // (position, length)
-            for (i, ring) in self.rings.iter().enumerate() {
-                for seg in ring.segs.iter().skip(ring.seg_index_of_off(starts[i])) {
-                    let from = seg.off.max(starts[i]);
-                    let len = seg.off + seg.len - from;
-                    if len > 0 {
-                        pieces.push((seg.seq + (from - seg.off), len));
-                    }
-                }
-            }
             pieces.sort_unstable_by_key(|p| std::cmp::Reverse(p.0));
             let mut kept = 0u64;
             let mut cut = u64::MAX;
@@ -455,7 +292,7 @@ impl Output {
                 let mut s = starts[i].max(ring.off_at_or_after(cut));
                 // Do not start inside a character.
                 while s < ring.end_off() && is_continuation(ring.byte(s)) {
-                    s += 1;
+                    s = ring.retained_from(s + 1);
                 }
                 starts[i] = s;
             }
@@ -469,7 +306,7 @@ impl Output {
                 } else {
                     &mut out.stderr
                 };
-                ring.copy(starts[i], end, buf);
+                ring.copy_across_gap(starts[i], end, buf);
             }
         }
         out.start_seq = if first_seq == u64::MAX {
@@ -480,7 +317,24 @@ impl Output {
         out.next_seq = self.next_seq.max(start);
         out.capped = false;
         out.truncated = out.truncated && out.start_seq <= self.oldest_seq(req.streams);
+        out.gap = self.gap(req.streams, req.since.unwrap_or(1).max(1), out.truncated);
         out
+    }
+
+    /// The evicted positions at or after `requested` among the selected streams.
+    fn gap(&self, streams: Streams, requested: u64, truncated: bool) -> Option<(u64, u64)> {
+        if !truncated {
+            return None;
+        }
+        let mut from = u64::MAX;
+        let mut until = 0;
+        for (i, ring) in self.rings.iter().enumerate() {
+            if streams.has(i) && ring.evicted_until > requested {
+                from = from.min(ring.evicted_from.max(requested));
+                until = until.max(ring.evicted_until);
+            }
+        }
+        (until > 0).then(|| (from, until - 1))
     }
 
     /// The oldest retained position among the selected streams (or `next_seq` if none).
@@ -488,7 +342,7 @@ impl Output {
         let mut oldest = self.next_seq;
         for (i, ring) in self.rings.iter().enumerate() {
             if streams.has(i) {
-                if let Some(s) = ring.segs.front() {
+                if let Some(s) = ring.seg(0) {
                     oldest = oldest.min(s.seq);
                 }
             }
@@ -506,9 +360,14 @@ impl Output {
 
     /// The bytes of `stream` from stream offset `from` (clamped to what is retained) to the
     /// end, appended to `out`; returns the offset where they started and the end offset.
+    /// With a gap, bytes before it are not returned: the run is contiguous.
     pub fn stream_bytes_from(&self, stream: usize, from: u64, out: &mut Vec<u8>) -> (u64, u64) {
         let ring = &self.rings[stream];
-        let from = from.max(ring.base);
+        let from = if ring.has_gap() {
+            from.max(ring.base)
+        } else {
+            from
+        };
         let end = ring.end_off();
         if from < end {
             ring.copy(from, end, out);
@@ -780,5 +639,218 @@ mod tests {
         });
         assert_eq!((r.start_seq, r.truncated), (11, true));
         assert_eq!(o.bytes_total(STDOUT), 12);
+    }
+
+    #[test]
+    fn head_survives_eviction_and_reports_the_gap() {
+        let mut o = Output::with_head(8, 6);
+        o.push(STDOUT, b"error: first\n");
+        for i in 0..10 {
+            o.push(STDOUT, format!("line{i}\n").as_bytes());
+        }
+        let r = o.read(&req(None, 1000));
+        // The head (6 bytes), then the newest 8 bytes.
+        assert_eq!(text(&r.stdout), "error:8\nline9\n");
+        assert!(r.truncated);
+        let total = o.latest_seq();
+        assert_eq!(r.gap, Some((7, total - 8)));
+        assert_eq!((r.start_seq, r.next_seq), (1, total + 1));
+        // A budget that ends inside the head, then a chained read that crosses the gap.
+        let r1 = o.read(&req(Some(1), 4));
+        assert_eq!(
+            (text(&r1.stdout), r1.next_seq, r1.capped),
+            ("erro".into(), 5, true)
+        );
+        let r2 = o.read(&req(Some(r1.next_seq), 100));
+        assert_eq!(text(&r2.stdout), "r:8\nline9\n");
+        assert_eq!(r2.gap, Some((7, total - 8)));
+        // A read starting past the gap has none.
+        let r3 = o.read(&req(Some(total - 2), 100));
+        assert_eq!(
+            (text(&r3.stdout), r3.truncated, r3.gap),
+            ("e9\n".into(), false, None)
+        );
+        // A read starting inside the gap starts at the ring.
+        let r4 = o.read(&req(Some(10), 100));
+        assert_eq!(text(&r4.stdout), "8\nline9\n");
+        assert_eq!(r4.gap, Some((10, total - 8)));
+    }
+
+    #[test]
+    fn head_keeps_characters_whole_and_the_gap_skips_orphans() {
+        // The head would end inside "é": it stops before it.
+        let mut o = Output::with_head(3, 2);
+        o.push(STDOUT, "aé".as_bytes());
+        o.push(STDOUT, "€€".as_bytes());
+        let r = o.read(&req(None, 100));
+        assert_eq!(text(&r.stdout), "a€");
+        assert!(std::str::from_utf8(&r.stdout).is_ok());
+        // Nothing evicted yet: head and ring are contiguous, nothing lost.
+        let mut o = Output::with_head(8, 4);
+        o.push(STDOUT, b"abcdefgh");
+        let r = o.read(&req(None, 100));
+        assert_eq!(
+            (text(&r.stdout), r.truncated, r.gap),
+            ("abcdefgh".into(), false, None)
+        );
+        // The head costs nothing until bytes arrive, and stays within its size.
+        let mut o = Output::with_head(4, 1 << 20);
+        assert_eq!(o.rings[STDOUT].head.capacity(), 0);
+        o.push(STDOUT, b"x");
+        assert!(o.rings[STDOUT].head.capacity() <= 8);
+    }
+
+    #[test]
+    fn head_tail_lines_and_until_scan_see_the_retained_text() {
+        let mut o = Output::with_head(6, 4);
+        o.push(STDOUT, b"h1\nh2\n");
+        o.push(STDOUT, b"xxxxxxxx\nt1\nt2\n");
+        let r = o.read(&ReadReq {
+            tail_lines: Some(2),
+            ..req(None, 100)
+        });
+        assert_eq!(text(&r.stdout), "t1\nt2\n");
+        let r = o.read(&ReadReq {
+            tail_lines: Some(10),
+            ..req(None, 100)
+        });
+        assert_eq!(text(&r.stdout), "h1\nht1\nt2\n");
+        let r = o.read(&ReadReq {
+            tail_lines: Some(3),
+            ..req(None, 100)
+        });
+        assert_eq!(text(&r.stdout), "ht1\nt2\n");
+        // Without a gap the scan for `until` starts in the head.
+        let mut o = Output::with_head(100, 4);
+        o.push(STDOUT, b"ready\n");
+        let mut buf = Vec::new();
+        assert_eq!(o.stream_bytes_from(STDOUT, 0, &mut buf), (0, 6));
+        assert_eq!(buf, b"ready\n");
+    }
+
+    /// A model that stores every retained byte with its position, checked against random
+    /// pushes of text and reads (the fuzz target in `fuzz/` does the same with any bytes).
+    #[test]
+    fn head_and_ring_agree_with_a_model() {
+        #[derive(Clone, Copy)]
+        struct B {
+            seq: u64,
+            off: u64,
+            v: u8,
+        }
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n.max(1)
+        };
+        let words = ["a", "bc\n", "é", "€x", "\n", "𝄞", "long line\n"];
+        for round in 0..300 {
+            let cap = 1 + next(24) as usize;
+            let head_cap = next(12) as usize;
+            let mut o = Output::with_head(cap, head_cap);
+            let mut kept: [Vec<B>; 2] = [Vec::new(), Vec::new()];
+            let mut in_head = [0usize; 2];
+            let mut full = [false; 2];
+            let mut total = [0u64; 2];
+            let mut evicted: [Vec<u64>; 2] = [Vec::new(), Vec::new()];
+            let mut seq = 1u64;
+            for _ in 0..next(30) {
+                let s = next(2) as usize;
+                let mut chunk = String::new();
+                for _ in 0..1 + next(4) {
+                    chunk.push_str(words[next(words.len() as u64) as usize]);
+                }
+                o.push(s, chunk.as_bytes());
+                let data = chunk.as_bytes();
+                let mut take = 0;
+                if !full[s] {
+                    let room = head_cap - in_head[s];
+                    take = data.len().min(room);
+                    if take < data.len() {
+                        while take > 0 && !chunk.is_char_boundary(take) {
+                            take -= 1;
+                        }
+                        full[s] = true;
+                    }
+                    in_head[s] += take;
+                }
+                for &v in data {
+                    kept[s].push(B {
+                        seq,
+                        off: total[s],
+                        v,
+                    });
+                    seq += 1;
+                    total[s] += 1;
+                }
+                while kept[s].len() - in_head[s] > cap {
+                    evicted[s].push(kept[s].remove(in_head[s]).seq);
+                }
+                let _ = take;
+            }
+            for _ in 0..6 {
+                let streams = [Streams::Both, Streams::Stdout, Streams::Stderr][next(3) as usize];
+                let since = next(seq + 2);
+                let r = o.read(&ReadReq {
+                    since: Some(since),
+                    tail_lines: None,
+                    streams,
+                    max_bytes: 1000,
+                });
+                let requested = since.max(1);
+                let mut expect = [Vec::new(), Vec::new()];
+                let mut gap: Option<(u64, u64)> = None;
+                for i in 0..2 {
+                    if !streams.has(i) {
+                        continue;
+                    }
+                    let mut prev: Option<u64> = None;
+                    let mut skipping = true;
+                    for b in kept[i].iter().filter(|b| b.seq >= requested) {
+                        if prev.is_none_or(|p| p + 1 != b.off) {
+                            skipping = true;
+                        }
+                        prev = Some(b.off);
+                        if skipping && is_continuation(b.v) {
+                            continue;
+                        }
+                        skipping = false;
+                        expect[i].push(b.v);
+                    }
+                    if let (Some(&first), Some(&last)) = (evicted[i].first(), evicted[i].last()) {
+                        if last >= requested {
+                            let f = first.max(requested);
+                            gap = Some(gap.map_or((f, last), |(a, b)| (a.min(f), b.max(last))));
+                        }
+                    }
+                }
+                assert_eq!(r.stdout, expect[0], "round {round} stdout since {since}");
+                assert_eq!(r.stderr, expect[1], "round {round} stderr since {since}");
+                assert_eq!(r.gap, gap, "round {round} gap since {since}");
+                assert_eq!(r.truncated, gap.is_some(), "round {round}");
+                // Chained small reads return the same bytes.
+                let mut got = [Vec::new(), Vec::new()];
+                let mut at = requested;
+                loop {
+                    let c = o.read(&ReadReq {
+                        since: Some(at),
+                        tail_lines: None,
+                        streams,
+                        max_bytes: 4,
+                    });
+                    assert!(std::str::from_utf8(&c.stdout).is_ok());
+                    got[0].extend_from_slice(&c.stdout);
+                    got[1].extend_from_slice(&c.stderr);
+                    if !c.capped {
+                        break;
+                    }
+                    assert!(c.next_seq > at);
+                    at = c.next_seq;
+                }
+                assert_eq!(got, expect, "round {round} chained since {since}");
+            }
+        }
     }
 }

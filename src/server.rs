@@ -713,7 +713,7 @@ impl Server {
         let respond = Responder::new(move |done| {
             match done {
                 Done::Answer(answer) if !flag.is_cancelled() => {
-                    let r = mcp::reply(&tool, answer);
+                    let r = mcp::reply(&tool, *answer);
                     match &reply_to {
                         // Large outputs: serialise once, straight into the line that goes out.
                         ReplyTo::Out => {

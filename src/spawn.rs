@@ -77,6 +77,10 @@ pub struct Launch {
     pub overlay: Vec<(String, String)>,
     /// Initial stdin and whether to close it afterwards.
     pub initial_stdin: Option<(Vec<u8>, bool)>,
+    /// Run on a new terminal of (rows, cols) instead of pipes (one stage only).
+    pub terminal: Option<(u16, u16)>,
+    /// First bytes of each stream kept for good (default `YIELDSHELL_HEAD_BYTES`).
+    pub head_bytes: Option<usize>,
 }
 
 struct Started {
@@ -146,6 +150,7 @@ fn spawn_stages(
             stderr: Some(stderr),
             // Every stage leads its own session: no controlling terminal for any of them.
             join_group: None,
+            terminal: None,
         })
         .map_err(|e| {
             fail(
@@ -182,6 +187,9 @@ impl Engine {
         let id = self.ids.next();
         let marker = format!("{}{}", self.marker_prefix, id);
         let mut env = launch.env;
+        if self.config.noninteractive {
+            crate::agents::add_noninteractive(&mut env, &self.config.env, &launch.overlay);
+        }
         env.retain(|(k, _)| k != MARKER_VAR);
         env.push((MARKER_VAR.into(), marker.clone().into()));
         let secrets = match &self.config.redact_regex {
@@ -197,15 +205,62 @@ impl Engine {
             _ => self.secrets.clone(),
         };
 
+        let cgroup = crate::agents::new_cgroup()?;
         let mut leaders = self.reaper.leaders.lock();
         let (stdin, stdout_file, cwd) = (launch.stdin, launch.stdout_file, &launch.cwd);
+        // Per-command limits (SPEC section 13) go into the sandbox's plan: the launcher sets
+        // the rlimits and joins the cgroup before the command executes.
+        let rlimits = crate::agents::rlimits();
+        let mut terminal = None;
+        let on_terminal = launch.terminal;
+        let terminal_slot = &mut terminal;
+        let env_ref = &env;
         // The kernel sandbox hook: the stages start confined to the call's Landlock domain.
-        let started = self
-            .sandbox
-            .spawn(&launch.stages, cwd, &[], None, |stages| {
-                spawn_stages(stages, &env, cwd, stdin, stdout_file)
-            });
+        let started = self.sandbox.spawn(
+            &launch.stages,
+            cwd,
+            &rlimits,
+            cgroup.as_ref().map(|g| g.dir()),
+            move |stages| match on_terminal {
+                Some((rows, cols)) => {
+                    let stage = stages.first().ok_or_else(|| "nothing to run".to_string())?;
+                    let command = stage_command(stage);
+                    let t = crate::pty::spawn(
+                        &command.program,
+                        &command.arg0,
+                        &command.args,
+                        env_ref,
+                        cwd,
+                        rows,
+                        cols,
+                    )
+                    .map_err(|e| {
+                        format!(
+                            "cannot start {} on a terminal: {}",
+                            stage.program,
+                            config::plain_io(&e)
+                        )
+                    })?;
+                    *terminal_slot = Some(t.terminal);
+                    Ok(Started {
+                        pids: vec![t.pid],
+                        stdin: Some(t.input),
+                        stdout: Some(t.output),
+                        stderr: None,
+                    })
+                }
+                None => spawn_stages(stages, env_ref, cwd, stdin, stdout_file),
+            },
+        );
         let started = started?;
+        let input = match (&terminal, &started.stdin) {
+            (Some(t), _) => Some(crate::inputwait::Input::Tty(t.path.clone())),
+            (None, Some(f)) => f
+                .metadata()
+                .ok()
+                .map(|m| crate::inputwait::Input::Pipe(std::os::unix::fs::MetadataExt::ino(&m))),
+            (None, None) => None,
+        };
         let pid = started.pids[0];
         let info = Info {
             id: id.clone(),
@@ -218,11 +273,21 @@ impl Engine {
             started_wall: SystemTime::now(),
             started: Instant::now(),
             marker,
+            agent: crate::agents::RecordExtras {
+                terminal,
+                input,
+                cgroup,
+            },
         };
         if let Some(stdin) = &started.stdin {
             let _ = sys::set_nonblocking(std::os::fd::AsFd::as_fd(stdin));
         }
-        let proc = Arc::new(Proc::new(info, launch.ring_bytes, started.stdin));
+        let proc = Arc::new(Proc::new(
+            info,
+            launch.ring_bytes,
+            launch.head_bytes.unwrap_or(self.config.head_bytes),
+            started.stdin,
+        ));
         for &p in &started.pids {
             leaders.insert(p, proc.clone());
         }

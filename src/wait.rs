@@ -49,6 +49,9 @@ pub(crate) enum Outcome {
     Deadline,
     Cancelled,
     Matched,
+    /// A process of the record is blocked reading its input and the record has been
+    /// quiet for 300 ms (`until_input`).
+    AwaitingInput,
 }
 
 /// Incremental matching of `until` over new output, line by line per stream.
@@ -146,6 +149,9 @@ pub(crate) struct Watch {
     next_progress: Instant,
     check: Option<Checker>,
     poll: Duration,
+    /// `until_input`: also end when a record waits for input; how long until the next
+    /// look in `/proc` when it does not yet (grows from 250 ms to 1 s).
+    input: Option<Duration>,
 }
 
 enum Step {
@@ -169,7 +175,16 @@ impl Watch {
             next_progress: now + Duration::from_secs(1),
             check: None,
             poll: POLL_FIRST,
+            input: None,
         }
+    }
+
+    /// Also ends when a process of a record is blocked reading its input (SPEC section
+    /// 13). A blocked reader makes no event: while the records are quiet, `/proc` is
+    /// looked at again after 250 ms, then less often, up to once a second.
+    pub(crate) fn until_input(mut self) -> Watch {
+        self.input = Some(Duration::from_millis(250));
+        self
     }
 
     /// Also ends (as `Matched`) when `check` says so; it runs before the records are
@@ -230,6 +245,21 @@ impl Watch {
                         return Step::Done(Outcome::LeaderGone, i);
                     }
                     wake = wake.min(at);
+                }
+            }
+            if let Some(every) = self.input {
+                use crate::agents::Precheck;
+                match crate::agents::precheck(proc, &st, now) {
+                    Precheck::No => (),
+                    Precheck::NotYet(at) => wake = wake.min(at),
+                    Precheck::Look(pid, input) => {
+                        drop(st);
+                        if crate::inputwait::blocked_reader(pid, &input).is_some() {
+                            return Step::Done(Outcome::AwaitingInput, i);
+                        }
+                        wake = wake.min(now + every);
+                        self.input = Some((every * 2).min(Duration::from_secs(1)));
+                    }
                 }
             }
         }

@@ -58,6 +58,13 @@ fn object(output: Output) -> Map<String, Value> {
             let mut m = snapshot(w.snapshot);
             m.insert("wait_result".into(), Value::from(w.end.as_str()));
             m.insert("waited_ms".into(), Value::from(w.waited_ms));
+            if let Some(statuses) = w.statuses {
+                let all = statuses
+                    .into_vec()
+                    .into_iter()
+                    .map(|(id, s)| (id, Value::from(s.as_str())));
+                m.insert("statuses".into(), Value::Object(all.collect()));
+            }
             m
         }
         Output::Write(w) => {
@@ -101,6 +108,10 @@ fn snapshot(s: Snapshot) -> Map<String, Value> {
     m.insert("latest_seq".into(), Value::from(out.latest_seq));
     m.insert("truncated".into(), Value::Bool(out.truncated));
     m.insert("capped".into(), Value::Bool(out.capped));
+    if let Some((from, to)) = out.gap {
+        m.insert("gap_from".into(), Value::from(from));
+        m.insert("gap_to".into(), Value::from(to));
+    }
     if s.streams != Streams::Stderr {
         m.insert("stdout".into(), Value::from(into_text(out.stdout)));
     }
@@ -108,7 +119,16 @@ fn snapshot(s: Snapshot) -> Map<String, Value> {
         m.insert("stderr".into(), Value::from(into_text(out.stderr)));
     }
     m.insert("stdin_error".into(), opt(s.stdin_error));
+    input_fields(&mut m, s.input);
     m
+}
+
+/// `awaiting_input`, and `prompt` when it is true (SPEC section 13).
+fn input_fields(m: &mut Map<String, Value>, input: crate::agents::InputState) {
+    m.insert("awaiting_input".into(), Value::Bool(input.awaiting()));
+    if let Some(p) = input.0 {
+        m.insert("prompt".into(), Value::from(String::from(p)));
+    }
 }
 
 fn exec(r: ExecResult) -> Map<String, Value> {
@@ -116,6 +136,11 @@ fn exec(r: ExecResult) -> Map<String, Value> {
     let id = r.snapshot.process_id.clone();
     // exec names stdin_error only when writing the initial stdin failed.
     let stdin_failed = r.snapshot.stdin_error.is_some();
+    let asks = if r.snapshot.input.awaiting() {
+        " It is waiting for input now (see prompt): answer with write."
+    } else {
+        ""
+    };
     let mut m = snapshot(r.snapshot);
     if !stdin_failed {
         m.remove("stdin_error");
@@ -125,9 +150,10 @@ fn exec(r: ExecResult) -> Map<String, Value> {
         m.insert(
             "message".into(),
             Value::from(format!(
-                "The command is still running in the background as {id}. Use read with \
+                "The command is still running in the background as {id}.{asks} Use read with \
                  process_id {id} and since_seq {next_seq} for new output, wait to block until it \
-                 exits or prints something (until), write to send input, and stop to end it."
+                 exits or prints something (until) or asks for input (until_input), write to \
+                 send input, and stop to end it."
             )),
         );
     }
@@ -166,6 +192,7 @@ fn ps_entry(e: PsEntry) -> Map<String, Value> {
     m.insert("idle_ms".into(), Value::from(e.idle_ms));
     m.insert("latest_seq".into(), Value::from(e.latest_seq));
     m.insert("stdin_error".into(), opt(e.stdin_error));
+    input_fields(&mut m, e.input);
     m
 }
 
@@ -181,7 +208,23 @@ fn shell(r: ShellResult) -> Reply {
         let stages = stages.into_iter().map(opt).collect();
         m.insert("stage_status".into(), Value::Array(stages));
     }
+    if r.capped {
+        m.insert("capped".into(), Value::Bool(true));
+    }
     let texts = match &r.error {
+        Some(reason) if r.capped => {
+            // The output is each stream's first bytes up to the limit (SPEC section 13).
+            m.insert("error".into(), Value::from(reason.clone()));
+            let mut texts = vec![format!("Error executing command: {reason}")];
+            for (name, text) in [("stdout", &r.stdout), ("stderr", &r.stderr)] {
+                if !text.is_empty() {
+                    texts.push(format!(
+                        "{name} (its first bytes, up to the limit):\n{text}\n[output cut at the limit: the rest was not kept]"
+                    ));
+                }
+            }
+            texts
+        }
         Some(reason) => {
             m.insert("error".into(), Value::from(reason.clone()));
             let mut texts = vec![format!("Error executing command: {reason}")];

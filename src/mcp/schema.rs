@@ -29,7 +29,11 @@ pub(super) fn exec_input() -> Value {
             "yield_ms": int_prop("How long to wait before returning with the command still running (default 30000, at most 55000)."),
             "timeout_ms": int_prop("Total runtime limit; then the process group is stopped. 0 = unlimited (default 3600000)."),
             "max_output_bytes": int_prop("Most bytes of output in this response, both streams together (default 20000)."),
-            "tail_lines": int_prop("Return only the newest N lines of each stream.")
+            "tail_lines": int_prop("Return only the newest N lines of each stream."),
+            "tty": {"type": "boolean", "default": false, "description": "Run on a pseudo-terminal (shell mode): for REPLs and tools that need a terminal. stderr joins stdout; stdin stays open for write."},
+            "rows": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 40, "description": "Terminal rows (with tty)."},
+            "cols": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 200, "description": "Terminal columns (with tty)."},
+            "raw": {"type": "boolean", "default": false, "description": "Keep terminal escape sequences in the output (tty)."}
         },
         "required": ["command", "side_effects"]
     })
@@ -55,7 +59,8 @@ pub(super) fn shell_execute_output() -> Value {
         "status": {"type": "integer"},
         "execution_time": {"type": "number"},
         "stage_status": {"type": "array", "items": {"type": ["integer", "null"]}},
-        "error": {"type": "string"}
+        "error": {"type": "string"},
+        "capped": {"type": "boolean", "description": "The output limit was hit: stdout and stderr are each stream's first bytes, up to the limit."}
     }, "required": ["stdout", "stderr", "status", "execution_time"]})
 }
 
@@ -73,7 +78,11 @@ pub(super) fn process_output_props() -> Map<String, Value> {
         "truncated": {"type": "boolean"},
         "capped": {"type": "boolean"},
         "stdin_error": {"type": ["string", "null"]},
-        "error": {"type": "string"}
+        "error": {"type": "string"},
+        "awaiting_input": {"type": "boolean", "description": "A process of the command is blocked reading its input and printed nothing for 300 ms."},
+        "prompt": {"type": "string", "description": "The last partial line of output, when awaiting_input."},
+        "gap_from": {"type": "integer", "description": "First position dropped from the buffer inside this read's range."},
+        "gap_to": {"type": "integer", "description": "Last position dropped (inclusive); the read continues after it."}
     });
     match props {
         Value::Object(m) => m,
@@ -107,7 +116,8 @@ pub(super) fn read_props() -> Value {
         "since_seq": int_prop("Continue from this position (the next_seq of the previous read)."),
         "max_output_bytes": int_prop("Most bytes to return, both streams together."),
         "streams": {"type": "string", "enum": ["both", "stdout", "stderr"], "default": "both"},
-        "tail_lines": int_prop("Return only the newest N lines of each stream.")
+        "tail_lines": int_prop("Return only the newest N lines of each stream."),
+        "raw": {"type": "boolean", "default": false, "description": "Keep terminal escape sequences (tty processes)."}
     })
 }
 
@@ -142,16 +152,22 @@ pub(super) fn wait_input() -> Value {
     let mut props = read_props();
     props["timeout_ms"] = int_prop("Longest wait (default and maximum 55000).");
     props["until"] = json!({"type": "string", "description": "Also return as soon as new output (after since_seq) matches this regex."});
-    json!({"type": "object", "properties": props, "required": ["process_id"]})
+    props["until_input"] = json!({"type": "boolean", "default": false, "description": "Also return as soon as the process waits for input (wait_result awaiting_input)."});
+    props["process_ids"] = json!({"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 64, "description": "Wait for the first of these processes instead of process_id."});
+    json!({"type": "object", "properties": props, "required": []})
 }
 
 pub(super) fn wait_output() -> Value {
     let mut p = process_output_props();
     p.insert(
         "wait_result".into(),
-        json!({"type": "string", "enum": ["exited", "matched", "deadline_reached"]}),
+        json!({"type": "string", "enum": ["exited", "matched", "awaiting_input", "deadline_reached"]}),
     );
     p.insert("waited_ms".into(), json!({"type": "integer"}));
+    p.insert(
+        "statuses".into(),
+        json!({"type": "object", "additionalProperties": {"type": "string"}, "description": "With process_ids: the status of each."}),
+    );
     object_schema(p, &[])
 }
 

@@ -62,7 +62,10 @@ pub(super) const TOOLS: &[ToolDef] = &[
             Output beyond max_output_bytes is kept in a buffer: capped=true means more is \
             available via read from next_seq. side_effects is required: declare every plausible \
             category, or [\"NONE\"] for read-only commands; calls declaring a blocked category are \
-            refused before anything runs (status failed_to_start).",
+            refused before anything runs (status failed_to_start). tty=true runs the command on a \
+            terminal (REPLs, tools that need one; stderr joins stdout, escapes are removed unless \
+            raw). A command that stops to ask for input returns at once with awaiting_input=true \
+            and its prompt: answer with write.",
         input: exec_input,
         output: exec_output,
         read_only: false,
@@ -79,7 +82,10 @@ pub(super) const TOOLS: &[ToolDef] = &[
             stderr has a position; pass the returned next_seq as since_seq next time to get only \
             new output, with no gap and no repeat. Without since_seq it returns the oldest output \
             still buffered; tail_lines returns only the newest lines. truncated=true means older \
-            output was dropped from the buffer; capped=true means more output is available now.",
+            output was dropped from the buffer; capped=true means more output is available now. \
+            The first output is kept anyway: a read from the start returns it, then gap_from and \
+            gap_to name the positions that were dropped. awaiting_input=true (with prompt) means \
+            the process is blocked reading its input.",
         input: read_input,
         output: read_output,
         read_only: true,
@@ -93,8 +99,9 @@ pub(super) const TOOLS: &[ToolDef] = &[
         name: "write",
         title: "Write to process stdin",
         description: "Write text to the stdin of a running process (start it with exec \
-            close_stdin=false). newline=true appends a newline; close_stdin=true sends end of file \
-            after the text.",
+            close_stdin=false, or tty=true). newline=true appends a newline; close_stdin=true sends \
+            end of file after the text. On a tty the text is typed as is: \"\\u0003\" is Ctrl-C, \
+            \"\\u0004\" (or close_stdin) ends the input.",
         input: write_input,
         output: write_output,
         read_only: false,
@@ -109,8 +116,10 @@ pub(super) const TOOLS: &[ToolDef] = &[
         title: "Wait for a process",
         description:
             "Block until a process exits, until its new output matches the regex \
-            `until`, or until timeout_ms (at most 55000) passes; wait_result says which \
-            (exited, matched, deadline_reached). Never stops the process. Returns output like read.",
+            `until`, until it waits for input (until_input=true), or until timeout_ms (at most \
+            55000) passes; wait_result says which (exited, matched, awaiting_input, \
+            deadline_reached). process_ids waits for the first of several and names it \
+            (process_id; statuses lists all). Never stops the process. Returns output like read.",
         input: wait_input,
         output: wait_output,
         read_only: true,
@@ -193,6 +202,12 @@ fn exec(a: &Args<'_>) -> Parsed {
         timeout_ms: a.uint("timeout_ms")?,
         max_output_bytes: a.uint("max_output_bytes")?,
         tail_lines: a.uint("tail_lines")?,
+        agent: crate::agents::ExecExtras {
+            tty: a.boolean("tty")?.unwrap_or(false),
+            rows: a.uint("rows")?,
+            cols: a.uint("cols")?,
+            raw: a.boolean("raw")?.unwrap_or(false),
+        },
     };
     Ok(Box::new(move |engine: &Arc<Engine>, call: Call| {
         engine.exec(args, call)
@@ -242,6 +257,7 @@ fn read_args(a: &Args<'_>) -> Result<ReadArgs, String> {
         max_output_bytes: a.uint("max_output_bytes")?,
         streams,
         tail_lines: a.uint("tail_lines")?,
+        raw: a.boolean("raw")?.unwrap_or(false),
     })
 }
 
@@ -276,7 +292,8 @@ fn write(a: &Args<'_>) -> Parsed {
 }
 
 fn wait(a: &Args<'_>) -> Parsed {
-    let id = process_id(a)?;
+    let ids = wait_ids(a.get("process_id"), a.get("process_ids"))?;
+    let until_input = a.boolean("until_input")?.unwrap_or(false);
     let args = read_args(a)?;
     let timeout = a.uint("timeout_ms")?;
     let until = match a.string("until")? {
@@ -290,7 +307,7 @@ fn wait(a: &Args<'_>) -> Parsed {
     };
     let timeout = timeout.map(|t| t.min(TRANSPORT_CEILING_MS));
     Ok(Box::new(move |engine: &Arc<Engine>, call: Call| {
-        engine.wait(&id, timeout, until, args, call)
+        engine.wait(&ids, timeout, until, until_input, args, call)
     }))
 }
 
@@ -319,4 +336,38 @@ fn cleanup(a: &Args<'_>) -> Parsed {
         return now(move |_| Err(error));
     }
     now(move |engine| engine.cleanup(completed as u64, stopped as u64))
+}
+
+/// The ids a `wait` is about: `process_id`, or `process_ids` (a non-empty array of
+/// strings, at most 64), not both.
+fn wait_ids(one: Option<&Value>, many: Option<&Value>) -> Result<Vec<String>, String> {
+    let accepted = "process_id (a string such as proc_0123456789ab) or process_ids (an array of 1 to 64 such strings)";
+    match (one, many) {
+        (Some(_), Some(_)) => Err(format!(
+            "invalid arguments: give process_id or process_ids, not both; expected {accepted}"
+        )),
+        (None, None) => Err(format!("missing argument: expected {accepted}")),
+        (Some(Value::String(s)), None) => Ok(vec![s.clone()]),
+        (Some(other), None) => Err(format!(
+            "invalid argument process_id: got {other}; expected {accepted}"
+        )),
+        (None, Some(Value::Array(items))) if (1..=64).contains(&items.len()) => {
+            let mut ids: Vec<String> = Vec::with_capacity(items.len());
+            for item in items {
+                match item {
+                    Value::String(s) if !ids.contains(s) => ids.push(s.clone()),
+                    Value::String(_) => (),
+                    other => {
+                        return Err(format!(
+                            "invalid argument process_ids: element {other} is not a string; expected {accepted}"
+                        ))
+                    }
+                }
+            }
+            Ok(ids)
+        }
+        (None, Some(other)) => Err(format!(
+            "invalid argument process_ids: got {other}; expected {accepted}"
+        )),
+    }
 }

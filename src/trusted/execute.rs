@@ -56,6 +56,7 @@ fn shell_error(
         execution_time: started.elapsed().as_secs_f64(),
         stage_status: None,
         error: Some(reason),
+        capped: false,
     }
 }
 
@@ -211,6 +212,9 @@ impl Engine {
             timeout_ms: 0,
             overlay: Vec::new(),
             initial_stdin: args.stdin.clone().map(|s| (s.into_bytes(), true)),
+            terminal: None,
+            // The first bytes up to the cap are what a capped call returns (SPEC 13).
+            head_bytes: Some(self.config.shell_output_limit),
         };
         let proc = match self.launch(launch, slot) {
             Ok(p) => p,
@@ -307,6 +311,7 @@ impl Engine {
             execution_time: started.elapsed().as_secs_f64(),
             stage_status: stages,
             error: failure,
+            capped: result_type == "output_cap",
         }
     }
 }

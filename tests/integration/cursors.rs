@@ -114,9 +114,11 @@ fn both_streams_share_one_sequence() {
 
 #[test]
 fn eviction_sets_truncated_and_reads_from_the_oldest_byte() {
+    // The ring alone: no head kept beside it (section 13's head is tested in agents.rs).
     let server = Server::ready_with_env(&[
         ("YIELDSHELL_MAX_BUFFER_BYTES", "4096"),
         ("YIELDSHELL_MAX_OUTPUT_BYTES", "100000"),
+        ("YIELDSHELL_HEAD_BYTES", "0"),
     ]);
     let expected: String = (1..=20_000).map(|i| format!("{i}\n")).collect();
     let total = expected.len() as u64;
@@ -314,6 +316,7 @@ fn eviction_never_leaves_half_a_character() {
         let server = Server::ready_with_env(&[
             ("YIELDSHELL_MAX_BUFFER_BYTES", size),
             ("YIELDSHELL_MAX_OUTPUT_BYTES", "100000"),
+            ("YIELDSHELL_HEAD_BYTES", "0"),
         ]);
         let result = server.exec(json!({
             "command": "yes é | head -n 3000 | tr -d '\\n'", "yield_ms": 20000}));

@@ -5,6 +5,7 @@
 //! (section 2), the shell-mode tools (3), the policy (6), processes (7) and configuration (8).
 //! Tests synchronise on output (`ready`) and on polled conditions, never on fixed sleeps.
 
+mod agents;
 mod cli;
 mod config;
 mod cursors;
