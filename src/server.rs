@@ -28,15 +28,21 @@ use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use crate::budget::Budget;
-use crate::call::{Call, Cancel, Done, Progress, Responder};
+use crate::call::Cancel;
 use crate::config::Config;
-use crate::engine::{BadCommand, Engine};
+use crate::engine::Engine;
 use crate::jsonrpc::{self, IncomingRaw, RequestId};
 use crate::mcp::modern::{self, Era};
 use crate::mcp::{self, ProtocolVersion};
 use crate::pool::Pool;
 use crate::reaper::Reaper;
-use crate::transport::{self, Input, IoThreads, MemoryClient, Outbox, MAX_LINE};
+use crate::transport::{self, Input, IoThreads, Outbox, MAX_LINE};
+
+mod inproc;
+mod tools_call;
+
+pub(crate) use inproc::call_once;
+pub use inproc::serve_in_memory;
 
 struct Server {
     engine: Arc<Engine>,
@@ -203,86 +209,6 @@ fn start_engine(
             Err(std::process::ExitCode::from(2))
         }
     }
-}
-
-/// Runs a server over the in-memory transport on its own thread, for in-process protocol
-/// tests. At end of input it waits up to `drain` for calls in flight, then closes its
-/// outbox (the client's receiver then disconnects). Processes are not stopped.
-pub fn serve_in_memory(config: Config, drain: Duration) -> io::Result<MemoryClient> {
-    let marker_prefix = crate::stamp::new_marker_prefix();
-    crate::guardian::configure(marker_prefix.clone());
-    let engine = start_engine(Arc::new(config), marker_prefix)
-        .map_err(|_| io::Error::other("the engine did not start (see stderr)"))?;
-    let (outbox, input, client) = transport::memory();
-    std::thread::Builder::new()
-        .name("memory-server".into())
-        .spawn(move || {
-            let server = Server::new(engine, outbox);
-            server.serve(&input);
-            server.wait_idle(Instant::now() + drain);
-            server.out.close();
-        })?;
-    Ok(client)
-}
-
-/// Runs one tool call in-process, for the built-in client (`yieldshell call`): the same
-/// engine and configuration as the server, driven over the in-memory transport as a client
-/// would (`initialize`, then `tools/call`). Returns the call's `CallToolResult`, after
-/// stopping whatever the call left running; a JSON-RPC error comes back as `Err`.
-pub(crate) fn call_once(config: Config, tool: &str, arguments: Value) -> Result<Value, String> {
-    crate::log::set_level(config.log_level);
-    if let Err(e) = crate::sys::set_dumpable(false) {
-        crate::warn!("cannot mark the process non-dumpable: {e}");
-    }
-    crate::sys::cloexec_from(3);
-    let marker_prefix = crate::stamp::new_marker_prefix();
-    crate::guardian::configure(marker_prefix.clone());
-    let _ = crate::sys::set_child_subreaper();
-    let engine = start_engine(Arc::new(config), marker_prefix)
-        .map_err(|_| "the engine did not start (see above)".to_string())?;
-    let (outbox, input, client) = transport::memory();
-    let server = Server::new(engine.clone(), outbox);
-    let serving = std::thread::Builder::new()
-        .name("memory-server".into())
-        .spawn(move || server.serve(&input))
-        .map_err(|e| format!("cannot start the server thread: {e}"))?;
-    let requests = [
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": mcp::LATEST.as_str(), "capabilities": {},
-            "clientInfo": {"name": "yieldshell-cli", "version": env!("CARGO_PKG_VERSION")}}}),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-               "params": {"name": tool, "arguments": arguments}}),
-    ];
-    for request in &requests {
-        let line = jsonrpc::to_line(request);
-        if client.to_server.send(Input::Line(line)).is_err() {
-            return Err("the in-process server stopped".into());
-        }
-    }
-    let mut answer = Err("the in-process server gave no answer".to_string());
-    for line in client.from_server.iter() {
-        let Ok(message) = serde_json::from_slice::<Value>(&line) else {
-            continue;
-        };
-        if message.get("id") != Some(&json!(2)) {
-            continue;
-        }
-        answer = match (message.get("result"), message.get("error")) {
-            (Some(result), _) => Ok(result.clone()),
-            (None, Some(error)) => Err(error
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or("unknown error")
-                .to_string()),
-            (None, None) => Err(format!("a malformed answer: {message}")),
-        };
-        break;
-    }
-    drop(client);
-    let _ = serving.join();
-    engine.shutdown(Duration::from_millis(1000), Duration::from_millis(1600));
-    answer
 }
 
 /// Turns SIGTERM, SIGINT and SIGHUP into shutdown. (SIGCHLD goes straight to the reaper.)
@@ -629,158 +555,6 @@ impl Server {
         Answer::Now(Some(jsonrpc::response(&id, result)))
     }
 
-    fn tools_call(
-        self: &Arc<Self>,
-        id: Value,
-        params: Map<String, Value>,
-        arguments: Option<&RawValue>,
-        to: &ReplyTo,
-        era: CallEra,
-    ) -> Result<Option<(usize, crate::pool::Job)>, Value> {
-        let name = match params.get("name") {
-            Some(Value::String(n)) => n.clone(),
-            Some(other) => {
-                let msg = format!(
-                    "tools/call: name must be a string, got {}",
-                    jsonrpc::type_name(other)
-                );
-                return Err(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
-            }
-            None => {
-                return Err(jsonrpc::error(
-                    Some(&id),
-                    jsonrpc::INVALID_PARAMS,
-                    "tools/call: missing tool name",
-                ))
-            }
-        };
-        if !self.engine.config.tools.contains(&name.as_str()) || !mcp::is_known_tool(&name) {
-            let msg = format!(
-                "Unknown tool: {name}; available tools: {}",
-                self.engine.config.tools.join(", ")
-            );
-            return Err(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
-        }
-        // Only the members the tool reads become values; the rest is skipped unparsed.
-        let args = match arguments {
-            None => Ok(Map::new()),
-            Some(raw) if jsonrpc::is_null(raw) => Ok(Map::new()),
-            Some(raw) if jsonrpc::raw_type_name(raw) == "object" => {
-                let names: Vec<&str> = tool_arguments(&name).iter().map(String::as_str).collect();
-                jsonrpc::params_map(Some(raw), &names).map_err(|e| format!("invalid argument {e}"))
-            }
-            Some(other) => {
-                let msg = format!(
-                    "tools/call: arguments must be an object, got {}",
-                    jsonrpc::raw_type_name(other)
-                );
-                return Err(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
-            }
-        };
-        let bytes = arguments.map_or(0, |a| a.get().len());
-        let big = bytes >= BIG_LINE;
-        let token = params
-            .get("_meta")
-            .and_then(|m| m.get("progressToken"))
-            .filter(|t| t.is_string() || t.is_number())
-            .cloned();
-        let Some(id) = RequestId::new(id) else {
-            let msg = "Invalid Request: id must be a string or a number";
-            return Err(jsonrpc::error(None, jsonrpc::INVALID_REQUEST, msg));
-        };
-        let key = id.key().to_string();
-        let cancel = Arc::new(Cancel::default());
-        self.inflight.lock().insert(key.clone(), cancel.clone());
-        let version = era.version;
-        let progress = token.map(|token| {
-            let this = self.clone();
-            let send: Progress = Arc::new(move |elapsed: u64, bytes: u64| {
-                let mut p = json!({"progressToken": token, "progress": elapsed});
-                if mcp::has_annotations(version) {
-                    p["message"] = Value::from(format!(
-                        "running {:.1}s, {bytes} bytes of output",
-                        elapsed as f64 / 1000.0
-                    ));
-                }
-                this.send(jsonrpc::notification("notifications/progress", p));
-            });
-            send
-        });
-        let this = self.clone();
-        let flag = cancel.clone();
-        let tool = name.clone();
-        let reply_to = to.clone();
-        let respond = Responder::new(move |done| {
-            match done {
-                Done::Answer(answer) if !flag.is_cancelled() => {
-                    let r = mcp::reply(&tool, *answer);
-                    match &reply_to {
-                        // Large outputs: serialise once, straight into the line that goes out.
-                        ReplyTo::Out => {
-                            this.out
-                                .send(mcp::call_response_line(id.value(), r, version));
-                        }
-                        batch => {
-                            let response =
-                                jsonrpc::response(id.value(), mcp::call_result(r, version));
-                            this.answer(batch, Some(response));
-                        }
-                    }
-                }
-                Done::Answer(_) | Done::Cancelled => this.answer(&reply_to, None),
-                // A panic in a tool is that request's internal error; the server lives on,
-                // and the request still gets exactly one answer.
-                Done::Lost => {
-                    let msg = "Internal error while running the tool (logged on stderr); the server is still running";
-                    let error = jsonrpc::error(Some(id.value()), jsonrpc::INTERNAL_ERROR, msg);
-                    this.answer(&reply_to, Some(error));
-                }
-            }
-            // Only now, with its answer queued, does the call leave the in-flight set:
-            // shutdown waits for that set to empty before it closes the outbox.
-            this.leave(&key);
-        });
-        let call = Call {
-            cancel,
-            progress,
-            respond,
-            client: era.client,
-        };
-        let engine = self.engine.clone();
-        let run = move || {
-            match args {
-                Ok(args) => mcp::call_tool(&engine, &name, args, call),
-                Err(message) => {
-                    let tool = match name.as_str() {
-                        "exec" => Some("exec"),
-                        "shell_execute" => Some("shell_execute"),
-                        _ => None,
-                    };
-                    if let Some(tool) = tool {
-                        // Refused before the tool saw it: still an attempt, still audited.
-                        engine.audit_bad_arguments(tool, BadCommand::Missing, &message);
-                    }
-                    call.answer(Err(crate::results::ToolError::new(
-                        crate::results::ErrorKind::InvalidArgument,
-                        message,
-                    )))
-                }
-            }
-            if big {
-                crate::sys::release_free_memory();
-            }
-        };
-        match to {
-            // A batch already runs on a worker.
-            ReplyTo::Batch(..) => {
-                run();
-                Ok(None)
-            }
-            // Queued by `dispatch_line`, after it dropped the input line.
-            ReplyTo::Out => Ok(Some((bytes, Box::new(run)))),
-        }
-    }
-
     /// Removes a call from the in-flight set (after its answer was queued).
     fn leave(&self, key: &str) {
         let mut inflight = self.inflight.lock();
@@ -844,31 +618,6 @@ const PARAMS_READ: &[&str] = &[
     "requestId",
     "reason",
 ];
-
-/// The argument names of tool `name` (the properties of its input schema): the only
-/// members of `arguments` that are parsed. Read from the schemas once.
-fn tool_arguments(name: &str) -> &'static [String] {
-    static NAMES: std::sync::OnceLock<Vec<(String, Vec<String>)>> = std::sync::OnceLock::new();
-    let all = NAMES.get_or_init(|| {
-        let list = mcp::tools_list(crate::config::ALL_TOOLS, mcp::LATEST);
-        list["tools"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|tool| {
-                let name = tool["name"].as_str().unwrap_or_default().to_string();
-                let props = tool["inputSchema"]["properties"]
-                    .as_object()
-                    .map(|p| p.keys().cloned().collect())
-                    .unwrap_or_default();
-                (name, props)
-            })
-            .collect()
-    });
-    all.iter()
-        .find(|(n, _)| n == name)
-        .map_or(&[], |(_, props)| props.as_slice())
-}
 
 #[allow(dead_code)]
 fn _assert_send() {
