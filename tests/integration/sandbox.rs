@@ -360,7 +360,26 @@ fn shell_mode_workspace_confines_writes_and_scopes_signals() {
     assert_eq!(code, Some(0), "{text}");
     assert!(fx.work.join("inside").exists() && tmp.exists());
     let _ = std::fs::remove_file(&tmp);
-    let outside = fx.out("f");
+    // `workspace` lets every command write beneath /tmp: when the fixture itself lies there
+    // (a checkout in /tmp), the outside target must be elsewhere.
+    let tmp_root = std::env::temp_dir()
+        .canonicalize()
+        .unwrap_or_else(|_| "/tmp".into());
+    let elsewhere = fx.outside.starts_with(&tmp_root).then(|| {
+        [
+            std::env::var_os("HOME").map(PathBuf::from),
+            Some("/var/tmp".into()),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|b| b.join(unique_marker("sbx-ws-outside")))
+        .find(|d| !d.starts_with(&tmp_root) && std::fs::create_dir_all(d).is_ok())
+        .expect("a writable directory outside /tmp")
+    });
+    let outside = match &elsewhere {
+        Some(dir) => dir.join("f").display().to_string(),
+        None => fx.out("f"),
+    };
     let (code, text) = sh(&server, &format!("echo x > {outside}"));
     assert_ne!(code, Some(0), "{text}");
     let (code, _) = sh(&server, &format!("sh -c 'sh -c \"echo x > {outside}\"'"));
@@ -378,6 +397,9 @@ fn shell_mode_workspace_confines_writes_and_scopes_signals() {
     let server = fx.shell(&[]);
     let (code, text) = sh(&server, &format!("echo x > {outside}"));
     assert_eq!(code, Some(0), "{text}");
+    if let Some(dir) = elsewhere {
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
 
 #[test]
