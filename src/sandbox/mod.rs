@@ -29,6 +29,8 @@
 //! which applies them and the domain and then executes the program. See `benches/sandbox.rs`
 //! for what each path costs.
 
+pub mod cwd;
+pub mod filter;
 pub mod launcher;
 pub mod plan;
 pub mod resolve;
@@ -165,6 +167,8 @@ pub struct Sandbox {
     roots: Vec<PathBuf>,
     missing: Vec<&'static str>,
     launcher: bool,
+    /// The seccomp filter can be installed (architecture and kernel).
+    seccomp: bool,
 }
 
 impl Sandbox {
@@ -241,6 +245,14 @@ impl Sandbox {
             });
         }
         let kind = if abi == 0 { Kind::Off } else { kind };
+        let seccomp = filter::SUPPORTED && crate::sys::seccomp_filter_available();
+        if !seccomp && (kind != Kind::Off || net_deny) {
+            let what = seccomp_missing();
+            warning = Some(match warning {
+                Some(w) => format!("{w}; also without {what}"),
+                None => format!("the kernel sandbox runs without {what}"),
+            });
+        }
         let resolver = (kind == Kind::Trusted)
             .then(|| {
                 let allow = crate::trusted::allow::Allowlist::new(
@@ -265,6 +277,7 @@ impl Sandbox {
             roots: config.allowed_cwds.clone(),
             missing,
             launcher,
+            seccomp,
         };
         Ok((sandbox, warning))
     }
@@ -282,6 +295,13 @@ impl Sandbox {
             format!("Landlock ABI {}", self.abi)
         };
         let mut parts: Vec<String> = Vec::new();
+        if self.kind != Kind::Off || self.net_deny {
+            parts.push(
+                "every capability dropped; no changing the limits, priority, CPU affinity or \
+                 scheduling of another process, and no io_uring (seccomp)"
+                    .into(),
+            );
+        }
         match self.kind {
             Kind::Off => parts.push("no filesystem or process confinement".into()),
             Kind::Trusted => parts.push(
@@ -305,12 +325,21 @@ impl Sandbox {
             )),
         }
         parts.push(if self.net_deny {
-            "network: TCP connect and bind denied".into()
+            "network: TCP connect and bind denied, and no TCP, MPTCP, SCTP or raw socket can \
+             be made (UDP allowed)"
+                .into()
         } else {
             "network: not restricted".into()
         });
-        if !self.missing.is_empty() && self.kind != Kind::Off {
-            parts.push(format!("not enforced here: {}", self.missing.join(", ")));
+        let mut missing: Vec<&str> = Vec::new();
+        if self.kind != Kind::Off {
+            missing.extend(self.missing.iter().copied());
+        }
+        if !self.seccomp && self.is_active() {
+            missing.push(seccomp_missing());
+        }
+        if !missing.is_empty() {
+            parts.push(format!("not enforced here: {}", missing.join(", ")));
         }
         let state = if self.is_active() { "on" } else { "off" };
         format!("kernel sandbox {state} ({kernel}): {}", parts.join("; "))
@@ -328,6 +357,10 @@ impl Sandbox {
                 ll::NET_BIND_TCP | ll::NET_CONNECT_TCP
             } else {
                 0
+            },
+            filter: filter::Filter {
+                processes: self.seccomp && self.kind != Kind::Off,
+                network: self.seccomp && self.net_deny,
             },
             ..Rules::default()
         };
@@ -415,7 +448,7 @@ impl Sandbox {
         let Some(rules) = &plan.rules else {
             return start(stages);
         };
-        let confines_fs = rules.handled_fs != 0;
+        let seccomp = rules.filter;
         let ruleset = rules.ruleset().map_err(|e| {
             format!(
                 "cannot build the kernel sandbox: {}",
@@ -428,7 +461,7 @@ impl Sandbox {
                 .stack_size(256 * 1024)
                 .spawn_scoped(scope, move || {
                     // This thread stays confined until it ends, right after the spawns.
-                    plan::enforce_ruleset(&ruleset, confines_fs).map_err(|e| {
+                    plan::enforce_ruleset(&ruleset, seccomp).map_err(|e| {
                         format!(
                             "cannot enter the kernel sandbox: {}",
                             crate::config::plain_io(&e)
@@ -442,6 +475,18 @@ impl Sandbox {
                 .unwrap_or_else(|_| Err("the sandbox thread panicked".into()))
         });
         result.map_err(hint)
+    }
+}
+
+/// What is missing without the seccomp filter, for the status and the warning.
+fn seccomp_missing() -> &'static str {
+    if filter::SUPPORTED {
+        "the seccomp filter (this kernel cannot install one: other processes' limits and \
+         priorities, io_uring and, under network deny, MPTCP and unbound listen() stay open)"
+    } else {
+        "the seccomp filter (this build has none for its architecture, only for x86_64 and \
+         aarch64: other processes' limits and priorities, io_uring and, under network deny, \
+         MPTCP and unbound listen() stay open)"
     }
 }
 
