@@ -1293,10 +1293,24 @@ pub fn drop_all_capabilities() -> io::Result<()> {
         inheritable: u32,
     }
     const VERSION_3: u32 = 0x2008_0522;
-    // The bounding set first, while CAP_SETPCAP may still be effective. EINVAL ends the
-    // capabilities this kernel knows; EPERM (no CAP_SETPCAP) means the thread cannot hold
-    // a capability it has not got already, and the sets are cleared below.
-    for cap in 0..64u32 {
+    let mut header = Header {
+        version: VERSION_3,
+        pid: 0,
+    };
+    let mut data = [Data::default(); 2];
+    // SAFETY: `header` and `data` are valid, writable and of the sizes version 3 expects
+    // (one header, two data words); pid 0 is the calling thread.
+    let rc = unsafe { libc::syscall(libc::SYS_capget, &mut header, data.as_mut_ptr()) };
+    if rc == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    const CAP_SETPCAP: u32 = 8;
+    // The bounding set first, while CAP_SETPCAP may still be effective (without it, as for
+    // any server not run as root, the bounding set cannot change: skip the loop). EINVAL
+    // ends the capabilities this kernel knows; EPERM means the thread cannot hold a
+    // capability it has not got already, and the sets are cleared below.
+    let may_drop = data[0].effective & (1 << CAP_SETPCAP) != 0;
+    for cap in (0..64u32).take_while(|_| may_drop) {
         // SAFETY: prctl with PR_CAPBSET_DROP takes plain integers.
         let rc = unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) };
         if rc == -1 {
@@ -1321,10 +1335,6 @@ pub fn drop_all_capabilities() -> io::Result<()> {
     if rc == -1 && io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL) {
         return Err(io::Error::last_os_error());
     }
-    let mut header = Header {
-        version: VERSION_3,
-        pid: 0,
-    };
     let data = [Data::default(); 2];
     // SAFETY: `header` and `data` are valid and of the sizes version 3 expects (one header,
     // two data words, read by the kernel); pid 0 is the calling thread. Clearing every set

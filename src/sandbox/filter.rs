@@ -385,6 +385,18 @@ pub fn program(filter: Filter, tables: &[Table]) -> Result<Option<Vec<Insn>>, St
     asm.finish().map(Some)
 }
 
+/// [`program`] for `filter` over this build's tables, built once per process.
+pub fn native_program(filter: Filter) -> Result<Option<&'static [Insn]>, String> {
+    static CACHE: std::sync::OnceLock<[Result<Option<Vec<Insn>>, String>; 4]> =
+        std::sync::OnceLock::new();
+    let all = CACHE
+        .get_or_init(|| [0, 1, 2, 3].map(|bits| program(Filter::from_bits(bits), native_tables())));
+    match &all[filter.bits() as usize & 3] {
+        Ok(p) => Ok(p.as_deref()),
+        Err(e) => Err(e.clone()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

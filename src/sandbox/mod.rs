@@ -99,6 +99,8 @@ impl Network {
 pub const TEST_ABI_VAR: &str = "YIELDSHELL_TEST_LANDLOCK_ABI";
 /// Test-only: start every sandboxed stage through the launcher.
 pub const TEST_LAUNCHER_VAR: &str = "YIELDSHELL_TEST_SANDBOX_LAUNCHER";
+/// Test-only (benchmarks): no seccomp filter, as on a kernel that cannot install one.
+pub const TEST_NO_SECCOMP_VAR: &str = "YIELDSHELL_TEST_NO_SECCOMP";
 
 /// Write rights granted beneath a writable directory: everything but making device nodes
 /// (a device node made inside the workspace would open the device) and device ioctls.
@@ -245,7 +247,11 @@ impl Sandbox {
             });
         }
         let kind = if abi == 0 { Kind::Off } else { kind };
-        let seccomp = filter::SUPPORTED && crate::sys::seccomp_filter_available();
+        let no_seccomp = config
+            .env
+            .iter()
+            .any(|(k, v)| k == TEST_NO_SECCOMP_VAR && v == "1");
+        let seccomp = filter::SUPPORTED && !no_seccomp && crate::sys::seccomp_filter_available();
         if !seccomp && (kind != Kind::Off || net_deny) {
             let what = seccomp_missing();
             warning = Some(match warning {

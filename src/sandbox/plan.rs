@@ -85,10 +85,10 @@ pub fn enforce_ruleset(ruleset: &OwnedFd, filter: Filter) -> io::Result<()> {
     sys::drop_all_capabilities()
         .map_err(|e| io::Error::new(e.kind(), format!("cannot drop capabilities: {e}")))?;
     sys::set_no_new_privs()?;
-    if let Some(program) = filter::program(filter, filter::native_tables())
+    if let Some(program) = filter::native_program(filter)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?
     {
-        sys::install_seccomp_filter(&program).map_err(|e| {
+        sys::install_seccomp_filter(program).map_err(|e| {
             io::Error::new(e.kind(), format!("cannot install the seccomp filter: {e}"))
         })?;
     }
