@@ -16,11 +16,16 @@
 //!   own ptrace rule: nothing outside the domain can be signalled, traced, or read through
 //!   `/proc/<pid>/environ` and `mem`. `YIELDSHELL_NETWORK=deny` handles TCP bind and
 //!   connect with no port granted (ABI 4).
+//! - Beside the domain: no capability at all, and a seccomp filter (`filter`) against
+//!   changing other processes' limits, priorities and affinity, io_uring, and under network
+//!   deny every IPv4/IPv6 socket but a datagram one. Trusted mode also refuses a working
+//!   directory inside or above the safe `PATH` (`cwd`).
 //!
 //! Enforcement (`Sandbox::spawn`): `posix_spawn` leaves no room for code between fork and
 //! exec, but Landlock confines a *thread*, and a child inherits the credentials of the
 //! thread that spawned it. So the server builds the call's ruleset, starts a short-lived
-//! thread that sets `no_new_privs` and restricts itself, and that thread spawns every stage:
+//! thread that drops its capabilities, sets `no_new_privs`, installs the seccomp filter and
+//! restricts itself, and that thread spawns every stage:
 //! all of them, and all their descendants, share one domain made for the call, and an exec
 //! the domain forbids fails inside `posix_spawn`, so the caller gets the error. This costs
 //! one thread start per call. Rlimits and a cgroup, which belong to a process and not to a
