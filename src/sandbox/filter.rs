@@ -69,8 +69,12 @@ pub struct Insn {
     pub k: u32,
 }
 
-/// True when this build has tables for its architecture.
-pub const SUPPORTED: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
+/// True when this build has tables for its architecture (little-endian aarch64 only: the
+/// audit architecture values below are the little-endian ones).
+pub const SUPPORTED: bool = cfg!(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    target_endian = "little"
+));
 
 const LD_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
 const JEQ: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
@@ -184,7 +188,9 @@ pub const ARM: Table = Table {
 
 /// The tables of this build's architecture: native first, then compat.
 pub fn native_tables() -> &'static [Table] {
-    if cfg!(target_arch = "x86_64") {
+    if !SUPPORTED {
+        &[]
+    } else if cfg!(target_arch = "x86_64") {
         &[X86_64, I386]
     } else if cfg!(target_arch = "aarch64") {
         &[AARCH64, ARM]
