@@ -306,10 +306,13 @@ impl Sandbox {
             format!("Landlock ABI {}", self.abi)
         };
         let mut parts: Vec<String> = Vec::new();
-        if self.kind != Kind::Off || self.net_deny {
+        if self.is_active() {
+            parts.push("every capability dropped".into());
+        }
+        if self.seccomp && self.kind != Kind::Off {
             parts.push(
-                "every capability dropped; no changing the limits, priority, CPU affinity or \
-                 scheduling of another process, and no io_uring (seccomp)"
+                "no changing the limits, priority, CPU affinity or scheduling of another \
+                 process, and no io_uring (seccomp)"
                     .into(),
             );
         }
@@ -335,10 +338,12 @@ impl Sandbox {
                 }
             )),
         }
-        parts.push(if self.net_deny {
+        parts.push(if self.net_deny && self.seccomp {
             "network: TCP connect and bind denied, and no TCP, MPTCP, SCTP or raw socket can \
              be made (UDP allowed)"
                 .into()
+        } else if self.net_deny {
+            "network: TCP connect and bind denied".into()
         } else {
             "network: not restricted".into()
         });

@@ -15,7 +15,7 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::{json, Value};
 
-use crate::support::{is_error, path_str, unique_marker, Server};
+use crate::support::{is_error, path_str, run_binary, unique_marker, Server};
 
 const PROGRAMS: &[(&str, &str)] = &[
     ("limiter", "/usr/bin/prlimit"),
@@ -452,4 +452,36 @@ fn trusted_mode_refuses_a_working_directory_in_or_above_the_safe_path() {
     assert!(ok, "{text}");
     let (ok, text) = run(&server, &["wc", "shadowed"]);
     assert!(ok && text.trim() == "shadowed", "{text}");
+}
+
+#[test]
+fn check_says_whether_the_filter_and_the_capability_drop_apply() {
+    if !can_run(
+        4,
+        "check_says_whether_the_filter_and_the_capability_drop_apply",
+    ) {
+        return;
+    }
+    let env = [("ALLOW_COMMANDS", "cat"), ("YIELDSHELL_NETWORK", "deny")];
+    let out = run_binary(&["check", "cat", "x"], &env);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("every capability dropped"), "{text}");
+    // Every distribution kernel for these architectures can install seccomp filters.
+    if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+        assert!(text.contains("no io_uring (seccomp)"), "{text}");
+        assert!(text.contains("no TCP, MPTCP, SCTP or raw socket"), "{text}");
+        assert!(!text.contains("not enforced here"), "{text}");
+    }
+    // Without the filter (as on another architecture), the status says what stays open.
+    let mut env = env.to_vec();
+    env.push(("YIELDSHELL_TEST_NO_SECCOMP", "1"));
+    let out = run_binary(&["check", "cat", "x"], &env);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.contains("not enforced here: the seccomp filter"),
+        "{text}"
+    );
+    assert!(!text.contains("no io_uring (seccomp)"), "{text}");
 }
