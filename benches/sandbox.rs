@@ -7,6 +7,8 @@
 //!   `on` through the launcher (`YIELDSHELL_TEST_SANDBOX_LAUNCHER=1`: each stage re-executes
 //!   our binary, which applies the plan and then executes the program; used in production
 //!   only when a call needs rlimits or a cgroup).
+//!   And `on` without the seccomp filter (`YIELDSHELL_TEST_NO_SECCOMP=1`), for the filter's
+//!   own share (capabilities are dropped in both).
 //! - Shell mode, `echo hi`: `off` against `workspace`.
 //! - Why the launcher costs what it costs: spawning and reaping our binary as a launcher of
 //!   `/bin/true` against spawning `/bin/true` directly, done by this process.
@@ -83,15 +85,32 @@ fn trusted(report: &mut Report) {
             ("YIELDSHELL_SANDBOX", "on"),
             ("YIELDSHELL_TEST_SANDBOX_LAUNCHER", "1"),
         ]),
+        server(&[
+            base[0],
+            ("YIELDSHELL_SANDBOX", "on"),
+            ("YIELDSHELL_TEST_NO_SECCOMP", "1"),
+        ]),
     ];
     let samples = interleaved(&mut servers, "echo hi");
     drop(servers);
-    let [off, on, launcher]: [Stats; 3] = samples
+    let [off, on, launcher, no_filter]: [Stats; 4] = samples
         .into_iter()
         .map(Stats::new)
         .collect::<Vec<_>>()
         .try_into()
-        .unwrap_or_else(|_| unreachable!("three servers"));
+        .unwrap_or_else(|_| unreachable!("four servers"));
+    report.add(
+        Figure::new(
+            "trusted exec: the seccomp filter's share",
+            "ms",
+            on.median() - no_filter.median(),
+        )
+        .note(format!(
+            "sandbox on {} ms vs on without the filter {} ms (median, same run)",
+            common::num(on.median()),
+            common::num(no_filter.median())
+        )),
+    );
     added(
         report,
         "trusted exec, sandbox on",

@@ -113,6 +113,7 @@ pub(crate) fn resolve_dir(
             roots.join(", ")
         ));
     }
+    crate::sandbox::cwd::check(config, &resolved, param)?;
     Ok(resolved)
 }
 

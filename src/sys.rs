@@ -1298,11 +1298,13 @@ pub fn exec_replace(program: &std::ffi::OsStr, argv: &[std::ffi::OsString]) -> i
     io::Error::last_os_error()
 }
 
-/// Removes capability `cap` (a `CAP_*` number) from the calling thread's bounding set
-/// (when it may change it) and from its effective, permitted and inheritable sets, so that
-/// neither this thread, nor its children, nor programs they execute hold it again.
+/// Drops every capability of the calling thread for good: the whole bounding set (when the
+/// thread may change it), the ambient set, and the effective, permitted and inheritable
+/// sets. Only this thread changes (credentials are per thread); its children and the
+/// programs they execute hold no capability, even as uid 0 (with an empty bounding set and
+/// `no_new_privs`, executing a program grants none).
 #[cfg(target_os = "linux")]
-pub fn drop_capability(cap: u32) -> io::Result<()> {
+pub fn drop_all_capabilities() -> io::Result<()> {
     #[repr(C)]
     struct Header {
         version: u32,
@@ -1316,15 +1318,6 @@ pub fn drop_capability(cap: u32) -> io::Result<()> {
         inheritable: u32,
     }
     const VERSION_3: u32 = 0x2008_0522;
-    // SAFETY: prctl with PR_CAPBSET_DROP takes plain integers. EPERM (no CAP_SETPCAP) is
-    // fine: a thread without it cannot have a capability outside its bounding set either.
-    let rc = unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) };
-    if rc == -1 {
-        let err = io::Error::last_os_error();
-        if !matches!(err.raw_os_error(), Some(libc::EPERM) | Some(libc::EINVAL)) {
-            return Err(err);
-        }
-    }
     let mut header = Header {
         version: VERSION_3,
         pid: 0,
@@ -1336,14 +1329,41 @@ pub fn drop_capability(cap: u32) -> io::Result<()> {
     if rc == -1 {
         return Err(io::Error::last_os_error());
     }
-    let (word, bit) = ((cap / 32) as usize, 1u32 << (cap % 32));
-    if word >= data.len() {
-        return Ok(());
+    const CAP_SETPCAP: u32 = 8;
+    // The bounding set first, while CAP_SETPCAP may still be effective (without it, as for
+    // any server not run as root, the bounding set cannot change: skip the loop). EINVAL
+    // ends the capabilities this kernel knows; EPERM means the thread cannot hold a
+    // capability it has not got already, and the sets are cleared below.
+    let may_drop = data[0].effective & (1 << CAP_SETPCAP) != 0;
+    for cap in (0..64u32).take_while(|_| may_drop) {
+        // SAFETY: prctl with PR_CAPBSET_DROP takes plain integers.
+        let rc = unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) };
+        if rc == -1 {
+            match io::Error::last_os_error().raw_os_error() {
+                Some(libc::EINVAL) => break,
+                Some(libc::EPERM) => continue,
+                _ => return Err(io::Error::last_os_error()),
+            }
+        }
     }
-    data[word].effective &= !bit;
-    data[word].permitted &= !bit;
-    data[word].inheritable &= !bit;
-    // SAFETY: as above; the kernel reads the header and the two data words.
+    // SAFETY: prctl with PR_CAP_AMBIENT_CLEAR_ALL takes plain integers; EINVAL on kernels
+    // before 4.3, which have no ambient set.
+    let rc = unsafe {
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+            0,
+            0,
+            0,
+        )
+    };
+    if rc == -1 && io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL) {
+        return Err(io::Error::last_os_error());
+    }
+    let data = [Data::default(); 2];
+    // SAFETY: `header` and `data` are valid and of the sizes version 3 expects (one header,
+    // two data words, read by the kernel); pid 0 is the calling thread. Clearing every set
+    // needs no privilege.
     let rc = unsafe { libc::syscall(libc::SYS_capset, &mut header, data.as_ptr()) };
     if rc == -1 {
         return Err(io::Error::last_os_error());
@@ -1401,6 +1421,59 @@ pub fn set_winsize(fd: RawFd, rows: u16, cols: u16) -> io::Result<()> {
     };
     // SAFETY: TIOCSWINSZ reads one `winsize` from the pointer, which is valid for the call.
     let rc = unsafe { libc::ioctl(fd, libc::TIOCSWINSZ, &ws) };
+    if rc == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// True when the kernel can install seccomp filters that return an errno
+/// (`SECCOMP_GET_ACTION_AVAIL`, Linux 4.14).
+#[cfg(target_os = "linux")]
+pub fn seccomp_filter_available() -> bool {
+    let action: u32 = libc::SECCOMP_RET_ERRNO;
+    // SAFETY: SECCOMP_GET_ACTION_AVAIL reads one u32 from the pointer, which is valid.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            2 as libc::c_ulong, // SECCOMP_GET_ACTION_AVAIL
+            0 as libc::c_ulong,
+            &action as *const u32,
+        )
+    };
+    rc == 0
+}
+
+/// Installs the classic BPF program `program` as a seccomp filter on the calling thread
+/// only (no `TSYNC`): it and everything it starts from now on run under it, for good.
+/// Needs `no_new_privs` (or `CAP_SYS_ADMIN`).
+#[cfg(target_os = "linux")]
+pub fn install_seccomp_filter(program: &[crate::sandbox::filter::Insn]) -> io::Result<()> {
+    let insns: Vec<libc::sock_filter> = program
+        .iter()
+        .map(|i| libc::sock_filter {
+            code: i.code,
+            jt: i.jt,
+            jf: i.jf,
+            k: i.k,
+        })
+        .collect();
+    let len = u16::try_from(insns.len())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "seccomp filter too long"))?;
+    let prog = libc::sock_fprog {
+        len,
+        filter: insns.as_ptr() as *mut libc::sock_filter,
+    };
+    // SAFETY: `prog` points to `len` valid instructions that outlive the call (the kernel
+    // copies and verifies them); flags 0 install the filter on the calling thread only.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER as libc::c_ulong,
+            0 as libc::c_ulong,
+            &prog as *const libc::sock_fprog,
+        )
+    };
     if rc == -1 {
         return Err(io::Error::last_os_error());
     }

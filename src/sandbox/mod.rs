@@ -16,11 +16,16 @@
 //!   own ptrace rule: nothing outside the domain can be signalled, traced, or read through
 //!   `/proc/<pid>/environ` and `mem`. `YIELDSHELL_NETWORK=deny` handles TCP bind and
 //!   connect with no port granted (ABI 4).
+//! - Beside the domain: no capability at all, and a seccomp filter (`filter`) against
+//!   changing other processes' limits, priorities and affinity, io_uring, and under network
+//!   deny every IPv4/IPv6 socket but a datagram one. Trusted mode also refuses a working
+//!   directory inside or above the safe `PATH` (`cwd`).
 //!
 //! Enforcement (`Sandbox::spawn`): `posix_spawn` leaves no room for code between fork and
 //! exec, but Landlock confines a *thread*, and a child inherits the credentials of the
 //! thread that spawned it. So the server builds the call's ruleset, starts a short-lived
-//! thread that sets `no_new_privs` and restricts itself, and that thread spawns every stage:
+//! thread that drops its capabilities, sets `no_new_privs`, installs the seccomp filter and
+//! restricts itself, and that thread spawns every stage:
 //! all of them, and all their descendants, share one domain made for the call, and an exec
 //! the domain forbids fails inside `posix_spawn`, so the caller gets the error. This costs
 //! one thread start per call. Rlimits and a cgroup, which belong to a process and not to a
@@ -29,6 +34,8 @@
 //! which applies them and the domain and then executes the program. See `benches/sandbox.rs`
 //! for what each path costs.
 
+pub mod cwd;
+pub mod filter;
 pub mod launcher;
 pub mod plan;
 pub mod resolve;
@@ -97,6 +104,8 @@ impl Network {
 pub const TEST_ABI_VAR: &str = "YIELDSHELL_TEST_LANDLOCK_ABI";
 /// Test-only: start every sandboxed stage through the launcher.
 pub const TEST_LAUNCHER_VAR: &str = "YIELDSHELL_TEST_SANDBOX_LAUNCHER";
+/// Test-only (benchmarks): no seccomp filter, as on a kernel that cannot install one.
+pub const TEST_NO_SECCOMP_VAR: &str = "YIELDSHELL_TEST_NO_SECCOMP";
 
 /// Write rights granted beneath a writable directory: everything but making device nodes
 /// (a device node made inside the workspace would open the device) and device ioctls.
@@ -165,6 +174,8 @@ pub struct Sandbox {
     roots: Vec<PathBuf>,
     missing: Vec<&'static str>,
     launcher: bool,
+    /// The seccomp filter can be installed (architecture and kernel).
+    seccomp: bool,
 }
 
 impl Sandbox {
@@ -241,6 +252,18 @@ impl Sandbox {
             });
         }
         let kind = if abi == 0 { Kind::Off } else { kind };
+        let no_seccomp = config
+            .env
+            .iter()
+            .any(|(k, v)| k == TEST_NO_SECCOMP_VAR && v == "1");
+        let seccomp = filter::SUPPORTED && !no_seccomp && crate::sys::seccomp_filter_available();
+        if !seccomp && (kind != Kind::Off || net_deny) {
+            let what = seccomp_missing();
+            warning = Some(match warning {
+                Some(w) => format!("{w}; also without {what}"),
+                None => format!("the kernel sandbox runs without {what}"),
+            });
+        }
         let resolver = (kind == Kind::Trusted)
             .then(|| {
                 let allow = crate::trusted::allow::Allowlist::new(
@@ -265,6 +288,7 @@ impl Sandbox {
             roots: config.allowed_cwds.clone(),
             missing,
             launcher,
+            seccomp,
         };
         Ok((sandbox, warning))
     }
@@ -282,6 +306,16 @@ impl Sandbox {
             format!("Landlock ABI {}", self.abi)
         };
         let mut parts: Vec<String> = Vec::new();
+        if self.is_active() {
+            parts.push("every capability dropped".into());
+        }
+        if self.seccomp && self.kind != Kind::Off {
+            parts.push(
+                "no changing the limits, priority, CPU affinity or scheduling of another \
+                 process, and no io_uring (seccomp)"
+                    .into(),
+            );
+        }
         match self.kind {
             Kind::Off => parts.push("no filesystem or process confinement".into()),
             Kind::Trusted => parts.push(
@@ -304,13 +338,24 @@ impl Sandbox {
                 }
             )),
         }
-        parts.push(if self.net_deny {
+        parts.push(if self.net_deny && self.seccomp {
+            "network: TCP connect and bind denied, and no TCP, MPTCP, SCTP or raw socket can \
+             be made (UDP allowed)"
+                .into()
+        } else if self.net_deny {
             "network: TCP connect and bind denied".into()
         } else {
             "network: not restricted".into()
         });
-        if !self.missing.is_empty() && self.kind != Kind::Off {
-            parts.push(format!("not enforced here: {}", self.missing.join(", ")));
+        let mut missing: Vec<&str> = Vec::new();
+        if self.kind != Kind::Off {
+            missing.extend(self.missing.iter().copied());
+        }
+        if !self.seccomp && self.is_active() {
+            missing.push(seccomp_missing());
+        }
+        if !missing.is_empty() {
+            parts.push(format!("not enforced here: {}", missing.join(", ")));
         }
         let state = if self.is_active() { "on" } else { "off" };
         format!("kernel sandbox {state} ({kernel}): {}", parts.join("; "))
@@ -328,6 +373,10 @@ impl Sandbox {
                 ll::NET_BIND_TCP | ll::NET_CONNECT_TCP
             } else {
                 0
+            },
+            filter: filter::Filter {
+                processes: self.seccomp && self.kind != Kind::Off,
+                network: self.seccomp && self.net_deny,
             },
             ..Rules::default()
         };
@@ -415,7 +464,7 @@ impl Sandbox {
         let Some(rules) = &plan.rules else {
             return start(stages);
         };
-        let confines_fs = rules.handled_fs != 0;
+        let seccomp = rules.filter;
         let ruleset = rules.ruleset().map_err(|e| {
             format!(
                 "cannot build the kernel sandbox: {}",
@@ -428,7 +477,7 @@ impl Sandbox {
                 .stack_size(256 * 1024)
                 .spawn_scoped(scope, move || {
                     // This thread stays confined until it ends, right after the spawns.
-                    plan::enforce_ruleset(&ruleset, confines_fs).map_err(|e| {
+                    plan::enforce_ruleset(&ruleset, seccomp).map_err(|e| {
                         format!(
                             "cannot enter the kernel sandbox: {}",
                             crate::config::plain_io(&e)
@@ -442,6 +491,18 @@ impl Sandbox {
                 .unwrap_or_else(|_| Err("the sandbox thread panicked".into()))
         });
         result.map_err(hint)
+    }
+}
+
+/// What is missing without the seccomp filter, for the status and the warning.
+fn seccomp_missing() -> &'static str {
+    if filter::SUPPORTED {
+        "the seccomp filter (this kernel cannot install one: other processes' limits and \
+         priorities, io_uring and, under network deny, MPTCP and unbound listen() stay open)"
+    } else {
+        "the seccomp filter (this build has none for its architecture, only for x86_64 and \
+         aarch64: other processes' limits and priorities, io_uring and, under network deny, \
+         MPTCP and unbound listen() stay open)"
     }
 }
 

@@ -3,7 +3,7 @@
 //! spawning thread (`super::spawn`) or by the launcher, which receives it as arguments.
 //!
 //! The argument encoding is one item per argument, each tagged by its first byte, so that
-//! no path needs quoting: `h<fs>.<net>.<scoped>` (hexadecimal rights handled), then
+//! no path needs quoting: `h<fs>.<net>.<scoped>.<filter>` (hexadecimal rights handled, seccomp filter bits), then
 //! `r<access>:<path>` per rule, `l<resource>:<value>` per rlimit, `c<dir>` for the cgroup,
 //! and `--` before the target program, its `argv[0]` and its arguments.
 
@@ -13,6 +13,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
+use super::filter::{self, Filter};
 use crate::sys;
 
 /// Landlock rules: the rights handled (denied unless granted) and the grants.
@@ -26,6 +27,8 @@ pub struct Rules {
     pub scoped: u64,
     /// Rights granted beneath each path (a file or a directory).
     pub grants: Vec<(u64, PathBuf)>,
+    /// What the seccomp filter refuses (`super::filter`).
+    pub filter: Filter,
 }
 
 /// Everything applied to a process between its start and the `exec` of its program.
@@ -66,29 +69,29 @@ impl Rules {
     }
 
     /// Confines the calling thread (and everything it starts from now on) for good:
-    /// `no_new_privs`, then the domain.
+    /// capabilities dropped, `no_new_privs`, the seccomp filter, then the domain.
     pub fn enforce(&self) -> io::Result<()> {
         let ruleset = self.ruleset()?;
-        enforce_ruleset(&ruleset, self.handled_fs != 0)
+        enforce_ruleset(&ruleset, self.filter)
     }
 }
 
-/// Capabilities a confined process loses (`linux/capability.h`): `CAP_SYS_PTRACE` (19),
-/// `CAP_SYS_ADMIN` (21) and `CAP_PERFMON` (38). With any of them Linux lets a process read
-/// another's `/proc/<pid>/environ` (a read-mode ptrace check) without asking Landlock, and
-/// ignores the server's non-dumpable mark; without them Landlock refuses every process
-/// outside the domain.
-const DROPPED_CAPS: [u32; 3] = [19, 21, 38];
-
-/// `no_new_privs`, then `ruleset`, on the calling thread. A domain that confines the
-/// filesystem also drops [`DROPPED_CAPS`] first.
-pub fn enforce_ruleset(ruleset: &OwnedFd, confines_fs: bool) -> io::Result<()> {
-    if confines_fs {
-        for cap in DROPPED_CAPS {
-            sys::drop_capability(cap)?;
-        }
-    }
+/// Confines the calling thread, in this order: every capability dropped (bounding,
+/// ambient, effective, permitted and inheritable sets: a root server's commands run with
+/// none, and can neither read another process's memory past Landlock's ptrace rule nor use
+/// any other privilege), `no_new_privs`, the seccomp filter for `filter` (where this
+/// architecture has one), then the Landlock domain `ruleset`. Only this thread changes.
+pub fn enforce_ruleset(ruleset: &OwnedFd, filter: Filter) -> io::Result<()> {
+    sys::drop_all_capabilities()
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot drop capabilities: {e}")))?;
     sys::set_no_new_privs()?;
+    if let Some(program) = filter::native_program(filter)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?
+    {
+        sys::install_seccomp_filter(program).map_err(|e| {
+            io::Error::new(e.kind(), format!("cannot install the seccomp filter: {e}"))
+        })?;
+    }
     sys::landlock_restrict_self(ruleset)
 }
 
@@ -142,8 +145,11 @@ impl Plan {
         let mut out = Vec::with_capacity(args.len() + 8);
         if let Some(r) = &self.rules {
             out.push(format!(
-                "h{:x}.{:x}.{:x}",
-                r.handled_fs, r.handled_net, r.scoped
+                "h{:x}.{:x}.{:x}.{:x}",
+                r.handled_fs,
+                r.handled_net,
+                r.scoped,
+                r.filter.bits()
             ));
             for (access, path) in &r.grants {
                 out.push(format!("r{access:x}:{}", path.display()));
@@ -185,7 +191,7 @@ impl Plan {
                         .map(|p| u64::from_str_radix(p, 16))
                         .collect::<Result<_, _>>()
                         .map_err(|_| bad(arg))?;
-                    let [fs, net, scoped] = parts[..] else {
+                    let [fs, net, scoped, bits] = parts[..] else {
                         return Err(bad(arg));
                     };
                     plan.rules = Some(Rules {
@@ -193,6 +199,7 @@ impl Plan {
                         handled_net: net,
                         scoped,
                         grants: Vec::new(),
+                        filter: Filter::from_bits(u32::try_from(bits).map_err(|_| bad(arg))?),
                     });
                 }
                 b'r' => {
@@ -245,6 +252,10 @@ mod tests {
                     (1, PathBuf::from("/usr/bin/ls")),
                     (0x2, PathBuf::from("/tmp/a:b/--/r1:x")),
                 ],
+                filter: Filter {
+                    processes: true,
+                    network: false,
+                },
             }),
             rlimits: vec![(7, 64), (9, u64::MAX)],
             cgroup: Some(PathBuf::from("/sys/fs/cgroup/pids/ys-1")),
@@ -265,6 +276,7 @@ mod tests {
             .contains("\"x1\""));
         assert!(Plan::decode(&os(&["r1:/a", "--", "p", "p"])).is_err());
         assert!(Plan::decode(&os(&["h1.2", "--", "p", "p"])).is_err());
+        assert!(Plan::decode(&os(&["h1.2.3", "--", "p", "p"])).is_err());
         assert!(Plan::decode(&os(&["--", "p"])).is_err());
         assert!(Plan::decode(&os(&["l4:x", "--", "p", "p"])).is_err());
         let (plan, _, _) = Plan::decode(&os(&["--", "p", "p"])).unwrap();

@@ -290,7 +290,10 @@ fn values_that_look_like_options_are_accepted() {
 #[test]
 fn resolved_files_and_hard_links_are_judged_by_what_they_are() {
     let dir = TempDir::new("harden-identity");
-    let bin = dir.mkdir("bin");
+    // The safe PATH directory lies outside the working directory (trusted mode refuses a
+    // working directory that is an ancestor of one).
+    let bins = TempDir::new("harden-identity-bin");
+    let bin = bins.mkdir("bin");
     std::os::unix::fs::symlink("/usr/bin/env", bin.join("myed")).expect("symlink");
     std::fs::copy("/usr/bin/env", bin.join("env")).expect("copy env");
     std::fs::hard_link(bin.join("env"), bin.join("runner")).expect("hard link");

@@ -18,6 +18,7 @@ mod policy;
 mod protocol;
 mod reliability;
 mod sandbox;
+mod sandbox_escape;
 mod support;
 mod tools;
 mod trusted;

@@ -1,0 +1,90 @@
+//! Working directories that trusted mode refuses (REDTEAM finding 5): one inside a
+//! directory of the safe `PATH`, or an ancestor of one (`/`, `/usr`). A call may write
+//! beneath its working directory (redirections, and the kernel sandbox grants it), so such
+//! a directory would let it put a program of its choosing under an allowed name where the
+//! allowlist looks programs up (`cp /usr/bin/python3 wc` in `/usr/local/bin`), and a working
+//! directory of `/` would make "write only beneath the working directory" mean everywhere.
+//!
+//! Paths are compared after resolving symlinks (`/bin` is `/usr/bin` on merged systems). A
+//! directory listed exactly as a `YIELDSHELL_ALLOWED_CWDS` root is the operator's explicit
+//! choice and is accepted.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::{Config, Mode};
+
+/// The safe `PATH` directories that exist, with symlinks resolved.
+fn safe_dirs(safe_path: &str) -> Vec<PathBuf> {
+    safe_path
+        .split(':')
+        .filter(|d| d.starts_with('/'))
+        .filter_map(|d| std::fs::canonicalize(d).ok())
+        .collect()
+}
+
+/// Refuses `resolved` (a canonical directory, named by parameter `param`) in trusted mode
+/// when it is inside a safe `PATH` directory or an ancestor of one.
+pub fn check(config: &Config, resolved: &Path, param: &str) -> Result<(), String> {
+    if config.mode != Mode::Trusted || config.allowed_cwds.iter().any(|r| r == resolved) {
+        return Ok(());
+    }
+    check_against(&safe_dirs(&config.safe_path), resolved, param)
+}
+
+fn check_against(dirs: &[PathBuf], resolved: &Path, param: &str) -> Result<(), String> {
+    for dir in dirs {
+        let relation = if resolved == dir {
+            "is"
+        } else if resolved.starts_with(dir) {
+            "is inside"
+        } else if dir.starts_with(resolved) {
+            "is an ancestor of"
+        } else {
+            continue;
+        };
+        return Err(format!(
+            "{param} {} {relation} {}, a directory of the safe PATH \
+             (MCP_SHELL_SAFE_PATH): trusted mode refuses a working directory there, since a \
+             call may write beneath its working directory and could put a program under an \
+             allowed name where commands are looked up. Point the call at a project \
+             directory ({param}), or set YIELDSHELL_DEFAULT_CWD to one; to confine calls to \
+             your projects set YIELDSHELL_ALLOWED_CWDS (a directory listed there exactly is \
+             accepted)",
+            resolved.display(),
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inside_and_ancestors_of_the_safe_path_are_refused() {
+        let dirs = vec![PathBuf::from("/usr/local/bin"), PathBuf::from("/usr/bin")];
+        for bad in ["/", "/usr", "/usr/local", "/usr/bin", "/usr/local/bin/sub"] {
+            let e = check_against(&dirs, Path::new(bad), "directory").unwrap_err();
+            assert!(
+                e.contains("safe PATH") && e.contains("YIELDSHELL_ALLOWED_CWDS"),
+                "{e}"
+            );
+            assert!(e.starts_with(&format!("directory {bad} is ")), "{e}");
+        }
+        for good in ["/home/u/proj", "/usr/share", "/usr/binary", "/tmp"] {
+            assert!(
+                check_against(&dirs, Path::new(good), "cwd").is_ok(),
+                "{good}"
+            );
+        }
+    }
+
+    #[test]
+    fn symlinked_path_directories_are_resolved() {
+        let dirs = safe_dirs("/bin:relative:/nonexistent-ys-dir");
+        let canon = std::fs::canonicalize("/bin").unwrap();
+        assert_eq!(dirs, vec![canon.clone()]);
+        assert!(check_against(&dirs, &canon, "cwd").is_err());
+    }
+}
