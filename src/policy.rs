@@ -195,6 +195,7 @@ impl Engine {
                 let pipeline = tokenize::parse(&args.command)?;
                 launch.stages = policy.check(&pipeline)?;
                 launch.env = policy.env(&args.env)?;
+                policy.check_git_use(&launch.cwd, &launch.stages)?;
                 let (input, output) = policy.open_redirects(&launch.cwd, &pipeline)?;
                 if let Some(f) = input {
                     if args.stdin.is_some() {

@@ -176,6 +176,9 @@ impl Engine {
             Ok(e) => e,
             Err(e) => return reject(a, e),
         };
+        if let Err(e) = policy.check_git_use(&cwd, &stages) {
+            return reject(a, e);
+        }
         let (input, output) = match policy.open_redirects(&cwd, &pipeline) {
             Ok(f) => f,
             Err(e) => return reject(a, e),

@@ -25,6 +25,7 @@
 pub mod allow;
 pub mod execute;
 pub mod getopt;
+pub mod gitguard;
 pub mod harden;
 #[cfg(test)]
 mod harden_cases;
@@ -80,7 +81,7 @@ impl Policy {
             .collect();
         let mut base_env = vec![(OsString::from("PATH"), OsString::from(&config.safe_path))];
         for name in &config.child_env_allowlist {
-            if name == "PATH" {
+            if name == "PATH" || gitguard::is_git_env_name(name) {
                 continue;
             }
             if let Some((k, v)) = config.env.iter().find(|(k, _)| k.to_str() == Some(name)) {
@@ -199,10 +200,37 @@ impl Policy {
                     }
                 ));
             }
+            if gitguard::is_git_env_name(k) {
+                return Err(format!(
+                    "environment variable {k} cannot be set in trusted mode: yieldshell sets \
+                     git's configuration variables itself, so that git never runs a program \
+                     named by a repository's files"
+                ));
+            }
             env.retain(|(ek, _)| ek.to_str() != Some(k));
             env.push((k.into(), v.into()));
         }
+        env.extend(gitguard::git_env());
         Ok(env)
+    }
+
+    /// The checks that need the working directory, made right before the stages start: every
+    /// git directory a git stage will use, and every path a file-writing stage names
+    /// (`gitguard`, REDTEAM findings 1 and 2).
+    pub fn check_git_use(&self, cwd: &Path, stages: &[Stage]) -> Result<(), String> {
+        for stage in stages {
+            let resolved = std::fs::canonicalize(&stage.program)
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| stage.program.clone());
+            let names = [stage.arg0.as_str(), resolved.as_str()];
+            if names.iter().any(|n| is_git_program(n)) {
+                gitguard::check_git(cwd, &stage.args)?;
+            }
+            for name in names {
+                gitguard::check_writer(cwd, name, &stage.args)?;
+            }
+        }
+        Ok(())
     }
 
     /// Opens the redirection targets under `cwd`: (stdin source, stdout target).
@@ -252,6 +280,14 @@ fn known_inodes(path_dirs: &[PathBuf]) -> Vec<(u64, u64, String)> {
         }
     }
     known
+}
+
+/// True for git and its `git-<subcommand>` programs, under any packaging name.
+fn is_git_program(program: &str) -> bool {
+    let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
+    identity::derived_names(&base)
+        .iter()
+        .any(|n| n == "git" || n.starts_with("git-"))
 }
 
 fn is_executable(path: &Path) -> bool {
