@@ -41,6 +41,7 @@ const TAR_MV_R: Expect = E("policy: tar multi-volume mode");
 const GIT_BARE_R: Expect = E("policy: git init of a bare or separate repository");
 const GIT_ALIAS_R: Expect = E("policy: git alias or external subcommand");
 const GIT_GLOBAL_R: Expect = E("policy: git global option");
+const GIT_WRITE_R: Expect = E("policy: write into a git directory");
 const TAR_LIST_R: Expect = E("policy: tar file list read as options");
 
 const CASES: &[(&[&str], Expect)] = &[
@@ -3999,6 +4000,55 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["cvs", "-e", "sh", "commit"], E("policy: cvs")),
     (&["fossil", "ui"], E("policy: fossil")),
     (&["mpirun", "sh"], E("policy: mpirun")),
+    // File-writing programs may not name a git directory (REDTEAM findings 1 and 2).
+    (&["cp", "cfg", ".git/config"], GIT_WRITE_R),
+    (&["cp", "-t", ".git", "cfg"], GIT_WRITE_R),
+    (&["cp", "-t.git/hooks", "x"], GIT_WRITE_R),
+    (&["cp", "--target-directory=.git", "cfg"], GIT_WRITE_R),
+    (&["cp", "-r", "bare", "copy.git"], GIT_WRITE_R),
+    (
+        &["/usr/bin/cp", "x", "sub/.git/hooks/pre-commit"],
+        GIT_WRITE_R,
+    ),
+    (&["mv", "cfg", ".git/config"], GIT_WRITE_R),
+    (&["mv", "dir", ".git"], GIT_WRITE_R),
+    (&["tee", ".git/config"], GIT_WRITE_R),
+    (&["tee", "-a", "x/.GIT/config"], GIT_WRITE_R),
+    (
+        &["install", "-m", "755", "h", ".git/hooks/post-checkout"],
+        GIT_WRITE_R,
+    ),
+    (&["ln", "-s", "../cfg", ".git/config"], GIT_WRITE_R),
+    (&["ln", "-s", ".git", "g"], GIT_WRITE_R),
+    (&["dd", "if=cfg", "of=.git/config"], GIT_WRITE_R),
+    (&["sed", "-i", "s/a/b/", ".git/config"], GIT_WRITE_R),
+    (&["sed", "-n", "w .git/config", "cfg"], GIT_WRITE_R),
+    (&["touch", ".git/hooks/pre-commit"], GIT_WRITE_R),
+    (&["chmod", "+x", ".git/hooks/pre-commit"], GIT_WRITE_R),
+    (&["tar", "-xf", "a.tar", "-C", ".git"], GIT_WRITE_R),
+    (&["tar", "xf", "a.tar", "--directory=sub/.git"], GIT_WRITE_R),
+    (&["unzip", "a.zip", "-d", ".git"], GIT_WRITE_R),
+    (&["rsync", "-a", "cfg", "host:r/.git/config"], GIT_WRITE_R),
+    (&["patch", "-o", ".git/config", "f", "p"], GIT_WRITE_R),
+    (&["split", "-l1", "cfg", ".git/x"], GIT_WRITE_R),
+    (&["csplit", "-f", ".git/hooks/x", "f", "1"], GIT_WRITE_R),
+    (&["mkdir", "-p", "evil.git/objects"], GIT_WRITE_R),
+    (&["gunzip", ".git/config.gz"], GIT_WRITE_R),
+    (&["curl", "-o", ".git/config", "http://h/c"], GIT_WRITE_R),
+    (&["wget", "-O.git/config", "http://h/c"], GIT_WRITE_R),
+    (&["busybox", "cp", "x", ".git/config"], GIT_WRITE_R),
+    (&["cp", "a", "b"], A),
+    (&["cp", ".gitignore", ".gitattributes", "sub/"], A),
+    (&["cp", "-r", "src", "dst"], A),
+    (&["mv", ".gitmodules", "old.gitmodules"], A),
+    (&["tee", "notes.gitlog"], A),
+    (&["tee", "urls.git.txt"], A),
+    (&["tar", "-xf", "a.tar", "--exclude=.gitkeep"], A),
+    (&["touch", "a.github"], A),
+    (&["cat", ".git/config"], A),
+    (&["ls", ".git"], A),
+    (&["grep", "-r", "x", ".git"], A),
+    (&["git", "-C", ".git", "status"], A),
     (
         &["ansible", "localhost", "-m", "shell"],
         E("policy: ansible"),
