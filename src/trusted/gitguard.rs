@@ -71,7 +71,19 @@ pub fn is_git_env_name(name: &str) -> bool {
         || FORCED_ENV.iter().any(|(k, _)| *k == name)
         || matches!(
             name,
-            "GIT_SSH" | "GIT_EXTERNAL_DIFF" | "GIT_EXEC_PATH" | "GIT_TEMPLATE_DIR"
+            "GIT_SSH"
+                | "GIT_EXTERNAL_DIFF"
+                | "GIT_EXEC_PATH"
+                | "GIT_TEMPLATE_DIR"
+                | "GIT_DIR"
+                | "GIT_WORK_TREE"
+                | "GIT_COMMON_DIR"
+                | "GIT_INDEX_FILE"
+                | "GIT_OBJECT_DIRECTORY"
+                | "GIT_ALTERNATE_OBJECT_DIRECTORIES"
+                | "GIT_ATTR_SOURCE"
+                | "GIT_CEILING_DIRECTORIES"
+                | "GIT_DISCOVERY_ACROSS_FILESYSTEM"
         )
 }
 
@@ -126,6 +138,7 @@ type Entry = (String, String);
 pub fn parse_config(text: &str) -> Result<Vec<Entry>, String> {
     let mut entries = Vec::new();
     let mut section = String::new();
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut chars = text.chars().peekable();
     let bad = |what: &str| Err(format!("cannot read the configuration: {what}"));
     loop {
@@ -366,27 +379,219 @@ fn check_modules(dir: &Path, depth: usize) -> Result<(), String> {
     Ok(())
 }
 
-/// The git directory found by walking up from `start` as git does (a `.git` in a directory,
-/// or the directory itself when it is a git directory).
-fn discover(start: &Path) -> Option<PathBuf> {
+/// Every git directory git could use when started in `start`: walking up, each `.git` (a
+/// directory, or a file `gitdir: <path>`) and each directory that is itself a git directory.
+/// git stops at the first valid one; all are taken, since an invalid one (an empty `.git`)
+/// makes git walk on. Each with the work tree it belongs to, when it has one.
+fn discover(start: &Path) -> Vec<(PathBuf, Option<PathBuf>)> {
+    let mut found = Vec::new();
     let mut dir = Some(start);
     while let Some(d) = dir {
         if let Some(target) = dot_git_target(&d.join(".git")) {
-            return Some(target);
+            found.push((target, Some(d.to_path_buf())));
         }
         if looks_like_git_dir(d) {
-            return Some(d.to_path_buf());
+            found.push((d.to_path_buf(), None));
         }
         dir = d.parent();
+    }
+    found
+}
+
+/// The paths of the submodules (gitlinks, mode 160000) in a git index file; `None` when the
+/// index cannot be read as one. Versions 2, 3 and 4; object names of `hash_len` bytes.
+fn gitlinks(index: &[u8], hash_len: usize) -> Option<Vec<String>> {
+    let be32 = |at: usize| -> Option<u32> {
+        index
+            .get(at..at + 4)
+            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    if index.get(..4)? != b"DIRC" {
+        return None;
+    }
+    let version = be32(4)?;
+    let count = be32(8)? as usize;
+    if !(2..=4).contains(&version) {
+        return None;
+    }
+    let mut links = Vec::new();
+    let mut at = 12;
+    let mut previous: Vec<u8> = Vec::new();
+    for _ in 0..count {
+        let entry = at;
+        let mode = be32(entry + 24)?;
+        let flags_at = entry + 40 + hash_len;
+        let flags = u16::from_be_bytes([*index.get(flags_at)?, *index.get(flags_at + 1)?]);
+        let mut path_at = flags_at + 2;
+        if version >= 3 && flags & 0x4000 != 0 {
+            path_at += 2;
+        }
+        let path: Vec<u8> = if version == 4 {
+            // A varint: how many bytes to drop from the previous path, then the rest.
+            let mut strip: usize = 0;
+            loop {
+                let byte = *index.get(path_at)?;
+                path_at += 1;
+                strip = strip
+                    .checked_mul(128)?
+                    .checked_add(usize::from(byte & 0x7f))?;
+                if byte & 0x80 == 0 {
+                    break;
+                }
+                strip = strip.checked_add(1)?;
+            }
+            let end = path_at + index.get(path_at..)?.iter().position(|b| *b == 0)?;
+            let keep = previous.len().checked_sub(strip)?;
+            let mut path = previous[..keep].to_vec();
+            path.extend_from_slice(&index[path_at..end]);
+            at = end + 1;
+            path
+        } else {
+            let end = path_at + index.get(path_at..)?.iter().position(|b| *b == 0)?;
+            let path = index[path_at..end].to_vec();
+            // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
+            at = entry + (end - entry + 8) / 8 * 8;
+            path
+        };
+        if mode & 0o170000 == 0o160000 {
+            links.push(String::from_utf8_lossy(&path).into_owned());
+        }
+        previous = path;
+    }
+    Some(links)
+}
+
+/// Checks the submodules of a work tree whose git directory is `git_dir`: each gitlink of
+/// the index with a `.git` of its own (git runs itself there for `status`, `diff`...).
+fn check_submodules(git_dir: &Path, work_tree: &Path, depth: usize) -> Result<(), String> {
+    let Ok(index) = std::fs::read(git_dir.join("index")) else {
+        return Ok(());
+    };
+    let sha256 = std::fs::read_to_string(git_dir.join("config")).is_ok_and(|c| {
+        parse_config(&c).is_ok_and(|entries| {
+            entries
+                .iter()
+                .any(|(k, v)| k == "extensions.objectformat" && v.eq_ignore_ascii_case("sha256"))
+        })
+    });
+    let Some(links) = gitlinks(&index, if sha256 { 32 } else { 20 }) else {
+        return Err(format!(
+            "{REASON}? the index {} cannot be read to find its submodules",
+            git_dir.join("index").display()
+        ));
+    };
+    for link in links {
+        let sub = work_tree.join(&link);
+        if let Some(target) = dot_git_target(&sub.join(".git")) {
+            check_repository(&target, Some(&sub), depth + 1)?;
+        }
+    }
+    Ok(())
+}
+
+/// Checks a git directory and, when it has a work tree, the submodules checked out there.
+fn check_repository(git_dir: &Path, work_tree: Option<&Path>, depth: usize) -> Result<(), String> {
+    if depth > 8 {
+        return Err(format!(
+            "{REASON}? submodules nested more than 8 deep under {}",
+            git_dir.display()
+        ));
+    }
+    check_git_dir(git_dir, 0)?;
+    if let Some(work_tree) = work_tree {
+        check_submodules(git_dir, work_tree, depth)?;
+    }
+    Ok(())
+}
+
+/// True when `path`, or a directory it lies in, is a git directory or is named `.git`.
+fn inside_git_dir(path: &Path) -> bool {
+    let mut dir = Some(path);
+    while let Some(d) = dir {
+        if d.file_name()
+            .is_some_and(|n| n.eq_ignore_ascii_case(".git"))
+            || looks_like_git_dir(d)
+        {
+            return true;
+        }
+        dir = d.parent();
+    }
+    false
+}
+
+/// The values of a long option that takes one, written in full or abbreviated to at least
+/// `min` characters (`--pre=x`, `--prefix x`), as git's option parser reads them.
+pub fn long_values<'a>(
+    args: &'a [String],
+    option: &'a str,
+    min: usize,
+) -> impl Iterator<Item = &'a str> + 'a {
+    args.iter().enumerate().filter_map(move |(k, a)| {
+        let (name, attached) = match a.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (a.as_str(), None),
+        };
+        if name.len() < min || !option.starts_with(name) {
+            return None;
+        }
+        attached.or_else(|| args.get(k + 1).map(String::as_str))
+    })
+}
+
+/// Refusals of git subcommands that write files where they are told (text only; the file
+/// system is checked by [`check_git`]): `apply --unsafe-paths` (a patch may then create
+/// `.git/hooks/x`), `apply --directory`, `checkout-index --prefix` (a string prefix, so
+/// `.gi` + `t/config` is `.git/config`), `worktree add` and `--work-tree` naming `.git`.
+pub fn git_write_reason(subcommand: &str, rest: &[String]) -> Option<String> {
+    let reason = |what: &str| {
+        Some(format!(
+            "write into a git directory ({what}: its config and hooks would make a later git \
+             command run code)"
+        ))
+    };
+    match subcommand {
+        "apply" => {
+            if rest.iter().any(|a| {
+                let name = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
+                name.len() >= 5 && "--unsafe-paths".starts_with(name)
+            }) {
+                return reason("git apply --unsafe-paths writes wherever the patch says");
+            }
+            if let Some(v) = long_values(rest, "--directory", 3).find(|v| names_git_dir(v)) {
+                return reason(&format!("git apply --directory {v}"));
+            }
+        }
+        "checkout-index" => {
+            if let Some(v) = long_values(rest, "--prefix", 3)
+                .find(|v| names_git_dir(v) || (!v.is_empty() && !v.ends_with('/')))
+            {
+                return reason(&format!(
+                    "git checkout-index --prefix {v}: the prefix must be a directory ending \
+                     with / and not a git directory"
+                ));
+            }
+        }
+        "worktree" => {
+            if let Some(v) = rest.iter().find(|a| names_git_dir(a)) {
+                return reason(&format!("git worktree {v}"));
+            }
+        }
+        _ => {}
     }
     None
 }
 
+/// Global options of git that take a value as the next argument.
+const GLOBAL_WITH_VALUE: &[&str] = &["--namespace", "--super-prefix", "--attr-source"];
+
 /// Layer 2: checks every git directory a git stage (`args` after `argv[0]`) run in `cwd`
-/// will use. `Err` holds the complete refusal.
+/// will use, and refuses git writing a work tree into a git directory. `Err` holds the
+/// complete refusal.
 pub fn check_git(cwd: &Path, args: &[String]) -> Result<(), String> {
+    let refuse = |e: String| format!("{}{e}", super::harden::PREFIX);
     let mut start = cwd.to_path_buf();
-    let mut explicit: Vec<PathBuf> = Vec::new();
+    let mut repositories: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
+    let mut work_trees: Vec<PathBuf> = Vec::new();
     let mut i = 0;
     while i < args.len() {
         let arg = args[i].as_str();
@@ -401,14 +606,18 @@ pub fn check_git(cwd: &Path, args: &[String]) -> Result<(), String> {
             None => (arg, None),
         };
         if matches!(name, "--git-dir" | "--work-tree") {
-            let v = attached.unwrap_or_else(|| value(i));
-            let path = start.join(v);
+            let path = start.join(attached.unwrap_or_else(|| value(i)));
             if name == "--git-dir" {
-                explicit.push(path);
-            } else if let Some(found) = discover(&path) {
-                explicit.push(found);
+                repositories.push((path, None));
+            } else {
+                repositories.extend(discover(&path));
+                work_trees.push(path);
             }
             i += if attached.is_some() { 1 } else { 2 };
+            continue;
+        }
+        if GLOBAL_WITH_VALUE.contains(&arg) {
+            i += 2;
             continue;
         }
         if !arg.starts_with('-') || arg == "--" {
@@ -416,9 +625,34 @@ pub fn check_git(cwd: &Path, args: &[String]) -> Result<(), String> {
         }
         i += 1;
     }
-    explicit.extend(discover(&start));
-    for dir in explicit {
-        check_git_dir(&dir, 0).map_err(|e| format!("{}{e}", super::harden::PREFIX))?;
+    let rest = &args[i.min(args.len())..];
+    // Subcommands that write a work tree's files where they are told.
+    match rest.first().map(String::as_str) {
+        Some("checkout-index") => {
+            work_trees.extend(long_values(rest, "--prefix", 3).map(|v| start.join(v)));
+        }
+        Some("worktree") if rest.get(1).is_some_and(|a| a == "add") => {
+            work_trees.extend(
+                rest[2..]
+                    .iter()
+                    .filter(|a| !a.starts_with('-'))
+                    .map(|a| start.join(a)),
+            );
+        }
+        _ => {}
+    }
+    for tree in &work_trees {
+        let text = tree.display().to_string();
+        if names_git_dir(&text) || inside_git_dir(tree) {
+            return Err(refuse(format!(
+                "write into a git directory ({text}: git would write the work tree's files \
+                 there, and its config and hooks would make a later git command run code)"
+            )));
+        }
+    }
+    repositories.extend(discover(&start));
+    for (dir, work_tree) in repositories {
+        check_repository(&dir, work_tree.as_deref(), 0).map_err(refuse)?;
     }
     Ok(())
 }
@@ -442,7 +676,7 @@ pub fn is_writer(program: &str) -> bool {
 }
 
 /// True when `text` names a `.git` directory or a repository named `*.git`.
-fn names_git_dir(text: &str) -> bool {
+pub fn names_git_dir(text: &str) -> bool {
     let lower = text.to_ascii_lowercase();
     lower.match_indices(".git").any(|(at, _)| {
         let after = &lower[at + 4..];
@@ -570,6 +804,47 @@ mod tests {
         assert!(env
             .iter()
             .all(|(k, _)| is_git_env_name(&k.to_string_lossy())));
+    }
+
+    #[test]
+    fn index_gitlinks_in_every_version() {
+        let root = std::env::temp_dir().join(format!("yieldshell-gitlinks-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).expect("mkdir");
+        let git = |args: &[&str]| {
+            let status = std::process::Command::new("git")
+                .args(args)
+                .current_dir(&root)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .status()
+                .expect("git");
+            assert!(status.success(), "git {args:?}");
+        };
+        git(&["init", "-q"]);
+        std::fs::write(root.join("a.txt"), "a").expect("write");
+        git(&["add", "a.txt"]);
+        let oid = "0123456789012345678901234567890123456789";
+        for path in ["deps/lib-one", "deps/lib-two", "z"] {
+            git(&[
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                &format!("160000,{oid},{path}"),
+            ]);
+        }
+        let want = ["deps/lib-one", "deps/lib-two", "z"];
+        for version in ["2", "3", "4"] {
+            git(&["update-index", "--index-version", version]);
+            let index = std::fs::read(root.join(".git/index")).expect("read");
+            assert_eq!(
+                gitlinks(&index, 20),
+                Some(want.iter().map(|s| s.to_string()).collect())
+            );
+        }
+        assert_eq!(gitlinks(b"DIRC\0\0\0\x09", 20), None);
+        assert_eq!(gitlinks(b"DIRC\0\0\0\x02\0\0\0\x05", 20), None);
+        let _ = std::fs::remove_dir_all(&root);
     }
 
     #[test]

@@ -4049,6 +4049,47 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["ls", ".git"], A),
     (&["grep", "-r", "x", ".git"], A),
     (&["git", "-C", ".git", "status"], A),
+    (&["git", "apply", "--unsafe-paths", "p"], GIT_WRITE_R),
+    (&["git", "apply", "--uns", "p"], GIT_WRITE_R),
+    (&["git", "apply", "--directory=.git", "p"], GIT_WRITE_R),
+    (
+        &["git", "apply", "--dir", "sub/.git/hooks", "p"],
+        GIT_WRITE_R,
+    ),
+    (&["git", "apply", "p"], A),
+    (
+        &["git", "apply", "--directory=sub", "--unidiff-zero", "p"],
+        A,
+    ),
+    (
+        &["git", "checkout-index", "-a", "--prefix=.gi"],
+        GIT_WRITE_R,
+    ),
+    (
+        &["git", "checkout-index", "-a", "--prefix", ".git/"],
+        GIT_WRITE_R,
+    ),
+    (&["git", "checkout-index", "-a", "--pre=x"], GIT_WRITE_R),
+    (&["git", "checkout-index", "-a", "--prefix=out/"], A),
+    (
+        &[
+            "git",
+            "--work-tree=.git",
+            "checkout",
+            "HEAD",
+            "--",
+            "config",
+        ],
+        GIT_WRITE_R,
+    ),
+    (
+        &["git", "--work-tree", ".git/hooks", "checkout", "."],
+        GIT_WRITE_R,
+    ),
+    (&["git", "--work-tree=../tree", "status"], A),
+    (&["git", "worktree", "add", ".git/wt"], GIT_WRITE_R),
+    (&["git", "worktree", "add", "../wt", "-b", "topic"], A),
+    (&["git-apply", "--unsafe-paths", "p"], GIT_WRITE_R),
     (
         &["ansible", "localhost", "-m", "shell"],
         E("policy: ansible"),

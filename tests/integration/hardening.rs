@@ -742,3 +742,91 @@ fn ordinary_git_use_keeps_working() {
     let object = server.result_object(&result);
     assert_eq!(object["status"], "failed_to_start", "{object}");
 }
+
+#[test]
+fn submodules_and_git_writing_into_git_directories_are_refused() {
+    let dir = TempDir::new("git-submodules");
+    repository(dir.path());
+    let mark = dir.path().join("MARK").display().to_string();
+    // A nested repository with a driver, recorded as a submodule (a gitlink in the index).
+    let sub = dir.mkdir("sub");
+    repository(&sub);
+    let head = Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(&sub)
+        .output()
+        .expect("git rev-parse");
+    let oid = String::from_utf8_lossy(&head.stdout).trim().to_string();
+    git(
+        dir.path(),
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{oid},sub"),
+        ],
+    );
+    let config = std::fs::read_to_string(sub.join(".git/config")).expect("read");
+    let evil = format!("{config}[filter \"y\"]\n\tclean = \"touch {mark}; cat\"\n");
+    std::fs::write(sub.join(".git/config"), evil).expect("write");
+    std::fs::write(sub.join(".gitattributes"), "* filter=y\n").expect("write");
+    // Same size as before: git must hash the file, through the filter.
+    std::fs::write(sub.join("f.txt"), "two\n").expect("write");
+    let server = trusted(&dir, &[("ALLOW_COMMANDS", WRITERS)]);
+    refused_argv(&server, &["git", "status"], "", "filter.y.clean");
+    refused_argv(&server, &["git", "diff"], "", "filter.y.clean");
+    // In index version 4 too.
+    git(dir.path(), &["update-index", "--index-version", "4"]);
+    refused_exec(&server, "git status --short", "", "filter.y.clean");
+    assert_absent(&dir, "MARK");
+    // git itself may not write files into a git directory.
+    let patch = "diff --git a/.git/hooks/pre-commit b/.git/hooks/pre-commit\nnew file mode \
+                 100755\n--- /dev/null\n+++ b/.git/hooks/pre-commit\n@@ -0,0 +1 @@\n+x\n";
+    std::fs::write(dir.path().join("p"), patch).expect("write");
+    refused_argv(
+        &server,
+        &["git", "apply", "--unsafe-paths", "p"],
+        "",
+        GIT_WRITE,
+    );
+    refused_argv(
+        &server,
+        &["git", "apply", "--directory=.git", "p"],
+        "",
+        GIT_WRITE,
+    );
+    refused_argv(
+        &server,
+        &["git", "checkout-index", "-a", "--prefix=.gi"],
+        "",
+        GIT_WRITE,
+    );
+    refused_argv(
+        &server,
+        &["git", "--work-tree=.git", "checkout", "HEAD", "--", "f.txt"],
+        "",
+        GIT_WRITE,
+    );
+    let result = server.call(
+        "shell_execute",
+        json!({ "command": ["git", "--work-tree=.", "checkout", "HEAD", "--", "f.txt"],
+                "directory": ".git" }),
+    );
+    assert!(
+        is_error(&result) && tool_text(&result).contains(GIT_WRITE),
+        "{result}"
+    );
+    refused_argv(
+        &server,
+        &["git", "worktree", "add", ".git/wt"],
+        "",
+        GIT_WRITE,
+    );
+    assert!(!dir.path().join(".git/hooks/pre-commit").exists());
+    assert!(!dir.path().join(".git/f.txt").exists());
+    // Without the driver, the superproject is usable again.
+    std::fs::write(sub.join(".git/config"), config).expect("write");
+    let status = run_ok(&server, &["git", "status", "--short"]);
+    assert!(tool_text(&status).contains("sub"), "{status}");
+    assert_absent(&dir, "MARK");
+}
