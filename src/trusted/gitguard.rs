@@ -20,10 +20,13 @@
 //!    `man.*`, `submodule.<s>.update=!cmd`, `trailer.<t>.cmd`... ([`check_git`]). A
 //!    configuration written between this check and git's own reading of it is not seen: the
 //!    third layer refuses the writes.
-//! 3. File-writing programs (`cp`, `mv`, `tee`, `install`, `ln`, `dd`, `rsync`, `sed`,
-//!    `touch`, `patch`, `split`, archive extractors...) may not name a path with a `.git`
-//!    component or ending in `.git` ([`check_writer_text`], with the hardening table), nor a
-//!    path inside a git directory or one that would complete one ([`check_writer`]).
+//! 3. Every program but git and a few that only read (`cat`, `ls`, `grep`, `head`, `find`,
+//!    `rm`...: [`READERS`]) may not name a path with a `.git` component or ending in `.git`
+//!    (`cp`, `mv`, `tee`, `install`, `ln`, `dd`, `rsync`, `touch`, `patch`, `split`, `uniq`,
+//!    archive extractors...: [`check_writer_text`], with the hardening table), nor a path
+//!    inside a git directory or one that would complete one ([`check_writer`]); `--exclude`
+//!    patterns are not paths. git may not write a work tree into a git directory
+//!    (`apply --unsafe-paths`, `checkout-index --prefix`, `--work-tree`: [`git_write_reason`]).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -657,22 +660,123 @@ pub fn check_git(cwd: &Path, args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// Programs that write files named on their command line.
-const WRITERS: &[&str] = &[
-    "cp", "gcp", "mv", "gmv", "install", "ginstall", "ln", "gln", "link", "tee", "gtee", "dd",
-    "rsync", "tar", "gtar", "bsdtar", "cpio", "bsdcpio", "pax", "unzip", "7z", "7za", "7zr", "ar",
-    "sed", "gsed", "touch", "gtouch", "truncate", "patch", "split", "csplit", "mkdir", "chmod",
-    "shred", "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "lzma",
-    "unlzma", "uudecode", "curl", "wget", "iconv", "dos2unix", "unix2dos", "sponge", "mkfifo",
-    "mknod", "base64", "busybox", "rename", "mktemp",
+/// Programs that only read the files they name (or only remove them: removing cannot make
+/// git run anything): they may name `.git` paths. Every other program may not, since any
+/// program can write a file (`uniq IN OUT`, `xxd -r`, `shuf -o`, `cc -o`, `openssl -out`,
+/// archive extraction...). git itself is judged by its own rules.
+const READERS: &[&str] = &[
+    "cat",
+    "tac",
+    "ls",
+    "dir",
+    "vdir",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "ag",
+    "ack",
+    "head",
+    "tail",
+    "wc",
+    "stat",
+    "file",
+    "du",
+    "tree",
+    "diff",
+    "cmp",
+    "md5sum",
+    "sha1sum",
+    "sha224sum",
+    "sha256sum",
+    "sha384sum",
+    "sha512sum",
+    "b2sum",
+    "cksum",
+    "sum",
+    "od",
+    "hexdump",
+    "hd",
+    "strings",
+    "readlink",
+    "realpath",
+    "basename",
+    "dirname",
+    "echo",
+    "printf",
+    "test",
+    "[",
+    "find",
+    "fd",
+    "fdfind",
+    "locate",
+    "which",
+    "nl",
+    "cut",
+    "tr",
+    "column",
+    "expand",
+    "jq",
+    "bat",
+    "batcat",
+    "namei",
+    "lsattr",
+    "getfacl",
+    "rm",
+    "rmdir",
+    "unlink",
+    "true",
+    "false",
+    "pwd",
+    "sleep",
+    "seq",
+    "less",
+    "more",
 ];
 
-/// True when `program` (a name as written or a resolved path) is a file-writing program.
+/// True when `program` (a name as written or a resolved path) may write files: every
+/// program but git and the [`READERS`].
 pub fn is_writer(program: &str) -> bool {
     let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
-    super::identity::derived_names(&base)
+    !super::identity::derived_names(&base)
         .iter()
-        .any(|n| WRITERS.contains(&n.as_str()))
+        .any(|n| READERS.contains(&n.as_str()) || n == "git" || n.starts_with("git-"))
+}
+
+/// The arguments of a writer that name paths it may write: all but the patterns of
+/// `--exclude`-like options (`tar --exclude=.git`, `rsync --exclude .git`, zip's `-x` list),
+/// which only keep files from being written.
+fn path_arguments<'a>(program: &str, args: &'a [String]) -> Vec<&'a String> {
+    let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
+    let zip = super::identity::derived_names(&base)
+        .iter()
+        .any(|n| n == "zip");
+    let is_exclude = |a: &str| {
+        let name = a.split_once('=').map_or(a, |(n, _)| n);
+        matches!(
+            name,
+            "--exclude" | "--exclude-dir" | "--ignore" | "--exclude-vcs"
+        )
+    };
+    let mut kept = Vec::new();
+    let mut zip_list = false;
+    for (k, a) in args.iter().enumerate() {
+        if zip {
+            if a == "-x" || a == "--exclude" {
+                zip_list = true;
+                continue;
+            }
+            if zip_list && !a.starts_with('-') {
+                continue;
+            }
+            zip_list = false;
+        }
+        let follows_exclude = k > 0 && !args[k - 1].contains('=') && is_exclude(&args[k - 1]);
+        if !(follows_exclude || (a.contains('=') && is_exclude(a))) {
+            kept.push(a);
+        }
+    }
+    kept
 }
 
 /// True when `text` names a `.git` directory or a repository named `*.git`.
@@ -690,7 +794,10 @@ pub fn check_writer_text(program: &str, args: &[String]) -> Result<(), String> {
     if !is_writer(program) {
         return Ok(());
     }
-    match args.iter().find(|a| names_git_dir(a)) {
+    match path_arguments(program, args)
+        .into_iter()
+        .find(|a| names_git_dir(a))
+    {
         Some(arg) => Err(format!(
             "write into a git directory ({arg}: a file-writing program may not name a .git \
              path, whose config and hooks would make a later git command run code)"
@@ -705,7 +812,7 @@ pub fn check_writer(cwd: &Path, program: &str, args: &[String]) -> Result<(), St
     if !is_writer(program) {
         return Ok(());
     }
-    for arg in args {
+    for arg in path_arguments(program, args) {
         let mut candidates = vec![arg.as_str()];
         if let Some(rest) = arg.strip_prefix('-') {
             candidates.clear();
@@ -857,6 +964,17 @@ mod tests {
         assert!(check_writer_text("cp", &s(&["-r", "repo", "copy.git"])).is_err());
         assert!(check_writer_text("cp", &s(&[".gitignore", "b/.gitattributes"])).is_ok());
         assert!(check_writer_text("cat", &s(&[".git/config"])).is_ok());
+        assert!(check_writer_text("uniq", &s(&["in", ".git/config"])).is_err());
+        assert!(check_writer_text("xxd", &s(&["-r", "d", ".git/config"])).is_err());
+        assert!(check_writer_text("git", &s(&["--git-dir=.git", "log"])).is_ok());
+        assert!(check_writer_text("tar", &s(&["-czf", "a.tgz", "--exclude=.git", "."])).is_ok());
+        assert!(check_writer_text("rsync", &s(&["-a", "--exclude", ".git", "a/", "b/"])).is_ok());
+        assert!(check_writer_text("rsync", &s(&["--exclude", "x", ".git/"])).is_err());
+        assert!(check_writer_text("rm", &s(&["-f", ".git/index.lock"])).is_ok());
+        assert!(
+            check_writer_text("zip", &s(&["-r", "a.zip", ".", "-x", ".git/*", "t/.git"])).is_ok()
+        );
+        assert!(check_writer_text("zip", &s(&["-x", ".git/*", "-r", "x.git", "."])).is_err());
         assert!(check_writer_text("/usr/bin/tee", &s(&[".git"])).is_err());
     }
 }
