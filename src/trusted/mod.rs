@@ -25,6 +25,7 @@
 pub mod allow;
 pub mod execute;
 pub mod getopt;
+pub mod gitfiles;
 pub mod gitguard;
 pub mod harden;
 #[cfg(test)]
