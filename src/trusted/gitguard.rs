@@ -142,18 +142,10 @@ fn check_config_file(path: &Path, depth: usize) -> Result<(), String> {
             path.display()
         ));
     }
-    let text = match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => return Ok(()),
-        Err(e) => {
-            return Err(format!(
-                "{REASON}? {} cannot be read to be checked: {}",
-                path.display(),
-                crate::config::plain_io(&e)
-            ))
-        }
+    let Some(bytes) = read_regular(path)? else {
+        return Ok(());
     };
+    let text = String::from_utf8_lossy(&bytes).into_owned();
     let entries = parse_config(&text).map_err(|e| format!("{REASON}? {}: {e}", path.display()))?;
     for (key, value) in &entries {
         if dangerous(key, value) {
@@ -189,15 +181,62 @@ fn looks_like_git_dir(dir: &Path) -> bool {
             .any(|m| dir.join(m).exists())
 }
 
-/// The git directory that `.git` (a directory, or a file `gitdir: <path>`) stands for.
-fn dot_git_target(dot_git: &Path) -> Option<PathBuf> {
-    let meta = std::fs::metadata(dot_git).ok()?;
-    if meta.is_dir() {
-        return Some(dot_git.to_path_buf());
+/// The largest git file read to be checked (an index of a very large repository).
+const MAX_READ: u64 = 256 << 20;
+
+/// Reads a file git would read, without blocking the server: opened non-blocking and judged
+/// on the open descriptor, so a FIFO or a device (`include.path = /dev/stdin`, a `.git`
+/// FIFO) is refused without being read. `None` when there is no such file.
+fn read_regular(path: &Path) -> Result<Option<Vec<u8>>, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path);
+    let cannot = |what: String| {
+        Err(format!(
+            "{REASON}? {} cannot be checked: {what}",
+            path.display()
+        ))
+    };
+    let file = match opened {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => return Ok(None),
+        Err(e) => return cannot(crate::config::plain_io(&e)),
+    };
+    match file.metadata() {
+        Ok(m) if m.is_file() && m.len() <= MAX_READ => {}
+        Ok(m) if m.is_file() => return cannot(format!("larger than {MAX_READ} bytes")),
+        Ok(_) => return cannot("not a regular file".into()),
+        Err(e) => return cannot(crate::config::plain_io(&e)),
     }
-    let text = std::fs::read_to_string(dot_git).ok()?;
-    let target = text.trim().strip_prefix("gitdir:")?.trim();
-    Some(dot_git.parent().unwrap_or(Path::new("/")).join(target))
+    let mut bytes = Vec::new();
+    match file.take(MAX_READ).read_to_end(&mut bytes) {
+        Ok(_) => Ok(Some(bytes)),
+        Err(e) => cannot(crate::config::plain_io(&e)),
+    }
+}
+
+/// The git directory that `.git` (a directory, or a file `gitdir: <path>`) stands for;
+/// `None` when there is no `.git` or git would not take it as one.
+fn dot_git_target(dot_git: &Path) -> Result<Option<PathBuf>, String> {
+    match std::fs::metadata(dot_git) {
+        Ok(meta) if meta.is_dir() => return Ok(Some(dot_git.to_path_buf())),
+        Ok(_) => {}
+        Err(_) => return Ok(None),
+    }
+    let Some(bytes) = read_regular(dot_git)? else {
+        return Ok(None);
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    Ok(text.trim().strip_prefix("gitdir:").map(|target| {
+        dot_git
+            .parent()
+            .unwrap_or(Path::new("/"))
+            .join(target.trim())
+    }))
 }
 
 /// Checks a git directory: its configuration files (with includes), its common directory's,
@@ -206,8 +245,8 @@ fn check_git_dir(dir: &Path, depth: usize) -> Result<(), String> {
     for name in ["config", "config.worktree"] {
         check_config_file(&dir.join(name), 0)?;
     }
-    if let Ok(common) = std::fs::read_to_string(dir.join("commondir")) {
-        let common = dir.join(common.trim());
+    if let Some(common) = read_regular(&dir.join("commondir"))? {
+        let common = dir.join(String::from_utf8_lossy(&common).trim());
         if depth < 4 {
             check_git_dir(&common, depth + 1)?;
         }
@@ -241,11 +280,11 @@ fn check_modules(dir: &Path, depth: usize) -> Result<(), String> {
 /// directory, or a file `gitdir: <path>`) and each directory that is itself a git directory.
 /// git stops at the first valid one; all are taken, since an invalid one (an empty `.git`)
 /// makes git walk on. Each with the work tree it belongs to, when it has one.
-fn discover(start: &Path) -> Vec<(PathBuf, Option<PathBuf>)> {
+fn discover(start: &Path) -> Result<Vec<(PathBuf, Option<PathBuf>)>, String> {
     let mut found = Vec::new();
     let mut dir = Some(start);
     while let Some(d) = dir {
-        if let Some(target) = dot_git_target(&d.join(".git")) {
+        if let Some(target) = dot_git_target(&d.join(".git"))? {
             found.push((target, Some(d.to_path_buf())));
         }
         if looks_like_git_dir(d) {
@@ -253,17 +292,18 @@ fn discover(start: &Path) -> Vec<(PathBuf, Option<PathBuf>)> {
         }
         dir = d.parent();
     }
-    found
+    Ok(found)
 }
 
 /// Checks the submodules of a work tree whose git directory is `git_dir`: each gitlink of
 /// the index with a `.git` of its own (git runs itself there for `status`, `diff`...).
 fn check_submodules(git_dir: &Path, work_tree: &Path, depth: usize) -> Result<(), String> {
-    let Ok(index) = std::fs::read(git_dir.join("index")) else {
+    let Some(index) = read_regular(&git_dir.join("index"))? else {
         return Ok(());
     };
-    let sha256 = std::fs::read_to_string(git_dir.join("config")).is_ok_and(|c| {
-        parse_config(&c).is_ok_and(|entries| {
+    let config = read_regular(&git_dir.join("config"))?.unwrap_or_default();
+    let sha256 = std::str::from_utf8(&config).is_ok_and(|c| {
+        parse_config(c).is_ok_and(|entries| {
             entries
                 .iter()
                 .any(|(k, v)| k == "extensions.objectformat" && v.eq_ignore_ascii_case("sha256"))
@@ -277,7 +317,7 @@ fn check_submodules(git_dir: &Path, work_tree: &Path, depth: usize) -> Result<()
     };
     for link in links {
         let sub = work_tree.join(&link);
-        if let Some(target) = dot_git_target(&sub.join(".git")) {
+        if let Some(target) = dot_git_target(&sub.join(".git"))? {
             check_repository(&target, Some(&sub), depth + 1)?;
         }
     }
@@ -403,9 +443,11 @@ pub fn check_git(cwd: &Path, args: &[String]) -> Result<(), String> {
         if matches!(name, "--git-dir" | "--work-tree") {
             let path = start.join(attached.unwrap_or_else(|| value(i)));
             if name == "--git-dir" {
-                repositories.push((path, None));
+                // A directory, or a file `gitdir: <path>` as git reads it.
+                let target = dot_git_target(&path).map_err(refuse)?;
+                repositories.push((target.unwrap_or(path), None));
             } else {
-                repositories.extend(discover(&path));
+                repositories.extend(discover(&path).map_err(refuse)?);
                 work_trees.push(path);
             }
             i += if attached.is_some() { 1 } else { 2 };
@@ -445,7 +487,7 @@ pub fn check_git(cwd: &Path, args: &[String]) -> Result<(), String> {
             )));
         }
     }
-    repositories.extend(discover(&start));
+    repositories.extend(discover(&start).map_err(refuse)?);
     for (dir, work_tree) in repositories {
         check_repository(&dir, work_tree.as_deref(), 0).map_err(refuse)?;
     }

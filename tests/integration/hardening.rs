@@ -830,3 +830,72 @@ fn submodules_and_git_writing_into_git_directories_are_refused() {
     assert!(tool_text(&status).contains("sub"), "{status}");
     assert_absent(&dir, "MARK");
 }
+
+#[test]
+fn special_files_never_block_the_check_and_gitdir_files_are_followed() {
+    let dir = TempDir::new("git-special");
+    repository(dir.path());
+    let mark = dir.path().join("MARK").display().to_string();
+    let evil = format!("[diff]\n\texternal = \"touch {mark}\"\n");
+    let config = std::fs::read_to_string(dir.path().join(".git/config")).expect("read");
+    // An include of the call's own stdin, and of a FIFO nobody writes: git would read them;
+    // the check refuses them without reading (the call returns).
+    plant(
+        &dir,
+        ".git/config",
+        &format!("{config}[include]\n\tpath = /dev/stdin\n"),
+    );
+    refused_argv(
+        &server_for(&dir),
+        &["git", "diff"],
+        &evil,
+        "not a regular file",
+    );
+    let status = Command::new("mkfifo")
+        .arg(dir.path().join("fifo.cfg"))
+        .status()
+        .expect("mkfifo");
+    assert!(status.success());
+    plant(
+        &dir,
+        ".git/config",
+        &format!("{config}[include]\n\tpath = ../fifo.cfg\n"),
+    );
+    let server = server_for(&dir);
+    refused_argv(&server, &["git", "status"], "", "not a regular file");
+    // A `.git` that is a FIFO.
+    let sub = dir.mkdir("sub");
+    let status = Command::new("mkfifo")
+        .arg(sub.join(".git"))
+        .status()
+        .expect("mkfifo");
+    assert!(status.success());
+    refused_argv(
+        &server,
+        &["git", "-C", "sub", "log"],
+        "",
+        "not a regular file",
+    );
+    // --git-dir naming a `gitdir:` file is followed to the repository it names.
+    plant(&dir, ".git/config", &format!("{config}{evil}"));
+    plant(
+        &dir,
+        "other/link",
+        &format!("gitdir: {}\n", dir.path().join(".git").display()),
+    );
+    refused_argv(
+        &server,
+        &["git", "--git-dir=other/link", "diff"],
+        "",
+        "diff.external",
+    );
+    assert_absent(&dir, "MARK");
+    // The server still answers.
+    plant(&dir, ".git/config", &config);
+    let log = run_ok(&server, &["git", "--git-dir=.git", "log", "--oneline"]);
+    assert!(tool_text(&log).contains("first"), "{log}");
+}
+
+fn server_for(dir: &TempDir) -> Server {
+    trusted(dir, &[("ALLOW_COMMANDS", WRITERS)])
+}
