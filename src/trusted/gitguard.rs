@@ -495,7 +495,8 @@ pub fn check_git(cwd: &Path, args: &[String]) -> Result<(), String> {
 }
 
 /// Programs that only read the files they name (or only remove them: removing cannot make
-/// git run anything): they may name `.git` paths. Every other program may not, since any
+/// git run anything): they may name `.git` paths. Not `tree` (`-o FILE`, and `-i` prints
+/// names alone), `less` (`-o FILE`) or `more`. Every other program may not, since any
 /// program can write a file (`uniq IN OUT`, `xxd -r`, `shuf -o`, `cc -o`, `openssl -out`,
 /// archive extraction...). git itself is judged by its own rules.
 const READERS: &[&str] = &[
@@ -516,7 +517,6 @@ const READERS: &[&str] = &[
     "stat",
     "file",
     "du",
-    "tree",
     "diff",
     "cmp",
     "md5sum",
@@ -564,8 +564,6 @@ const READERS: &[&str] = &[
     "pwd",
     "sleep",
     "seq",
-    "less",
-    "more",
 ];
 
 /// True when `program` (a name as written or a resolved path) may write files: every

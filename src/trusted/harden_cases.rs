@@ -4050,6 +4050,10 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["grep", "-r", "x", ".git"], A),
     (&["git", "-C", ".git", "status"], A),
     (&["uniq", "in", ".git/config"], GIT_WRITE_R),
+    (
+        &["tree", "-i", "--noreport", "-o", ".git/config"],
+        GIT_WRITE_R,
+    ),
     (&["xxd", "-r", "dump", ".git/config"], GIT_WRITE_R),
     (&["shuf", "-o", ".git/config", "x"], GIT_WRITE_R),
     (&["cc", "-o", ".git/hooks/pre-commit", "x.c"], GIT_WRITE_R),
