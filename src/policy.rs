@@ -159,6 +159,7 @@ impl Engine {
                 .stdin
                 .clone()
                 .map(|s| (s.into_bytes(), args.close_stdin)),
+            git_ticket: None,
         };
         match &self.trusted {
             None => {
@@ -195,7 +196,7 @@ impl Engine {
                 let pipeline = tokenize::parse(&args.command)?;
                 launch.stages = policy.check(&pipeline)?;
                 launch.env = policy.env(&args.env)?;
-                policy.check_git_use(&launch.cwd, &launch.stages)?;
+                launch.git_ticket = Some(policy.check_git_use(&launch.cwd, &launch.stages)?);
                 let (input, output) = policy.open_redirects(&launch.cwd, &pipeline)?;
                 if let Some(f) = input {
                     if args.stdin.is_some() {

@@ -77,6 +77,9 @@ pub struct Launch {
     pub overlay: Vec<(String, String)>,
     /// Initial stdin and whether to close it afterwards.
     pub initial_stdin: Option<(Vec<u8>, bool)>,
+    /// Trusted mode: the admission of git and file-writing stages (`trusted::gitlock`),
+    /// attached to the record once it is started.
+    pub git_ticket: Option<crate::trusted::gitlock::Ticket>,
 }
 
 struct Started {
@@ -227,6 +230,9 @@ impl Engine {
             leaders.insert(p, proc.clone());
         }
         drop(leaders);
+        if let Some(ticket) = &launch.git_ticket {
+            ticket.attach(&proc);
+        }
         for &pgid in &started.pids {
             crate::guardian::announce(pgid, true);
         }

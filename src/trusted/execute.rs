@@ -176,9 +176,10 @@ impl Engine {
             Ok(e) => e,
             Err(e) => return reject(a, e),
         };
-        if let Err(e) = policy.check_git_use(&cwd, &stages) {
-            return reject(a, e);
-        }
+        let git_ticket = match policy.check_git_use(&cwd, &stages) {
+            Ok(t) => t,
+            Err(e) => return reject(a, e),
+        };
         let (input, output) = match policy.open_redirects(&cwd, &pipeline) {
             Ok(f) => f,
             Err(e) => return reject(a, e),
@@ -211,6 +212,7 @@ impl Engine {
             timeout_ms: 0,
             overlay: Vec::new(),
             initial_stdin: args.stdin.clone().map(|s| (s.into_bytes(), true)),
+            git_ticket: Some(git_ticket),
         };
         let proc = match self.launch(launch, slot) {
             Ok(p) => p,

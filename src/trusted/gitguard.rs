@@ -420,9 +420,9 @@ pub fn git_write_reason(subcommand: &str, rest: &[String]) -> Option<String> {
 const GLOBAL_WITH_VALUE: &[&str] = &["--namespace", "--super-prefix", "--attr-source"];
 
 /// Layer 2: checks every git directory a git stage (`args` after `argv[0]`) run in `cwd`
-/// will use, and refuses git writing a work tree into a git directory. `Err` holds the
-/// complete refusal.
-pub fn check_git(cwd: &Path, args: &[String]) -> Result<(), String> {
+/// will use, and refuses git writing a work tree into a git directory. `Ok` holds the
+/// directories git will work in (for `gitlock`); `Err` the complete refusal.
+pub fn check_git(cwd: &Path, args: &[String]) -> Result<Vec<PathBuf>, String> {
     let refuse = |e: String| format!("{}{e}", super::harden::PREFIX);
     let mut start = cwd.to_path_buf();
     let mut repositories: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
@@ -488,10 +488,13 @@ pub fn check_git(cwd: &Path, args: &[String]) -> Result<(), String> {
         }
     }
     repositories.extend(discover(&start).map_err(refuse)?);
+    let mut used = vec![start];
     for (dir, work_tree) in repositories {
         check_repository(&dir, work_tree.as_deref(), 0).map_err(refuse)?;
+        used.push(dir);
+        used.extend(work_tree);
     }
-    Ok(())
+    Ok(used)
 }
 
 /// Programs that only read the files they name (or only remove them: removing cannot make

@@ -27,6 +27,7 @@ pub mod execute;
 pub mod getopt;
 pub mod gitfiles;
 pub mod gitguard;
+pub mod gitlock;
 pub mod harden;
 #[cfg(test)]
 mod harden_cases;
@@ -217,21 +218,37 @@ impl Policy {
 
     /// The checks that need the working directory, made right before the stages start: every
     /// git directory a git stage will use, and every path a file-writing stage names
-    /// (`gitguard`, REDTEAM findings 1 and 2).
-    pub fn check_git_use(&self, cwd: &Path, stages: &[Stage]) -> Result<(), String> {
+    /// (`gitguard`, REDTEAM findings 1 and 2); then the admission that keeps git and
+    /// file-writing programs from running at the same time in one tree (`gitlock`). The
+    /// ticket must be attached to the record once it is started.
+    pub fn check_git_use(&self, cwd: &Path, stages: &[Stage]) -> Result<gitlock::Ticket, String> {
+        let mut claims = Vec::new();
         for stage in stages {
             let resolved = std::fs::canonicalize(&stage.program)
                 .map(|p| p.display().to_string())
                 .unwrap_or_else(|_| stage.program.clone());
             let names = [stage.arg0.as_str(), resolved.as_str()];
+            let program = stage.arg0.clone();
             if names.iter().any(|n| is_git_program(n)) {
-                gitguard::check_git(cwd, &stage.args)?;
+                let mut roots = gitlock::roots(cwd, &stage.args);
+                roots.extend(gitguard::check_git(cwd, &stage.args)?);
+                claims.push(gitlock::Claim {
+                    kind: gitlock::Kind::Git,
+                    program,
+                    roots,
+                });
+            } else if names.iter().any(|n| gitguard::is_writer(n)) {
+                claims.push(gitlock::Claim {
+                    kind: gitlock::Kind::Writer,
+                    program,
+                    roots: gitlock::roots(cwd, &stage.args),
+                });
             }
             for name in names {
                 gitguard::check_writer(cwd, name, &stage.args)?;
             }
         }
-        Ok(())
+        gitlock::admit(claims)
     }
 
     /// Opens the redirection targets under `cwd`: (stdin source, stdout target).

@@ -899,3 +899,139 @@ fn special_files_never_block_the_check_and_gitdir_files_are_followed() {
 fn server_for(dir: &TempDir) -> Server {
     trusted(dir, &[("ALLOW_COMMANDS", WRITERS)])
 }
+
+/// Starts `command` with `exec`, its stdin kept open so that it waits, and returns its id.
+fn start_waiting(server: &Server, command: &str, directory: &str) -> String {
+    let object = server.exec(json!({
+        "command": command, "directory": directory, "stdin": "", "close_stdin": false,
+        "yield_ms": 50, "side_effects": ["MODIFIES_WORKSPACE_FILES"]
+    }));
+    assert_eq!(object["status"], "backgrounded", "{command}: {object}");
+    object["process_id"]
+        .as_str()
+        .expect("process_id")
+        .to_string()
+}
+
+/// Closes the stdin of `id` and waits for it to end.
+fn finish(server: &Server, id: &str) {
+    server.call_ok(
+        "write",
+        json!({ "process_id": id, "input": "", "close_stdin": true }),
+    );
+    let object = server
+        .result_object(&server.call("wait", json!({ "process_id": id, "timeout_ms": 20000 })));
+    assert!(object.to_string().contains("exited"), "{object}");
+}
+
+#[test]
+fn git_never_runs_beside_a_file_writing_program_in_the_same_tree() {
+    let dir = TempDir::new("git-lock");
+    repository(dir.path());
+    let other = dir.mkdir("other-tree");
+    let sibling = TempDir::new("git-lock-sibling");
+    let server = trusted(&dir, &[("ALLOW_COMMANDS", WRITERS)]);
+    const LOCK: &str = "git cannot run at the same time as a program that may write files";
+    // A writer waiting on its stdin (tar reading an archive from it) keeps git out of the
+    // tree it works in, whatever the tool and whatever the directory inside the tree.
+    let tar = start_waiting(&server, "tar -x -f -", dir.path().to_str().expect("utf-8"));
+    refused_argv(&server, &["git", "status"], "", LOCK);
+    refused_exec(&server, "git -C other-tree log", "", LOCK);
+    let result = server.call(
+        "shell_execute",
+        json!({ "command": ["git", "log"], "directory": other.display().to_string() }),
+    );
+    assert!(
+        is_error(&result) && tool_text(&result).contains(LOCK),
+        "{result}"
+    );
+    // Readers and git elsewhere are not concerned.
+    run_ok(&server, &["cat", "f.txt"]);
+    let result = server.call(
+        "shell_execute",
+        json!({ "command": ["git", "--version"], "directory": sibling.path().display().to_string() }),
+    );
+    assert!(!is_error(&result), "{result}");
+    finish(&server, &tar);
+    run_ok(&server, &["git", "status"]);
+    // The other way round: a git waiting on its stdin keeps writers out.
+    let git = start_waiting(
+        &server,
+        "git cat-file --batch",
+        dir.path().to_str().expect("utf-8"),
+    );
+    refused_argv(&server, &["tar", "-xf", "x.tar"], "", LOCK);
+    refused_argv(&server, &["cp", "f.txt", "other-tree/g.txt"], "", LOCK);
+    let result = server.call(
+        "shell_execute",
+        json!({ "command": ["cp", "a", "b"], "directory": sibling.path().display().to_string() }),
+    );
+    assert!(
+        !tool_text(&result).contains(LOCK),
+        "a writer in another tree is not concerned: {result}"
+    );
+    finish(&server, &git);
+    run_ok(&server, &["cp", "f.txt", "g.txt"]);
+    // One pipeline cannot hold both.
+    refused_argv(
+        &server,
+        &["git", "show", "HEAD:f.txt", "|", "tar", "-x"],
+        "",
+        LOCK,
+    );
+}
+
+#[test]
+fn a_configuration_toggled_by_extraction_never_runs_a_program() {
+    let _heavy = crate::support::heavy_load();
+    let dir = TempDir::new("git-race");
+    repository(dir.path());
+    let mark = dir.path().join("MARK").display().to_string();
+    let clean = std::fs::read_to_string(dir.path().join(".git/config")).expect("read");
+    let evil = format!("{clean}[diff]\n\texternal = \"touch {mark}\"\n");
+    // Two archives holding .git/config, one clean and one with an external diff.
+    let stage = TempDir::new("git-race-archives");
+    for (name, text) in [("evil.tar", &evil), ("clean.tar", &clean)] {
+        std::fs::create_dir_all(stage.path().join(".git")).expect("mkdir");
+        std::fs::write(stage.path().join(".git/config"), text).expect("write");
+        let status = Command::new("tar")
+            .args([
+                "-cf",
+                &dir.path().join(name).display().to_string(),
+                ".git/config",
+            ])
+            .current_dir(stage.path())
+            .status()
+            .expect("tar");
+        assert!(status.success());
+    }
+    std::fs::write(dir.path().join("a"), "1\n").expect("write");
+    std::fs::write(dir.path().join("b"), "2\n").expect("write");
+    let server = trusted(
+        &dir,
+        &[
+            ("ALLOW_COMMANDS", WRITERS),
+            ("YIELDSHELL_SANDBOX", "off"),
+            ("YIELDSHELL_MAX_PROCESSES", "10000"),
+        ],
+    );
+    // Extractions and git commands sent all at once, so that they run side by side.
+    let mut ids = Vec::new();
+    for _ in 0..150 {
+        for command in [
+            &["tar", "-xf", "evil.tar"][..],
+            &["git", "diff", "--no-index", "--ext-diff", "a", "b"],
+            &["tar", "-xf", "clean.tar"],
+            &["git", "diff", "--no-index", "--ext-diff", "a", "b"],
+        ] {
+            ids.push(server.send_request(
+                "tools/call",
+                json!({ "name": "shell_execute", "arguments": { "command": command } }),
+            ));
+        }
+    }
+    for id in &ids {
+        server.response(id, std::time::Duration::from_secs(120));
+    }
+    assert_absent(&dir, "MARK");
+}
