@@ -65,6 +65,9 @@ pub struct Policy {
     /// (device, inode, path) of every hardened program found in the safe `PATH`, so that a
     /// hard link under an innocent name is still known for what it is.
     known_inodes: Vec<(u64, u64, String)>,
+    /// True when the kernel sandbox confines each call's writes beneath its working
+    /// directory; otherwise a file-writing program may write anywhere (`gitlock`).
+    writes_confined: bool,
 }
 
 impl Policy {
@@ -91,12 +94,17 @@ impl Policy {
             }
         }
         let known_inodes = known_inodes(&path_dirs);
+        let writes_confined = matches!(
+            config.sandbox,
+            crate::sandbox::SandboxMode::Auto | crate::sandbox::SandboxMode::On
+        ) && sys::landlock_abi().unwrap_or(0) >= 1;
         Ok(Policy {
             allow,
             path_dirs,
             base_env,
             env_allowlist: config.child_env_allowlist.clone(),
             known_inodes,
+            writes_confined,
         })
     }
 
@@ -238,10 +246,17 @@ impl Policy {
                     roots,
                 });
             } else if names.iter().any(|n| gitguard::is_writer(n)) {
+                // Without the kernel sandbox, a writer may write anywhere (an archive's
+                // absolute member names, any program's computed paths).
+                let roots = if self.writes_confined {
+                    gitlock::roots(cwd, &stage.args)
+                } else {
+                    vec![PathBuf::from("/")]
+                };
                 claims.push(gitlock::Claim {
                     kind: gitlock::Kind::Writer,
                     program,
-                    roots: gitlock::roots(cwd, &stage.args),
+                    roots,
                 });
             }
             for name in names {

@@ -979,6 +979,19 @@ fn git_never_runs_beside_a_file_writing_program_in_the_same_tree() {
         "",
         LOCK,
     );
+    // Without the kernel sandbox a writer may write anywhere: it keeps git out of every tree.
+    let server = trusted(
+        &dir,
+        &[("ALLOW_COMMANDS", WRITERS), ("YIELDSHELL_SANDBOX", "off")],
+    );
+    let tar = start_waiting(
+        &server,
+        "tar -x -f -",
+        sibling.path().to_str().expect("utf-8"),
+    );
+    refused_argv(&server, &["git", "status"], "", LOCK);
+    finish(&server, &tar);
+    run_ok(&server, &["git", "status"]);
 }
 
 #[test]
