@@ -17,9 +17,9 @@
 //!    and submodules' directories) is read, includes followed, and refused when it sets a key
 //!    the environment cannot override: `diff.external`, drivers (`diff.<d>.command`,
 //!    `textconv`, `filter.<d>.*`, `merge.<d>.driver`), `remote.<r>.uploadpack`/`receivepack`,
-//!    `man.*`, `submodule.<s>.update=!cmd`, `trailer.<t>.cmd`... ([`check_git`]). A
-//!    configuration written between this check and git's own reading of it is not seen: the
-//!    third layer refuses the writes.
+//!    `man.*`, `submodule.<s>.update=!cmd`, `trailer.<t>.cmd`... ([`check_git`]). So that
+//!    nothing changes them between this check and git's own reading, git never runs beside
+//!    a program that may write files in the same tree (`gitlock`).
 //! 3. Every program but git and a few that only read (`cat`, `ls`, `grep`, `head`, `find`,
 //!    `rm`...: [`READERS`]) may not name a path with a `.git` component or ending in `.git`
 //!    (`cp`, `mv`, `tee`, `install`, `ln`, `dd`, `rsync`, `touch`, `patch`, `split`, `uniq`,
