@@ -569,6 +569,19 @@ const READERS: &[&str] = &[
     "seq",
 ];
 
+/// True when `resolved` is a multi-call binary (`busybox`, `toybox`, uutils' `coreutils`),
+/// which acts on the name it is run under: only that name is judged.
+pub fn is_multi_call(resolved: &str) -> bool {
+    let base = resolved
+        .rsplit('/')
+        .next()
+        .unwrap_or(resolved)
+        .to_lowercase();
+    super::identity::derived_names(&base)
+        .iter()
+        .any(|n| matches!(n.as_str(), "busybox" | "toybox" | "coreutils"))
+}
+
 /// True when `program` (a name as written or a resolved path) may write files: every
 /// program but git and the [`READERS`].
 pub fn is_writer(program: &str) -> bool {

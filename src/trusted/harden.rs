@@ -65,8 +65,10 @@ pub fn check_resolved(argv: &[String], resolved: &str) -> Result<(), String> {
         return Ok(());
     }
     let written = argv.first().map(String::as_str).unwrap_or("");
-    super::gitguard::check_writer_text(resolved, &argv[1..])
-        .map_err(|reason| format!("{PREFIX}{reason} ({written} is {resolved})"))?;
+    if !super::gitguard::is_multi_call(resolved) {
+        super::gitguard::check_writer_text(resolved, &argv[1..])
+            .map_err(|reason| format!("{PREFIX}{reason} ({written} is {resolved})"))?;
+    }
     apply((name.clone(), policy), &argv[1..]).map_err(|reason| {
         if reason == name {
             format!("{PREFIX}{name} ({written} is {resolved})")
@@ -161,6 +163,12 @@ mod tests {
             ),
             (&["awk", "{print}"], "/usr/bin/mawk", None),
             (&["ls"], "/bin/busybox", None),
+            (&["cat", ".git/config"], "/usr/bin/coreutils", None),
+            (
+                &["cp", "x", ".git/config"],
+                "/usr/bin/coreutils",
+                None,
+            ),
             (&["cat"], "/usr/bin/cat", None),
         ];
         for (items, resolved, want) in cases {

@@ -235,7 +235,12 @@ impl Policy {
             let resolved = std::fs::canonicalize(&stage.program)
                 .map(|p| p.display().to_string())
                 .unwrap_or_else(|_| stage.program.clone());
-            let names = [stage.arg0.as_str(), resolved.as_str()];
+            // A multi-call binary acts on the name it is run under.
+            let names: Vec<&str> = if gitguard::is_multi_call(&resolved) {
+                vec![stage.arg0.as_str()]
+            } else {
+                vec![stage.arg0.as_str(), resolved.as_str()]
+            };
             let program = stage.arg0.clone();
             if names.iter().any(|n| is_git_program(n)) {
                 let mut roots = gitlock::roots(cwd, &stage.args);
@@ -259,7 +264,7 @@ impl Policy {
                     roots,
                 });
             }
-            for name in names {
+            for name in &names {
                 gitguard::check_writer(cwd, name, &stage.args)?;
             }
         }
