@@ -127,7 +127,9 @@ fn dangerous(key: &str, value: &str) -> bool {
         "submodule" => has_sub && name == "update" && value.trim_start().starts_with('!'),
         "trailer" => has_sub && matches!(name, "cmd" | "command"),
         "uploadpack" => name == "packobjectshook",
-        "sendemail" => true,
+        "sendemail" | "imap" => true,
+        // `git init` copies a template's files, `config` included, into a new repository.
+        "init" => name == "templatedir",
         "core" => name == "gitproxy",
         "url" => lower.contains("::") || value.contains("::"),
         _ => false,
@@ -722,6 +724,9 @@ mod tests {
             ("url.ext::sh.insteadof", "x:", true),
             ("user.name", "a", false),
             ("trailer.t.cmd", "x", true),
+            ("init.templatedir", "t", true),
+            ("init.defaultbranch", "main", false),
+            ("imap.tunnel", "x", true),
         ] {
             assert_eq!(dangerous(k, v), want, "{k}={v}");
         }
