@@ -162,6 +162,7 @@ impl Engine {
                 .map(|s| (s.into_bytes(), args.close_stdin)),
             terminal: None,
             head_bytes: None,
+            git_ticket: None,
         };
         if let Some(size) = crate::agents::terminal_of(&args.agent, self.trusted.is_some())? {
             // A terminal is both input and output: it is never closed by `exec`.
@@ -206,6 +207,7 @@ impl Engine {
                 let pipeline = tokenize::parse(&args.command)?;
                 launch.stages = policy.check(&pipeline)?;
                 launch.env = policy.env(&args.env)?;
+                launch.git_ticket = Some(policy.check_git_use(&launch.cwd, &launch.stages)?);
                 let (input, output) = policy.open_redirects(&launch.cwd, &pipeline)?;
                 if let Some(f) = input {
                     if args.stdin.is_some() {

@@ -81,6 +81,9 @@ pub struct Launch {
     pub terminal: Option<(u16, u16)>,
     /// First bytes of each stream kept for good (default `YIELDSHELL_HEAD_BYTES`).
     pub head_bytes: Option<usize>,
+    /// Trusted mode: the admission of git and file-writing stages (`trusted::gitlock`),
+    /// attached to the record once it is started.
+    pub git_ticket: Option<crate::trusted::gitlock::Ticket>,
 }
 
 struct Started {
@@ -292,6 +295,9 @@ impl Engine {
             leaders.insert(p, proc.clone());
         }
         drop(leaders);
+        if let Some(ticket) = &launch.git_ticket {
+            ticket.attach(&proc);
+        }
         for &pgid in &started.pids {
             crate::guardian::announce(pgid, true);
         }

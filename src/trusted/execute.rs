@@ -180,6 +180,10 @@ impl Engine {
             Ok(e) => e,
             Err(e) => return reject(a, e),
         };
+        let git_ticket = match policy.check_git_use(&cwd, &stages) {
+            Ok(t) => t,
+            Err(e) => return reject(a, e),
+        };
         let (input, output) = match policy.open_redirects(&cwd, &pipeline) {
             Ok(f) => f,
             Err(e) => return reject(a, e),
@@ -215,6 +219,7 @@ impl Engine {
             terminal: None,
             // The first bytes up to the cap are what a capped call returns (SPEC 13).
             head_bytes: Some(self.config.shell_output_limit),
+            git_ticket: Some(git_ticket),
         };
         let proc = match self.launch(launch, slot) {
             Ok(p) => p,

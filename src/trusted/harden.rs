@@ -47,6 +47,8 @@ pub fn check(argv: &[String]) -> Result<(), String> {
         return Err(format!("Unsafe command name: {program}"));
     }
     let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
+    super::gitguard::check_writer_text(program, &argv[1..])
+        .map_err(|reason| format!("{PREFIX}{reason}"))?;
     if let Some(verdict) = rules::git::check_dashed(&base, &argv[1..]) {
         return verdict.map_err(|reason| format!("{PREFIX}{reason}"));
     }
@@ -63,6 +65,10 @@ pub fn check_resolved(argv: &[String], resolved: &str) -> Result<(), String> {
         return Ok(());
     }
     let written = argv.first().map(String::as_str).unwrap_or("");
+    if !super::gitguard::is_multi_call(resolved) {
+        super::gitguard::check_writer_text(resolved, &argv[1..])
+            .map_err(|reason| format!("{PREFIX}{reason} ({written} is {resolved})"))?;
+    }
     apply((name.clone(), policy), &argv[1..]).map_err(|reason| {
         if reason == name {
             format!("{PREFIX}{name} ({written} is {resolved})")
@@ -157,6 +163,12 @@ mod tests {
             ),
             (&["awk", "{print}"], "/usr/bin/mawk", None),
             (&["ls"], "/bin/busybox", None),
+            (&["cat", ".git/config"], "/usr/bin/coreutils", None),
+            (
+                &["cp", "x", ".git/config"],
+                "/usr/bin/coreutils",
+                None,
+            ),
             (&["cat"], "/usr/bin/cat", None),
         ];
         for (items, resolved, want) in cases {

@@ -384,3 +384,670 @@ fn redirection_refuses_fifos_directories_hard_links_and_git_directories() {
     let out = std::fs::read_to_string(dir.path().join("out.txt")).expect("read");
     assert_eq!(out, "one\ntwo\n");
 }
+
+/// Programs that write files, for the git-configuration tests (REDTEAM findings 1 and 2).
+const WRITERS: &str = "git,cat,cp,mv,tee,install,ln,dd,touch,sed,tar,mkdir,split,patch,ls";
+
+/// Writes `text` to `rel` under `dir` from the test itself: what a writer the rules do not
+/// know (an archive's member, a program not listed) could have left there.
+fn plant(dir: &TempDir, rel: &str, text: &str) {
+    let path = dir.path().join(rel);
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(path, text).expect("write");
+}
+
+fn plant_executable(dir: &TempDir, rel: &str, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    plant(dir, rel, text);
+    let path = dir.path().join(rel);
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+/// A repository with one commit, made by the test.
+fn repository(dir: &Path) {
+    git(dir, &["init", "-q"]);
+    git(dir, &["config", "user.email", "t@example.com"]);
+    git(dir, &["config", "user.name", "t"]);
+    std::fs::write(dir.join("f.txt"), "one\n").expect("write");
+    git(dir, &["add", "f.txt"]);
+    git(dir, &["commit", "-q", "-m", "first"]);
+}
+
+const GIT_WRITE: &str = "write into a git directory";
+const GIT_REPO_CONFIG: &str = "git repository configuration runs a program";
+
+#[test]
+fn finding_1_git_config_written_by_any_writer_is_refused_and_ld_so_never_runs() {
+    let dir = TempDir::new("git-finding1");
+    let server = trusted(&dir, &[("ALLOW_COMMANDS", WRITERS)]);
+    let marker = dir.path().join("MARK");
+    let ld_cfg = "[diff]\n\texternal = /lib64/ld-linux-x86-64.so.2\n";
+    run_ok(&server, &["git", "init", "-q"]);
+    run_ok(&server, &["cat", ">", "cfg"]);
+    let result = server.call(
+        "shell_execute",
+        json!({ "command": ["cat", ">", "cfg"], "stdin": ld_cfg }),
+    );
+    assert!(!is_error(&result), "{result}");
+    run_ok(&server, &["cp", "/usr/bin/touch", "payload"]);
+    run_ok(&server, &["mkdir", "-p", "sub", "store"]);
+    // Every way of writing the configuration, as argv and as a command string.
+    for (argv, stdin) in [
+        (&["tee", ".git/config"][..], ld_cfg),
+        (&["cp", "cfg", ".git/config"], ""),
+        (&["cp", "-t", ".git", "cfg"], ""),
+        (&["cp", "-t.git", "cfg"], ""),
+        (&["cp", "--target-directory=.git", "cfg"], ""),
+        (&["mv", "cfg", ".git/config"], ""),
+        (&["install", "cfg", ".git/config"], ""),
+        (&["dd", "if=cfg", "of=.git/config"], ""),
+        (&["ln", "-sf", "../cfg", ".git/config"], ""),
+        (&["ln", "-s", ".git", "g"], ""),
+        (&["sed", "-n", "w .git/config", "cfg"], ""),
+        (&["touch", ".git/hooks/pre-commit"], ""),
+        (&["tar", "-xf", "a.tar", "-C", ".git"], ""),
+        (&["split", "-l1", "cfg", ".git/x"], ""),
+        (&["mkdir", "-p", "evil.git/objects"], ""),
+        (&["cp", "-r", "store", "copy.git"], ""),
+        (&["cat", "cfg", "|", "tee", "sub/.git/config"], ""),
+    ] {
+        refused_argv(&server, argv, stdin, GIT_WRITE);
+        refused_exec(&server, &argv.join(" "), stdin, GIT_WRITE);
+    }
+    let config = std::fs::read_to_string(dir.path().join(".git/config")).expect("read");
+    assert!(!config.contains("ld-linux"), "{config}");
+    // Written anyway (by a writer the rules do not know): the git command is refused.
+    plant(&dir, ".git/config", ld_cfg);
+    run_ok(&server, &["cp", "cfg", "b"]);
+    let argv = [
+        "git",
+        "diff",
+        "--no-index",
+        "--ext-diff",
+        "./payload",
+        "./b",
+    ];
+    refused_argv(&server, &argv, "", GIT_REPO_CONFIG);
+    refused_exec(
+        &server,
+        "git diff --no-index --ext-diff ./payload ./b",
+        "",
+        "sets diff.external",
+    );
+    // Through ld.so, the payload (touch) would have created files named by the external
+    // diff's arguments: the modes of the two files.
+    for name in ["100755", "100644"] {
+        assert_absent(&dir, name);
+    }
+    assert!(!marker.exists(), "the payload ran");
+}
+
+#[test]
+fn finding_2_repository_programs_never_run_with_the_sandbox_off() {
+    let dir = TempDir::new("git-finding2");
+    repository(dir.path());
+    let marker = dir.path().join("MARK");
+    let mark = marker.display().to_string();
+    let server = trusted(
+        &dir,
+        &[("ALLOW_COMMANDS", WRITERS), ("YIELDSHELL_SANDBOX", "off")],
+    );
+    let fsmonitor = format!("[core]\n\tfsmonitor = \"touch {mark}; true\"\n");
+    let result = server.call(
+        "shell_execute",
+        json!({ "command": ["cat", ">", "cfg"], "stdin": fsmonitor }),
+    );
+    assert!(!is_error(&result), "{result}");
+    refused_argv(&server, &["cp", "cfg", ".git/config"], "", GIT_WRITE);
+    refused_argv(
+        &server,
+        &["cp", "cfg", ".git/hooks/pre-commit"],
+        "",
+        GIT_WRITE,
+    );
+    // Keys the forced environment overrides: git runs, the program does not.
+    let hook = format!("#!/bin/sh\ntouch {mark}\n");
+    plant_executable(&dir, ".git/hooks/pre-commit", &hook);
+    plant_executable(&dir, ".git/hooks/post-commit", &hook);
+    plant_executable(&dir, ".git/hooks/post-checkout", &hook);
+    plant_executable(&dir, "hooks2/pre-commit", &hook);
+    let config = std::fs::read_to_string(dir.path().join(".git/config")).expect("read");
+    let evil = format!(
+        "{config}[core]\n\tfsmonitor = \"touch {mark}; true\"\n\thooksPath = hooks2\n\
+         \tpager = \"touch {mark}; cat\"\n\teditor = \"touch {mark}; true\"\n\
+         \tsshCommand = \"touch {mark}; ssh\"\n[credential]\n\thelper = \"!touch {mark}\"\n\
+         [gpg]\n\tprogram = \"touch {mark}\"\n[protocol \"ext\"]\n\tallow = always\n\
+         [sequence]\n\teditor = \"touch {mark}\"\n"
+    );
+    plant(&dir, ".git/config", &evil);
+    std::fs::write(dir.path().join("f.txt"), "two\n").expect("write");
+    let status = run_ok(&server, &["git", "status", "--short"]);
+    assert!(tool_text(&status).contains("M f.txt"), "{status}");
+    let diff = run_ok(&server, &["git", "-p", "diff"]);
+    assert!(tool_text(&diff).contains("+two"), "{diff}");
+    run_ok(&server, &["git", "commit", "-q", "-a", "-m", "second"]);
+    run_ok(&server, &["git", "checkout", "-q", "-b", "other"]);
+    run_ok(&server, &["git", "log", "--show-signature", "-n", "1"]);
+    let result = server.call(
+        "shell_execute",
+        json!({ "command": ["git", "fetch", "ext::touch MARK"] }),
+    );
+    assert!(is_error(&result), "{result}");
+    assert!(!marker.exists(), "a program named by the repository ran");
+    assert_absent(&dir, "MARK");
+}
+
+#[test]
+fn attribute_selected_drivers_and_includes_are_refused() {
+    let dir = TempDir::new("git-drivers");
+    repository(dir.path());
+    let server = trusted(&dir, &[("ALLOW_COMMANDS", WRITERS)]);
+    let mark = dir.path().join("MARK").display().to_string();
+    let base = std::fs::read_to_string(dir.path().join(".git/config")).expect("read");
+    // An attributes file anywhere in the tree is an ordinary write.
+    let result = server.call(
+        "shell_execute",
+        json!({ "command": ["cat", ">", ".gitattributes"], "stdin": "* diff=x filter=y merge=z\n" }),
+    );
+    assert!(!is_error(&result), "{result}");
+    std::fs::write(dir.path().join("f.txt"), "two\n").expect("write");
+    for (extra, key, argv) in [
+        (
+            format!("[diff \"x\"]\n\ttextconv = \"touch {mark}; cat\"\n"),
+            "diff.x.textconv",
+            &["git", "diff"][..],
+        ),
+        (
+            format!("[diff \"x\"]\n\tcommand = \"touch {mark}\"\n"),
+            "diff.x.command",
+            &["git", "log", "-p"],
+        ),
+        (
+            format!("[filter \"y\"]\n\tclean = \"touch {mark}; cat\"\n"),
+            "filter.y.clean",
+            &["git", "add", "f.txt"],
+        ),
+        (
+            format!("[filter \"y\"]\n\tprocess = \"touch {mark}\"\n"),
+            "filter.y.process",
+            &["git", "status"],
+        ),
+        (
+            format!("[merge \"z\"]\n\tdriver = \"touch {mark}\"\n"),
+            "merge.z.driver",
+            &["git", "merge", "other"],
+        ),
+        (
+            format!("[remote \"o\"]\n\turl = .\n\tuploadpack = \"touch {mark}\"\n"),
+            "remote.o.uploadpack",
+            &["git", "fetch", "o"],
+        ),
+        (
+            format!("[man]\n\tviewer = v\n[man \"v\"]\n\tcmd = \"touch {mark}\"\n"),
+            "man.viewer",
+            &["git", "help", "log"],
+        ),
+        (
+            "[include]\n\tpath = ../inc.cfg\n".to_string(),
+            "diff.external",
+            &["git", "diff"],
+        ),
+        (
+            "[includeIf \"gitdir:/\"]\n\tpath = ../inc.cfg\n".to_string(),
+            "diff.external",
+            &["git", "-C", "sub", "status"],
+        ),
+    ] {
+        // The included file is outside .git, written by an allowed program.
+        let result = server.call(
+            "shell_execute",
+            json!({ "command": ["cat", ">", "inc.cfg"],
+                    "stdin": format!("[diff]\n\texternal = \"touch {mark}\"\n") }),
+        );
+        assert!(!is_error(&result), "{result}");
+        std::fs::create_dir_all(dir.path().join("sub")).expect("mkdir");
+        plant(&dir, ".git/config", &format!("{base}{extra}"));
+        refused_argv(&server, argv, "", key);
+    }
+    assert_absent(&dir, "MARK");
+    // The same attributes with no driver configured are harmless.
+    plant(&dir, ".git/config", &base);
+    let diff = run_ok(&server, &["git", "diff"]);
+    assert!(tool_text(&diff).contains("+two"), "{diff}");
+    assert_absent(&dir, "MARK");
+}
+
+#[test]
+fn other_repositories_bare_ones_and_archives_are_checked_too() {
+    let dir = TempDir::new("git-other");
+    let mark = dir.path().join("MARK").display().to_string();
+    let evil = format!("[diff \"x\"]\n\ttextconv = \"touch {mark}; cat\"\n");
+    // A bare repository with a driver, packed into an archive by the test.
+    let src = dir.mkdir("src");
+    git(&src, &["init", "-q", "--bare", "evil"]);
+    let config = std::fs::read_to_string(src.join("evil/config")).expect("read");
+    std::fs::write(src.join("evil/config"), format!("{config}{evil}")).expect("write");
+    let status = Command::new("tar")
+        .args(["-cf", "../evil.tar", "evil"])
+        .current_dir(&src)
+        .status()
+        .expect("tar");
+    assert!(status.success());
+    let other = dir.mkdir("other");
+    repository(&other);
+    let config = std::fs::read_to_string(other.join(".git/config")).expect("read");
+    std::fs::write(other.join(".git/config"), format!("{config}{evil}")).expect("write");
+    let work = dir.mkdir("work");
+    repository(&work);
+    let server = trusted(&dir, &[("ALLOW_COMMANDS", WRITERS)]);
+    // tar may extract the archive, but no git command may use what it made.
+    run_ok(&server, &["tar", "-xf", "evil.tar"]);
+    refused_argv(
+        &server,
+        &["git", "-C", "evil", "log", "-p"],
+        "",
+        GIT_REPO_CONFIG,
+    );
+    refused_argv(
+        &server,
+        &["git", "--git-dir=evil", "log", "-p"],
+        "",
+        GIT_REPO_CONFIG,
+    );
+    refused_argv(
+        &server,
+        &["git", "--git-dir", "evil", "show"],
+        "",
+        GIT_REPO_CONFIG,
+    );
+    refused_argv(
+        &server,
+        &["git", "-C", "other", "diff"],
+        "",
+        GIT_REPO_CONFIG,
+    );
+    refused_argv(
+        &server,
+        &["git", "--work-tree=other", "diff"],
+        "",
+        GIT_REPO_CONFIG,
+    );
+    refused_exec(
+        &server,
+        "git -C other/.. -C other log -p",
+        "",
+        GIT_REPO_CONFIG,
+    );
+    // A copy of a bare repository, and writes into one, are refused.
+    refused_argv(&server, &["cp", "-r", "src/evil", "copy"], "", GIT_WRITE);
+    refused_argv(&server, &["cp", "f", "src/evil/"], "", GIT_WRITE);
+    refused_argv(&server, &["mv", "f", "src/evil/description"], "", GIT_WRITE);
+    // The working directory's own repository is clean: git works there.
+    let result = server.call(
+        "shell_execute",
+        json!({ "command": ["git", "log", "--oneline"], "directory": "work" }),
+    );
+    assert!(
+        !is_error(&result) && tool_text(&result).contains("first"),
+        "{result}"
+    );
+    assert_absent(&dir, "MARK");
+}
+
+#[test]
+fn ordinary_git_use_keeps_working() {
+    let dir = TempDir::new("git-ordinary");
+    repository(dir.path());
+    // A repository that keeps its hooks elsewhere (husky) and a hook that would fail.
+    let config = std::fs::read_to_string(dir.path().join(".git/config")).expect("read");
+    plant(
+        &dir,
+        ".git/config",
+        &format!("{config}[core]\n\thooksPath = .husky\n[diff]\n\talgorithm = histogram\n"),
+    );
+    plant_executable(&dir, ".husky/pre-commit", "#!/bin/sh\nexit 1\n");
+    let server = trusted(&dir, &[("ALLOW_COMMANDS", WRITERS)]);
+    let result = server.call(
+        "shell_execute",
+        json!({ "command": ["cat", ">", "g.txt"], "stdin": "needle\n" }),
+    );
+    assert!(!is_error(&result), "{result}");
+    run_ok(&server, &["cp", "g.txt", "h.txt"]);
+    run_ok(&server, &["cp", "g.txt", ".gitignore"]);
+    run_ok(&server, &["git", "add", "g.txt", "h.txt"]);
+    let status = run_ok(&server, &["git", "status", "--short"]);
+    assert!(tool_text(&status).contains("A  g.txt"), "{status}");
+    let diff = run_ok(&server, &["git", "diff", "--cached", "--stat"]);
+    assert!(tool_text(&diff).contains("g.txt"), "{diff}");
+    run_ok(&server, &["git", "commit", "-q", "-m", "second"]);
+    run_ok(&server, &["git", "branch", "feature"]);
+    run_ok(&server, &["git", "checkout", "-q", "feature"]);
+    let grep = run_ok(&server, &["git", "grep", "-n", "needle"]);
+    assert!(tool_text(&grep).contains("g.txt:1:needle"), "{grep}");
+    let log = run_ok(&server, &["git", "log", "--oneline"]);
+    assert!(tool_text(&log).contains("second"), "{log}");
+    let show = run_ok(&server, &["git", "show", "--stat", "HEAD"]);
+    assert!(tool_text(&show).contains("h.txt"), "{show}");
+    let object = server.exec(json!({ "command": "git log -p -n 1 | cat" }));
+    assert!(
+        object["stdout"].as_str().unwrap_or("").contains("+needle"),
+        "{object}"
+    );
+    // Reading a git directory's files stays allowed.
+    let head = run_ok(&server, &["cat", ".git/HEAD"]);
+    assert!(tool_text(&head).contains("refs/heads/feature"), "{head}");
+    // git's own configuration variables cannot be set by a call.
+    let result = server.call(
+        "exec",
+        json!({ "command": "git status", "side_effects": ["NONE"],
+                "env": { "GIT_CONFIG_COUNT": "0" } }),
+    );
+    let object = server.result_object(&result);
+    assert_eq!(object["status"], "failed_to_start", "{object}");
+}
+
+#[test]
+fn submodules_and_git_writing_into_git_directories_are_refused() {
+    let dir = TempDir::new("git-submodules");
+    repository(dir.path());
+    let mark = dir.path().join("MARK").display().to_string();
+    // A nested repository with a driver, recorded as a submodule (a gitlink in the index).
+    let sub = dir.mkdir("sub");
+    repository(&sub);
+    let head = Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(&sub)
+        .output()
+        .expect("git rev-parse");
+    let oid = String::from_utf8_lossy(&head.stdout).trim().to_string();
+    git(
+        dir.path(),
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{oid},sub"),
+        ],
+    );
+    let config = std::fs::read_to_string(sub.join(".git/config")).expect("read");
+    let evil = format!("{config}[filter \"y\"]\n\tclean = \"touch {mark}; cat\"\n");
+    std::fs::write(sub.join(".git/config"), evil).expect("write");
+    std::fs::write(sub.join(".gitattributes"), "* filter=y\n").expect("write");
+    // Same size as before: git must hash the file, through the filter.
+    std::fs::write(sub.join("f.txt"), "two\n").expect("write");
+    let server = trusted(&dir, &[("ALLOW_COMMANDS", WRITERS)]);
+    refused_argv(&server, &["git", "status"], "", "filter.y.clean");
+    refused_argv(&server, &["git", "diff"], "", "filter.y.clean");
+    // In index version 4 too.
+    git(dir.path(), &["update-index", "--index-version", "4"]);
+    refused_exec(&server, "git status --short", "", "filter.y.clean");
+    assert_absent(&dir, "MARK");
+    // git itself may not write files into a git directory.
+    let patch = "diff --git a/.git/hooks/pre-commit b/.git/hooks/pre-commit\nnew file mode \
+                 100755\n--- /dev/null\n+++ b/.git/hooks/pre-commit\n@@ -0,0 +1 @@\n+x\n";
+    std::fs::write(dir.path().join("p"), patch).expect("write");
+    refused_argv(
+        &server,
+        &["git", "apply", "--unsafe-paths", "p"],
+        "",
+        GIT_WRITE,
+    );
+    refused_argv(
+        &server,
+        &["git", "apply", "--directory=.git", "p"],
+        "",
+        GIT_WRITE,
+    );
+    refused_argv(
+        &server,
+        &["git", "checkout-index", "-a", "--prefix=.gi"],
+        "",
+        GIT_WRITE,
+    );
+    refused_argv(
+        &server,
+        &["git", "--work-tree=.git", "checkout", "HEAD", "--", "f.txt"],
+        "",
+        GIT_WRITE,
+    );
+    let result = server.call(
+        "shell_execute",
+        json!({ "command": ["git", "--work-tree=.", "checkout", "HEAD", "--", "f.txt"],
+                "directory": ".git" }),
+    );
+    assert!(
+        is_error(&result) && tool_text(&result).contains(GIT_WRITE),
+        "{result}"
+    );
+    refused_argv(
+        &server,
+        &["git", "worktree", "add", ".git/wt"],
+        "",
+        GIT_WRITE,
+    );
+    assert!(!dir.path().join(".git/hooks/pre-commit").exists());
+    assert!(!dir.path().join(".git/f.txt").exists());
+    // Without the driver, the superproject is usable again.
+    std::fs::write(sub.join(".git/config"), config).expect("write");
+    let status = run_ok(&server, &["git", "status", "--short"]);
+    assert!(tool_text(&status).contains("sub"), "{status}");
+    assert_absent(&dir, "MARK");
+}
+
+#[test]
+fn special_files_never_block_the_check_and_gitdir_files_are_followed() {
+    let dir = TempDir::new("git-special");
+    repository(dir.path());
+    let mark = dir.path().join("MARK").display().to_string();
+    let evil = format!("[diff]\n\texternal = \"touch {mark}\"\n");
+    let config = std::fs::read_to_string(dir.path().join(".git/config")).expect("read");
+    // An include of the call's own stdin, and of a FIFO nobody writes: git would read them;
+    // the check refuses them without reading (the call returns).
+    plant(
+        &dir,
+        ".git/config",
+        &format!("{config}[include]\n\tpath = /dev/stdin\n"),
+    );
+    refused_argv(
+        &server_for(&dir),
+        &["git", "diff"],
+        &evil,
+        "not a regular file",
+    );
+    let status = Command::new("mkfifo")
+        .arg(dir.path().join("fifo.cfg"))
+        .status()
+        .expect("mkfifo");
+    assert!(status.success());
+    plant(
+        &dir,
+        ".git/config",
+        &format!("{config}[include]\n\tpath = ../fifo.cfg\n"),
+    );
+    let server = server_for(&dir);
+    refused_argv(&server, &["git", "status"], "", "not a regular file");
+    // A `.git` that is a FIFO.
+    let sub = dir.mkdir("sub");
+    let status = Command::new("mkfifo")
+        .arg(sub.join(".git"))
+        .status()
+        .expect("mkfifo");
+    assert!(status.success());
+    refused_argv(
+        &server,
+        &["git", "-C", "sub", "log"],
+        "",
+        "not a regular file",
+    );
+    // --git-dir naming a `gitdir:` file is followed to the repository it names.
+    plant(&dir, ".git/config", &format!("{config}{evil}"));
+    plant(
+        &dir,
+        "other/link",
+        &format!("gitdir: {}\n", dir.path().join(".git").display()),
+    );
+    refused_argv(
+        &server,
+        &["git", "--git-dir=other/link", "diff"],
+        "",
+        "diff.external",
+    );
+    assert_absent(&dir, "MARK");
+    // The server still answers.
+    plant(&dir, ".git/config", &config);
+    let log = run_ok(&server, &["git", "--git-dir=.git", "log", "--oneline"]);
+    assert!(tool_text(&log).contains("first"), "{log}");
+}
+
+fn server_for(dir: &TempDir) -> Server {
+    trusted(dir, &[("ALLOW_COMMANDS", WRITERS)])
+}
+
+/// Starts `command` with `exec`, its stdin kept open so that it waits, and returns its id.
+fn start_waiting(server: &Server, command: &str, directory: &str) -> String {
+    let object = server.exec(json!({
+        "command": command, "directory": directory, "stdin": "", "close_stdin": false,
+        "yield_ms": 50, "side_effects": ["MODIFIES_WORKSPACE_FILES"]
+    }));
+    assert_eq!(object["status"], "backgrounded", "{command}: {object}");
+    object["process_id"]
+        .as_str()
+        .expect("process_id")
+        .to_string()
+}
+
+/// Closes the stdin of `id` and waits for it to end.
+fn finish(server: &Server, id: &str) {
+    server.call_ok(
+        "write",
+        json!({ "process_id": id, "input": "", "close_stdin": true }),
+    );
+    let object = server
+        .result_object(&server.call("wait", json!({ "process_id": id, "timeout_ms": 20000 })));
+    assert!(object.to_string().contains("exited"), "{object}");
+}
+
+#[test]
+fn git_never_runs_beside_a_file_writing_program_in_the_same_tree() {
+    let dir = TempDir::new("git-lock");
+    repository(dir.path());
+    let other = dir.mkdir("other-tree");
+    let sibling = TempDir::new("git-lock-sibling");
+    let server = trusted(&dir, &[("ALLOW_COMMANDS", WRITERS)]);
+    const LOCK: &str = "git cannot run at the same time as a program that may write files";
+    // A writer waiting on its stdin (tar reading an archive from it) keeps git out of the
+    // tree it works in, whatever the tool and whatever the directory inside the tree.
+    let tar = start_waiting(&server, "tar -x -f -", dir.path().to_str().expect("utf-8"));
+    refused_argv(&server, &["git", "status"], "", LOCK);
+    refused_exec(&server, "git -C other-tree log", "", LOCK);
+    let result = server.call(
+        "shell_execute",
+        json!({ "command": ["git", "log"], "directory": other.display().to_string() }),
+    );
+    assert!(
+        is_error(&result) && tool_text(&result).contains(LOCK),
+        "{result}"
+    );
+    // Readers and git elsewhere are not concerned.
+    run_ok(&server, &["cat", "f.txt"]);
+    let result = server.call(
+        "shell_execute",
+        json!({ "command": ["git", "--version"], "directory": sibling.path().display().to_string() }),
+    );
+    assert!(!is_error(&result), "{result}");
+    finish(&server, &tar);
+    run_ok(&server, &["git", "status"]);
+    // The other way round: a git waiting on its stdin keeps writers out.
+    let git = start_waiting(
+        &server,
+        "git cat-file --batch",
+        dir.path().to_str().expect("utf-8"),
+    );
+    refused_argv(&server, &["tar", "-xf", "x.tar"], "", LOCK);
+    refused_argv(&server, &["cp", "f.txt", "other-tree/g.txt"], "", LOCK);
+    let result = server.call(
+        "shell_execute",
+        json!({ "command": ["cp", "a", "b"], "directory": sibling.path().display().to_string() }),
+    );
+    assert!(
+        !tool_text(&result).contains(LOCK),
+        "a writer in another tree is not concerned: {result}"
+    );
+    finish(&server, &git);
+    run_ok(&server, &["cp", "f.txt", "g.txt"]);
+    // One pipeline cannot hold both.
+    refused_argv(
+        &server,
+        &["git", "show", "HEAD:f.txt", "|", "tar", "-x"],
+        "",
+        LOCK,
+    );
+    // Without the kernel sandbox a writer may write anywhere: it keeps git out of every tree.
+    let server = trusted(
+        &dir,
+        &[("ALLOW_COMMANDS", WRITERS), ("YIELDSHELL_SANDBOX", "off")],
+    );
+    let tar = start_waiting(
+        &server,
+        "tar -x -f -",
+        sibling.path().to_str().expect("utf-8"),
+    );
+    refused_argv(&server, &["git", "status"], "", LOCK);
+    finish(&server, &tar);
+    run_ok(&server, &["git", "status"]);
+}
+
+#[test]
+fn a_configuration_toggled_by_extraction_never_runs_a_program() {
+    let _heavy = crate::support::heavy_load();
+    let dir = TempDir::new("git-race");
+    repository(dir.path());
+    let mark = dir.path().join("MARK").display().to_string();
+    let clean = std::fs::read_to_string(dir.path().join(".git/config")).expect("read");
+    let evil = format!("{clean}[diff]\n\texternal = \"touch {mark}\"\n");
+    // Two archives holding .git/config, one clean and one with an external diff.
+    let stage = TempDir::new("git-race-archives");
+    for (name, text) in [("evil.tar", &evil), ("clean.tar", &clean)] {
+        std::fs::create_dir_all(stage.path().join(".git")).expect("mkdir");
+        std::fs::write(stage.path().join(".git/config"), text).expect("write");
+        let status = Command::new("tar")
+            .args([
+                "-cf",
+                &dir.path().join(name).display().to_string(),
+                ".git/config",
+            ])
+            .current_dir(stage.path())
+            .status()
+            .expect("tar");
+        assert!(status.success());
+    }
+    std::fs::write(dir.path().join("a"), "1\n").expect("write");
+    std::fs::write(dir.path().join("b"), "2\n").expect("write");
+    let server = trusted(
+        &dir,
+        &[
+            ("ALLOW_COMMANDS", WRITERS),
+            ("YIELDSHELL_SANDBOX", "off"),
+            ("YIELDSHELL_MAX_PROCESSES", "10000"),
+        ],
+    );
+    // Extractions and git commands sent all at once, so that they run side by side.
+    let mut ids = Vec::new();
+    for _ in 0..150 {
+        for command in [
+            &["tar", "-xf", "evil.tar"][..],
+            &["git", "diff", "--no-index", "--ext-diff", "a", "b"],
+            &["tar", "-xf", "clean.tar"],
+            &["git", "diff", "--no-index", "--ext-diff", "a", "b"],
+        ] {
+            ids.push(server.send_request(
+                "tools/call",
+                json!({ "name": "shell_execute", "arguments": { "command": command } }),
+            ));
+        }
+    }
+    for id in &ids {
+        server.response(id, std::time::Duration::from_secs(120));
+    }
+    assert_absent(&dir, "MARK");
+}

@@ -113,6 +113,19 @@ fn globals(args: &[String]) -> Result<Globals, String> {
         if name == "--git-dir" || arg == "--bare" {
             repository_chosen = true;
         }
+        if name == "--work-tree" {
+            let value = arg
+                .split_once('=')
+                .map(|(_, v)| v)
+                .or_else(|| args.get(i + 1).map(String::as_str))
+                .unwrap_or("");
+            if crate::trusted::gitguard::names_git_dir(value) {
+                return Err(format!(
+                    "write into a git directory (--work-tree {value}: git would write the \
+                     work tree's files into a git directory)"
+                ));
+            }
+        }
         if arg == "-C" || GLOBAL_WITH_VALUE.contains(&arg) {
             i += 2;
         } else if GLOBAL_WITH_VALUE.contains(&name)
@@ -252,6 +265,9 @@ pub fn check(args: &[String]) -> Result<(), String> {
     };
     if external {
         return Err(EXTERNAL.to_string());
+    }
+    if let Some(reason) = crate::trusted::gitguard::git_write_reason(name, rest) {
+        return Err(reason);
     }
     // Merge strategies other than git's own run a git-merge-<name> program.
     let strategy_letter: &[char] = match name {

@@ -1,0 +1,771 @@
+//! Keeping git from running programs named in a repository's files (REDTEAM findings 1, 2).
+//!
+//! git runs programs that its configuration names: `core.fsmonitor`, hooks, `diff.external`,
+//! diff, filter and merge drivers selected by attributes, pagers, editors, credential
+//! helpers, `remote.<name>.uploadpack`... A caller who may run git and any program that
+//! writes a file can write such a configuration and then run git. Three layers stop it:
+//!
+//! 1. The environment ([`git_env`], given to every trusted-mode stage, so that a git started
+//!    by another allowed program is covered too; it cannot be raced): no system or global
+//!    configuration, and command-scope configuration, which git reads after the repository's
+//!    and which therefore wins, forcing every single-valued program key to a harmless value
+//!    (`core.fsmonitor=false`, `core.hooksPath=/dev/null`, `core.pager=cat`, `core.editor=:`,
+//!    ...), resetting the `credential.helper` list, refusing the `ext::` transport and
+//!    discovery of bare repositories (`safe.bareRepository=explicit`).
+//! 2. Right before spawning, every git directory a git stage will use (`-C`, `--git-dir`,
+//!    the repository found by walking up from the working directory, its common directory
+//!    and submodules' directories) is read, includes followed, and refused when it sets a key
+//!    the environment cannot override: `diff.external`, drivers (`diff.<d>.command`,
+//!    `textconv`, `filter.<d>.*`, `merge.<d>.driver`), `remote.<r>.uploadpack`/`receivepack`,
+//!    `man.*`, `submodule.<s>.update=!cmd`, `trailer.<t>.cmd`... ([`check_git`]). So that
+//!    nothing changes them between this check and git's own reading, git never runs beside
+//!    a program that may write files in the same tree (`gitlock`).
+//! 3. Every program but git and a few that only read (`cat`, `ls`, `grep`, `head`, `find`,
+//!    `rm`...: [`READERS`]) may not name a path with a `.git` component or ending in `.git`
+//!    (`cp`, `mv`, `tee`, `install`, `ln`, `dd`, `rsync`, `touch`, `patch`, `split`, `uniq`,
+//!    archive extractors...: [`check_writer_text`], with the hardening table), nor a path
+//!    inside a git directory or one that would complete one ([`check_writer`]); `--exclude`
+//!    patterns are not paths. git may not write a work tree into a git directory
+//!    (`apply --unsafe-paths`, `checkout-index --prefix`, `--work-tree`: [`git_write_reason`]).
+
+use std::ffi::OsString;
+
+use super::gitfiles::{gitlinks, parse_config};
+use std::path::{Path, PathBuf};
+
+/// Command-scope configuration forced on every trusted-mode process: `(key, value)`.
+pub const FORCED_CONFIG: &[(&str, &str)] = &[
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.pager", "cat"),
+    ("core.editor", ":"),
+    ("sequence.editor", ":"),
+    ("core.sshCommand", "ssh"),
+    ("core.askPass", ""),
+    ("core.alternateRefsCommand", ""),
+    ("core.attributesFile", "/dev/null"),
+    ("credential.helper", ""),
+    ("gpg.program", "gpg"),
+    ("gpg.openpgp.program", "gpg"),
+    ("gpg.x509.program", "gpgsm"),
+    ("gpg.ssh.program", "ssh-keygen"),
+    ("gpg.ssh.defaultKeyCommand", ""),
+    ("protocol.ext.allow", "never"),
+    ("protocol.git.allow", "never"),
+    ("safe.bareRepository", "explicit"),
+    ("help.format", "man"),
+];
+
+/// Plain environment variables forced on every trusted-mode process.
+pub const FORCED_ENV: &[(&str, &str)] = &[
+    ("GIT_CONFIG_NOSYSTEM", "1"),
+    ("GIT_CONFIG_GLOBAL", "/dev/null"),
+    ("GIT_ATTR_NOSYSTEM", "1"),
+    ("GIT_PAGER", "cat"),
+    ("GIT_EDITOR", ":"),
+    ("GIT_SEQUENCE_EDITOR", ":"),
+    ("GIT_ASKPASS", ""),
+    ("GIT_TERMINAL_PROMPT", "0"),
+    ("GIT_SSH_COMMAND", "ssh"),
+];
+
+/// True for the names of the environment that yieldshell sets for git (a caller may not
+/// set them, and the server's own values never reach a child).
+pub fn is_git_env_name(name: &str) -> bool {
+    name.starts_with("GIT_CONFIG")
+        || FORCED_ENV.iter().any(|(k, _)| *k == name)
+        || matches!(
+            name,
+            "GIT_SSH"
+                | "GIT_EXTERNAL_DIFF"
+                | "GIT_EXEC_PATH"
+                | "GIT_TEMPLATE_DIR"
+                | "GIT_DIR"
+                | "GIT_WORK_TREE"
+                | "GIT_COMMON_DIR"
+                | "GIT_INDEX_FILE"
+                | "GIT_OBJECT_DIRECTORY"
+                | "GIT_ALTERNATE_OBJECT_DIRECTORIES"
+                | "GIT_ATTR_SOURCE"
+                | "GIT_CEILING_DIRECTORIES"
+                | "GIT_DISCOVERY_ACROSS_FILESYSTEM"
+        )
+}
+
+/// The environment given to every trusted-mode process (layer 1).
+pub fn git_env() -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = FORCED_ENV
+        .iter()
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+        .collect();
+    env.push((
+        "GIT_CONFIG_COUNT".into(),
+        FORCED_CONFIG.len().to_string().into(),
+    ));
+    for (i, (k, v)) in FORCED_CONFIG.iter().enumerate() {
+        env.push((format!("GIT_CONFIG_KEY_{i}").into(), OsString::from(k)));
+        env.push((format!("GIT_CONFIG_VALUE_{i}").into(), OsString::from(v)));
+    }
+    env
+}
+
+const REASON: &str = "git repository configuration runs a program";
+
+/// True when a configuration entry would make git run a program that the environment
+/// cannot override.
+fn dangerous(key: &str, value: &str) -> bool {
+    let lower = key.to_ascii_lowercase();
+    let (section, rest) = lower.split_once('.').unwrap_or((&lower, ""));
+    let name = rest.rsplit('.').next().unwrap_or("");
+    let has_sub = rest.contains('.');
+    match section {
+        "diff" => lower == "diff.external" || (has_sub && matches!(name, "command" | "textconv")),
+        "filter" => has_sub,
+        "merge" => has_sub && name == "driver",
+        "remote" => has_sub && matches!(name, "uploadpack" | "receivepack" | "vcs"),
+        "man" | "browser" | "web" | "difftool" | "mergetool" | "guitool" | "hook" => true,
+        "submodule" => has_sub && name == "update" && value.trim_start().starts_with('!'),
+        "trailer" => has_sub && matches!(name, "cmd" | "command"),
+        "uploadpack" => name == "packobjectshook",
+        "sendemail" | "imap" => true,
+        // `git init` copies a template's files, `config` included, into a new repository.
+        "init" => name == "templatedir",
+        "core" => name == "gitproxy",
+        "url" => lower.contains("::") || value.contains("::"),
+        _ => false,
+    }
+}
+
+/// Checks one configuration file and the files it includes (depth-limited like git).
+fn check_config_file(path: &Path, depth: usize) -> Result<(), String> {
+    if depth > 10 {
+        return Err(format!(
+            "{REASON}: {} includes files more than 10 levels deep",
+            path.display()
+        ));
+    }
+    let Some(bytes) = read_regular(path)? else {
+        return Ok(());
+    };
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let entries = parse_config(&text).map_err(|e| format!("{REASON}? {}: {e}", path.display()))?;
+    for (key, value) in &entries {
+        if dangerous(key, value) {
+            return Err(format!(
+                "{REASON}: {} sets {key} (git would run a program named by the repository; \
+                 remove the entry to use git here)",
+                path.display()
+            ));
+        }
+        let lower = key.to_ascii_lowercase();
+        if lower == "include.path" || (lower.starts_with("includeif.") && lower.ends_with(".path"))
+        {
+            let target = if let Some(rest) = value.strip_prefix("~/") {
+                match std::env::var_os("HOME") {
+                    Some(home) => PathBuf::from(home).join(rest),
+                    None => continue,
+                }
+            } else {
+                let base = path.parent().unwrap_or(Path::new("/"));
+                base.join(value)
+            };
+            check_config_file(&target, depth + 1)?;
+        }
+    }
+    Ok(())
+}
+
+/// True when `dir` looks like a git directory (`HEAD` with `objects`, `refs` or `config`).
+fn looks_like_git_dir(dir: &Path) -> bool {
+    dir.join("HEAD").exists()
+        && ["objects", "refs", "config", "commondir"]
+            .iter()
+            .any(|m| dir.join(m).exists())
+}
+
+/// The largest git file read to be checked (an index of a very large repository).
+const MAX_READ: u64 = 256 << 20;
+
+/// Reads a file git would read, without blocking the server: opened non-blocking and judged
+/// on the open descriptor, so a FIFO or a device (`include.path = /dev/stdin`, a `.git`
+/// FIFO) is refused without being read. `None` when there is no such file.
+fn read_regular(path: &Path) -> Result<Option<Vec<u8>>, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path);
+    let cannot = |what: String| {
+        Err(format!(
+            "{REASON}? {} cannot be checked: {what}",
+            path.display()
+        ))
+    };
+    let file = match opened {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => return Ok(None),
+        Err(e) => return cannot(crate::config::plain_io(&e)),
+    };
+    match file.metadata() {
+        Ok(m) if m.is_file() && m.len() <= MAX_READ => {}
+        Ok(m) if m.is_file() => return cannot(format!("larger than {MAX_READ} bytes")),
+        Ok(_) => return cannot("not a regular file".into()),
+        Err(e) => return cannot(crate::config::plain_io(&e)),
+    }
+    let mut bytes = Vec::new();
+    match file.take(MAX_READ).read_to_end(&mut bytes) {
+        Ok(_) => Ok(Some(bytes)),
+        Err(e) => cannot(crate::config::plain_io(&e)),
+    }
+}
+
+/// The git directory that `.git` (a directory, or a file `gitdir: <path>`) stands for;
+/// `None` when there is no `.git` or git would not take it as one.
+fn dot_git_target(dot_git: &Path) -> Result<Option<PathBuf>, String> {
+    match std::fs::metadata(dot_git) {
+        Ok(meta) if meta.is_dir() => return Ok(Some(dot_git.to_path_buf())),
+        Ok(_) => {}
+        Err(_) => return Ok(None),
+    }
+    let Some(bytes) = read_regular(dot_git)? else {
+        return Ok(None);
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    Ok(text.trim().strip_prefix("gitdir:").map(|target| {
+        dot_git
+            .parent()
+            .unwrap_or(Path::new("/"))
+            .join(target.trim())
+    }))
+}
+
+/// Checks a git directory: its configuration files (with includes), its common directory's,
+/// and those of the submodules it holds.
+fn check_git_dir(dir: &Path, depth: usize) -> Result<(), String> {
+    for name in ["config", "config.worktree"] {
+        check_config_file(&dir.join(name), 0)?;
+    }
+    if let Some(common) = read_regular(&dir.join("commondir"))? {
+        let common = dir.join(String::from_utf8_lossy(&common).trim());
+        if depth < 4 {
+            check_git_dir(&common, depth + 1)?;
+        }
+    }
+    if depth < 4 {
+        check_modules(&dir.join("modules"), depth + 1)?;
+    }
+    Ok(())
+}
+
+/// Submodules' git directories live under `modules/`, nested by name (which may contain `/`).
+fn check_modules(dir: &Path, depth: usize) -> Result<(), String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if !path.is_dir() {
+            continue;
+        }
+        if looks_like_git_dir(&path) {
+            check_git_dir(&path, depth)?;
+        } else if depth < 6 {
+            check_modules(&path, depth + 1)?;
+        }
+    }
+    Ok(())
+}
+
+/// Every git directory git could use when started in `start`: walking up, each `.git` (a
+/// directory, or a file `gitdir: <path>`) and each directory that is itself a git directory.
+/// git stops at the first valid one; all are taken, since an invalid one (an empty `.git`)
+/// makes git walk on. Each with the work tree it belongs to, when it has one.
+fn discover(start: &Path) -> Result<Vec<(PathBuf, Option<PathBuf>)>, String> {
+    let mut found = Vec::new();
+    let mut dir = Some(start);
+    while let Some(d) = dir {
+        if let Some(target) = dot_git_target(&d.join(".git"))? {
+            found.push((target, Some(d.to_path_buf())));
+        }
+        if looks_like_git_dir(d) {
+            found.push((d.to_path_buf(), None));
+        }
+        dir = d.parent();
+    }
+    Ok(found)
+}
+
+/// Checks the submodules of a work tree whose git directory is `git_dir`: each gitlink of
+/// the index with a `.git` of its own (git runs itself there for `status`, `diff`...).
+fn check_submodules(git_dir: &Path, work_tree: &Path, depth: usize) -> Result<(), String> {
+    let Some(index) = read_regular(&git_dir.join("index"))? else {
+        return Ok(());
+    };
+    let config = read_regular(&git_dir.join("config"))?.unwrap_or_default();
+    let sha256 = std::str::from_utf8(&config).is_ok_and(|c| {
+        parse_config(c).is_ok_and(|entries| {
+            entries
+                .iter()
+                .any(|(k, v)| k == "extensions.objectformat" && v.eq_ignore_ascii_case("sha256"))
+        })
+    });
+    let Some(links) = gitlinks(&index, if sha256 { 32 } else { 20 }) else {
+        return Err(format!(
+            "{REASON}? the index {} cannot be read to find its submodules",
+            git_dir.join("index").display()
+        ));
+    };
+    for link in links {
+        let sub = work_tree.join(&link);
+        if let Some(target) = dot_git_target(&sub.join(".git"))? {
+            check_repository(&target, Some(&sub), depth + 1)?;
+        }
+    }
+    Ok(())
+}
+
+/// Checks a git directory and, when it has a work tree, the submodules checked out there.
+fn check_repository(git_dir: &Path, work_tree: Option<&Path>, depth: usize) -> Result<(), String> {
+    if depth > 8 {
+        return Err(format!(
+            "{REASON}? submodules nested more than 8 deep under {}",
+            git_dir.display()
+        ));
+    }
+    check_git_dir(git_dir, 0)?;
+    if let Some(work_tree) = work_tree {
+        check_submodules(git_dir, work_tree, depth)?;
+    }
+    Ok(())
+}
+
+/// True when `path`, or a directory it lies in, is a git directory or is named `.git`.
+fn inside_git_dir(path: &Path) -> bool {
+    let mut dir = Some(path);
+    while let Some(d) = dir {
+        if d.file_name()
+            .is_some_and(|n| n.eq_ignore_ascii_case(".git"))
+            || looks_like_git_dir(d)
+        {
+            return true;
+        }
+        dir = d.parent();
+    }
+    false
+}
+
+/// The values of a long option that takes one, written in full or abbreviated to at least
+/// `min` characters (`--pre=x`, `--prefix x`), as git's option parser reads them.
+pub fn long_values<'a>(
+    args: &'a [String],
+    option: &'a str,
+    min: usize,
+) -> impl Iterator<Item = &'a str> + 'a {
+    args.iter().enumerate().filter_map(move |(k, a)| {
+        let (name, attached) = match a.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (a.as_str(), None),
+        };
+        if name.len() < min || !option.starts_with(name) {
+            return None;
+        }
+        attached.or_else(|| args.get(k + 1).map(String::as_str))
+    })
+}
+
+/// Refusals of git subcommands that write files where they are told (text only; the file
+/// system is checked by [`check_git`]): `apply --unsafe-paths` (a patch may then create
+/// `.git/hooks/x`), `apply --directory`, `checkout-index --prefix` (a string prefix, so
+/// `.gi` + `t/config` is `.git/config`), `worktree add` and `--work-tree` naming `.git`.
+pub fn git_write_reason(subcommand: &str, rest: &[String]) -> Option<String> {
+    let reason = |what: &str| {
+        Some(format!(
+            "write into a git directory ({what}: its config and hooks would make a later git \
+             command run code)"
+        ))
+    };
+    match subcommand {
+        "apply" => {
+            if rest.iter().any(|a| {
+                let name = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
+                name.len() >= 5 && "--unsafe-paths".starts_with(name)
+            }) {
+                return reason("git apply --unsafe-paths writes wherever the patch says");
+            }
+            if let Some(v) = long_values(rest, "--directory", 3).find(|v| names_git_dir(v)) {
+                return reason(&format!("git apply --directory {v}"));
+            }
+        }
+        "checkout-index" => {
+            if let Some(v) = long_values(rest, "--prefix", 3)
+                .find(|v| names_git_dir(v) || (!v.is_empty() && !v.ends_with('/')))
+            {
+                return reason(&format!(
+                    "git checkout-index --prefix {v}: the prefix must be a directory ending \
+                     with / and not a git directory"
+                ));
+            }
+        }
+        "worktree" => {
+            if let Some(v) = rest.iter().find(|a| names_git_dir(a)) {
+                return reason(&format!("git worktree {v}"));
+            }
+        }
+        _ => {}
+    }
+    None
+}
+
+/// Global options of git that take a value as the next argument.
+const GLOBAL_WITH_VALUE: &[&str] = &["--namespace", "--super-prefix", "--attr-source"];
+
+/// Layer 2: checks every git directory a git stage (`args` after `argv[0]`) run in `cwd`
+/// will use, and refuses git writing a work tree into a git directory. `Ok` holds the
+/// directories git will work in (for `gitlock`); `Err` the complete refusal.
+pub fn check_git(cwd: &Path, args: &[String]) -> Result<Vec<PathBuf>, String> {
+    let refuse = |e: String| format!("{}{e}", super::harden::PREFIX);
+    let mut start = cwd.to_path_buf();
+    let mut repositories: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
+    let mut work_trees: Vec<PathBuf> = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let arg = args[i].as_str();
+        let value = |i: usize| args.get(i + 1).map(String::as_str).unwrap_or("");
+        if arg == "-C" {
+            start = start.join(value(i));
+            i += 2;
+            continue;
+        }
+        let (name, attached) = match arg.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (arg, None),
+        };
+        if matches!(name, "--git-dir" | "--work-tree") {
+            let path = start.join(attached.unwrap_or_else(|| value(i)));
+            if name == "--git-dir" {
+                // A directory, or a file `gitdir: <path>` as git reads it.
+                let target = dot_git_target(&path).map_err(refuse)?;
+                repositories.push((target.unwrap_or(path), None));
+            } else {
+                repositories.extend(discover(&path).map_err(refuse)?);
+                work_trees.push(path);
+            }
+            i += if attached.is_some() { 1 } else { 2 };
+            continue;
+        }
+        if GLOBAL_WITH_VALUE.contains(&arg) {
+            i += 2;
+            continue;
+        }
+        if !arg.starts_with('-') || arg == "--" {
+            break;
+        }
+        i += 1;
+    }
+    let rest = &args[i.min(args.len())..];
+    // Subcommands that write a work tree's files where they are told.
+    match rest.first().map(String::as_str) {
+        Some("checkout-index") => {
+            work_trees.extend(long_values(rest, "--prefix", 3).map(|v| start.join(v)));
+        }
+        Some("worktree") if rest.get(1).is_some_and(|a| a == "add") => {
+            work_trees.extend(
+                rest[2..]
+                    .iter()
+                    .filter(|a| !a.starts_with('-'))
+                    .map(|a| start.join(a)),
+            );
+        }
+        _ => {}
+    }
+    for tree in &work_trees {
+        let text = tree.display().to_string();
+        if names_git_dir(&text) || inside_git_dir(tree) {
+            return Err(refuse(format!(
+                "write into a git directory ({text}: git would write the work tree's files \
+                 there, and its config and hooks would make a later git command run code)"
+            )));
+        }
+    }
+    repositories.extend(discover(&start).map_err(refuse)?);
+    let mut used = vec![start];
+    for (dir, work_tree) in repositories {
+        check_repository(&dir, work_tree.as_deref(), 0).map_err(refuse)?;
+        used.push(dir);
+        used.extend(work_tree);
+    }
+    Ok(used)
+}
+
+/// Programs that only read the files they name (or only remove them: removing cannot make
+/// git run anything): they may name `.git` paths. Not `tree` (`-o FILE`, and `-i` prints
+/// names alone), `less` (`-o FILE`) or `more`. Every other program may not, since any
+/// program can write a file (`uniq IN OUT`, `xxd -r`, `shuf -o`, `cc -o`, `openssl -out`,
+/// archive extraction...). git itself is judged by its own rules.
+const READERS: &[&str] = &[
+    "cat",
+    "tac",
+    "ls",
+    "dir",
+    "vdir",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "ag",
+    "ack",
+    "head",
+    "tail",
+    "wc",
+    "stat",
+    "file",
+    "du",
+    "diff",
+    "cmp",
+    "md5sum",
+    "sha1sum",
+    "sha224sum",
+    "sha256sum",
+    "sha384sum",
+    "sha512sum",
+    "b2sum",
+    "cksum",
+    "sum",
+    "od",
+    "hexdump",
+    "hd",
+    "strings",
+    "readlink",
+    "realpath",
+    "basename",
+    "dirname",
+    "echo",
+    "printf",
+    "test",
+    "[",
+    "find",
+    "fd",
+    "fdfind",
+    "locate",
+    "which",
+    "nl",
+    "cut",
+    "tr",
+    "column",
+    "expand",
+    "jq",
+    "bat",
+    "batcat",
+    "namei",
+    "lsattr",
+    "getfacl",
+    "rm",
+    "rmdir",
+    "unlink",
+    "true",
+    "false",
+    "pwd",
+    "sleep",
+    "seq",
+];
+
+/// True when `resolved` is a multi-call binary (`busybox`, `toybox`, uutils' `coreutils`),
+/// which acts on the name it is run under: only that name is judged.
+pub fn is_multi_call(resolved: &str) -> bool {
+    let base = resolved
+        .rsplit('/')
+        .next()
+        .unwrap_or(resolved)
+        .to_lowercase();
+    super::identity::derived_names(&base)
+        .iter()
+        .any(|n| matches!(n.as_str(), "busybox" | "toybox" | "coreutils"))
+}
+
+/// True when `program` (a name as written or a resolved path) may write files: every
+/// program but git and the [`READERS`].
+pub fn is_writer(program: &str) -> bool {
+    let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
+    !super::identity::derived_names(&base)
+        .iter()
+        .any(|n| READERS.contains(&n.as_str()) || n == "git" || n.starts_with("git-"))
+}
+
+/// The arguments of a writer that name paths it may write: all but the patterns of
+/// `--exclude`-like options (`tar --exclude=.git`, `rsync --exclude .git`, zip's `-x` list),
+/// which only keep files from being written.
+fn path_arguments<'a>(program: &str, args: &'a [String]) -> Vec<&'a String> {
+    let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
+    let zip = super::identity::derived_names(&base)
+        .iter()
+        .any(|n| n == "zip");
+    let is_exclude = |a: &str| {
+        let name = a.split_once('=').map_or(a, |(n, _)| n);
+        matches!(
+            name,
+            "--exclude" | "--exclude-dir" | "--ignore" | "--exclude-vcs"
+        )
+    };
+    let mut kept = Vec::new();
+    let mut zip_list = false;
+    for (k, a) in args.iter().enumerate() {
+        if zip {
+            if a == "-x" || a == "--exclude" {
+                zip_list = true;
+                continue;
+            }
+            if zip_list && !a.starts_with('-') {
+                continue;
+            }
+            zip_list = false;
+        }
+        let follows_exclude = k > 0 && !args[k - 1].contains('=') && is_exclude(&args[k - 1]);
+        if !(follows_exclude || (a.contains('=') && is_exclude(a))) {
+            kept.push(a);
+        }
+    }
+    kept
+}
+
+/// True when `text` names a `.git` directory or a repository named `*.git`.
+pub fn names_git_dir(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    lower.match_indices(".git").any(|(at, _)| {
+        let after = &lower[at + 4..];
+        after.is_empty() || after.starts_with('/') || after.starts_with('\\')
+    })
+}
+
+/// Layer 3, on the text: a file-writing program may not name a `.git` path (as an operand,
+/// an option's value, or inside a script such as sed's `w .git/config`). `Err(reason)`.
+pub fn check_writer_text(program: &str, args: &[String]) -> Result<(), String> {
+    if !is_writer(program) {
+        return Ok(());
+    }
+    match path_arguments(program, args)
+        .into_iter()
+        .find(|a| names_git_dir(a))
+    {
+        Some(arg) => Err(format!(
+            "write into a git directory ({arg}: a file-writing program may not name a .git \
+             path, whose config and hooks would make a later git command run code)"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Layer 3, on the file system: no path named by a file-writing program may lie inside a
+/// git directory (whatever its name), be one, or complete one.
+pub fn check_writer(cwd: &Path, program: &str, args: &[String]) -> Result<(), String> {
+    if !is_writer(program) {
+        return Ok(());
+    }
+    for arg in path_arguments(program, args) {
+        let mut candidates = vec![arg.as_str()];
+        if let Some(rest) = arg.strip_prefix('-') {
+            candidates.clear();
+            if let Some((_, v)) = rest.split_once('=') {
+                candidates.push(v);
+            } else if !rest.starts_with('-') && rest.len() > 1 {
+                candidates.push(&rest[1..]);
+            }
+        } else if let Some((_, v)) = arg.split_once('=') {
+            // dd's of=PATH and friends.
+            candidates.push(v);
+        }
+        for text in candidates {
+            if text.is_empty() {
+                continue;
+            }
+            let full = cwd.join(text);
+            if looks_like_git_dir(&full) {
+                return Err(format!(
+                    "{}write into a git directory ({text} is a git directory: its config and \
+                     hooks would make a later git command run code)",
+                    super::harden::PREFIX
+                ));
+            }
+            super::check_git_directories(cwd, text).map_err(|e| {
+                format!(
+                    "{}write into a git directory ({})",
+                    super::harden::PREFIX,
+                    e.trim_start_matches("Redirection target ")
+                )
+            })?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dangerous_keys() {
+        for (k, v, want) in [
+            ("diff.external", "/lib64/ld-linux-x86-64.so.2", true),
+            ("diff.x.textconv", "cat", true),
+            ("diff.x.command", "x", true),
+            ("diff.x.funcname", "^f", false),
+            ("diff.algorithm", "histogram", false),
+            ("filter.lfs.clean", "git-lfs clean", true),
+            ("merge.x.driver", "x", true),
+            ("merge.conflictstyle", "diff3", false),
+            ("remote.origin.uploadpack", "x", true),
+            ("remote.origin.url", "https://x/y.git", false),
+            ("man.viewer", "x", true),
+            ("submodule.s.update", "!x", true),
+            ("submodule.s.update", "rebase", false),
+            ("core.fsmonitor", "x", false),
+            ("core.hookspath", ".husky", false),
+            ("url.ext::sh.insteadof", "x:", true),
+            ("user.name", "a", false),
+            ("trailer.t.cmd", "x", true),
+            ("init.templatedir", "t", true),
+            ("init.defaultbranch", "main", false),
+            ("imap.tunnel", "x", true),
+        ] {
+            assert_eq!(dangerous(k, v), want, "{k}={v}");
+        }
+    }
+
+    #[test]
+    fn git_env_is_counted() {
+        let env = git_env();
+        let count = env
+            .iter()
+            .find(|(k, _)| k == "GIT_CONFIG_COUNT")
+            .map(|(_, v)| v.to_string_lossy().into_owned());
+        assert_eq!(count, Some(FORCED_CONFIG.len().to_string()));
+        assert!(env
+            .iter()
+            .all(|(k, _)| is_git_env_name(&k.to_string_lossy())));
+    }
+
+    #[test]
+    fn writer_text() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert!(check_writer_text("cp", &s(&["cfg", ".git/config"])).is_err());
+        assert!(check_writer_text("cp", &s(&["-t.git", "cfg"])).is_err());
+        assert!(check_writer_text("dd", &s(&["of=sub/.GIT/config"])).is_err());
+        assert!(check_writer_text("sed", &s(&["w .git/config", "f"])).is_err());
+        assert!(check_writer_text("cp", &s(&["-r", "repo", "copy.git"])).is_err());
+        assert!(check_writer_text("cp", &s(&[".gitignore", "b/.gitattributes"])).is_ok());
+        assert!(check_writer_text("cat", &s(&[".git/config"])).is_ok());
+        assert!(check_writer_text("uniq", &s(&["in", ".git/config"])).is_err());
+        assert!(check_writer_text("xxd", &s(&["-r", "d", ".git/config"])).is_err());
+        assert!(check_writer_text("git", &s(&["--git-dir=.git", "log"])).is_ok());
+        assert!(check_writer_text("tar", &s(&["-czf", "a.tgz", "--exclude=.git", "."])).is_ok());
+        assert!(check_writer_text("rsync", &s(&["-a", "--exclude", ".git", "a/", "b/"])).is_ok());
+        assert!(check_writer_text("rsync", &s(&["--exclude", "x", ".git/"])).is_err());
+        assert!(check_writer_text("rm", &s(&["-f", ".git/index.lock"])).is_ok());
+        assert!(
+            check_writer_text("zip", &s(&["-r", "a.zip", ".", "-x", ".git/*", "t/.git"])).is_ok()
+        );
+        assert!(check_writer_text("zip", &s(&["-x", ".git/*", "-r", "x.git", "."])).is_err());
+        assert!(check_writer_text("/usr/bin/tee", &s(&[".git"])).is_err());
+    }
+}

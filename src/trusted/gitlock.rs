@@ -1,0 +1,255 @@
+//! Git never runs beside a program that may write files whose names it computes, in the
+//! same tree (the race left by `gitguard`'s repository check).
+//!
+//! `gitguard` reads every git directory a git stage will use right before spawning it; git
+//! reads them again a moment later, and again whenever it needs them. A program running at
+//! the same time could change them in between: `tar -x` of a member `.git/config`, `cp -r`
+//! of a tree holding a `.git`, `patch`, `wget -r`, any program the hardening does not know.
+//! Programs that write only the paths named on their command line cannot (the writing rules
+//! check those names), and neither can the readers.
+//!
+//! So every stage is classified ([`Kind`]) with the directories it works in (its roots: the
+//! working directory, `-C` and `--git-dir` targets, every path argument), and a stage may not
+//! start while a stage of the other kind, in an overlapping tree (one root inside or equal to
+//! another), has been admitted and has not ended. Admission and the check are made under one
+//! lock, and an admitted stage stays registered from before it is spawned until its record
+//! ends ([`Ticket`]), so there is no moment where both could slip through. A conflict is a
+//! refusal naming the running process; the caller retries when it has ended.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Weak};
+
+use parking_lot::Mutex;
+
+use crate::process::Proc;
+
+/// How a stage takes part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// git (reads repository files that name programs).
+    Git,
+    /// A program that may write files whose names are not on its command line.
+    Writer,
+}
+
+#[derive(Debug)]
+struct Live {
+    ticket: u64,
+    kind: Kind,
+    program: String,
+    roots: Vec<PathBuf>,
+    /// `None` while the stage is being spawned.
+    proc: Option<Weak<Proc>>,
+}
+
+impl Live {
+    fn alive(&self) -> bool {
+        match &self.proc {
+            None => true,
+            Some(weak) => weak.upgrade().is_some_and(|p| !p.is_finished()),
+        }
+    }
+}
+
+struct Registry {
+    next: u64,
+    live: Vec<Live>,
+}
+
+static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
+    next: 1,
+    live: Vec::new(),
+});
+
+/// One stage to admit: its kind, program (for messages) and roots.
+pub struct Claim {
+    /// The kind.
+    pub kind: Kind,
+    /// The program as written.
+    pub program: String,
+    /// The directories it works in.
+    pub roots: Vec<PathBuf>,
+}
+
+/// The admission of a call's stages: registered until the record they belong to ends.
+/// Dropped without [`Ticket::attach`] (the spawn failed), the admission is withdrawn.
+#[derive(Debug, Default)]
+pub struct Ticket {
+    id: Option<u64>,
+}
+
+impl Ticket {
+    /// Ties the admission to the record that was started: it lasts until the record ends.
+    pub fn attach(&self, proc: &Arc<Proc>) {
+        let Some(id) = self.id else { return };
+        let mut registry = REGISTRY.lock();
+        for live in registry.live.iter_mut().filter(|l| l.ticket == id) {
+            live.proc = Some(Arc::downgrade(proc));
+        }
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        let Some(id) = self.id else { return };
+        REGISTRY
+            .lock()
+            .live
+            .retain(|l| !(l.ticket == id && l.proc.is_none()));
+    }
+}
+
+/// True when one of the trees contains (or is) the other.
+fn overlaps(a: &[PathBuf], b: &[PathBuf]) -> bool {
+    a.iter()
+        .any(|x| b.iter().any(|y| x.starts_with(y) || y.starts_with(x)))
+}
+
+fn conflict(program: &str, other: &str, kind: Kind) -> String {
+    let (git, writer) = match kind {
+        Kind::Git => (program, other),
+        Kind::Writer => (other, program),
+    };
+    format!(
+        "{}git cannot run at the same time as a program that may write files in the same tree \
+         ({git} and {writer}: {writer} could change the repository's configuration after it \
+         was checked); run them one after the other",
+        super::harden::PREFIX
+    )
+}
+
+/// Admits a call's stages, or refuses them when one would run beside a stage of the other
+/// kind in an overlapping tree (among themselves, or already admitted and not ended).
+pub fn admit(claims: Vec<Claim>) -> Result<Ticket, String> {
+    let claims: Vec<Claim> = claims.into_iter().collect();
+    if claims.is_empty() {
+        return Ok(Ticket::default());
+    }
+    for (i, a) in claims.iter().enumerate() {
+        for b in &claims[i + 1..] {
+            if a.kind != b.kind && overlaps(&a.roots, &b.roots) {
+                return Err(conflict(&a.program, &b.program, a.kind));
+            }
+        }
+    }
+    let mut registry = REGISTRY.lock();
+    registry.live.retain(Live::alive);
+    for claim in &claims {
+        if let Some(other) = registry
+            .live
+            .iter()
+            .find(|l| l.kind != claim.kind && overlaps(&l.roots, &claim.roots))
+        {
+            return Err(conflict(&claim.program, &other.program, claim.kind));
+        }
+    }
+    let id = registry.next;
+    registry.next += 1;
+    for claim in claims {
+        registry.live.push(Live {
+            ticket: id,
+            kind: claim.kind,
+            program: claim.program,
+            roots: claim.roots,
+            proc: None,
+        });
+    }
+    Ok(Ticket { id: Some(id) })
+}
+
+/// The roots of a stage run in `cwd`: the working directory and every argument read as a
+/// path (an option's attached value too), made absolute and cleaned of `.` and `..`.
+pub fn roots(cwd: &Path, args: &[String]) -> Vec<PathBuf> {
+    let mut roots = vec![clean(cwd)];
+    for arg in args {
+        let text = match arg.split_once('=') {
+            Some((_, v)) if arg.starts_with('-') || !v.is_empty() => v,
+            _ => arg.as_str(),
+        };
+        if text.starts_with('-') || text.is_empty() {
+            continue;
+        }
+        let path = clean(&cwd.join(text));
+        if !path.starts_with(&roots[0]) {
+            roots.push(path);
+        }
+    }
+    roots
+}
+
+/// `path` without `.` components and with `..` applied to the text (no symlink resolved:
+/// both sides of a comparison are cleaned the same way, and the working directory is real).
+fn clean(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claim(kind: Kind, program: &str, roots: &[&str]) -> Claim {
+        Claim {
+            kind,
+            program: program.into(),
+            roots: roots.iter().map(PathBuf::from).collect(),
+        }
+    }
+
+    #[test]
+    fn git_and_writers_in_one_tree_are_kept_apart() {
+        // Unique roots: other tests use the same registry.
+        let base = format!("/gitlock-test-{}", std::process::id());
+        let repo = format!("{base}/repo");
+        let sub = format!("{base}/repo/sub");
+        let elsewhere = format!("{base}/other");
+        let git = admit(vec![claim(Kind::Git, "git", &[&repo])]).expect("git alone");
+        let refused = admit(vec![claim(Kind::Writer, "tar", &[&sub])]);
+        assert!(refused.is_err_and(|e| e.contains("git and tar")));
+        let refused = admit(vec![claim(Kind::Writer, "tar", &[&base])]);
+        assert!(refused.is_err());
+        // Another tree, or another git, is fine.
+        let other = admit(vec![claim(Kind::Writer, "tar", &[&elsewhere])]).expect("other tree");
+        let git2 = admit(vec![claim(Kind::Git, "git", &[&sub])]).expect("git and git");
+        drop((git, git2));
+        // Dropped before being attached (the spawn failed): withdrawn.
+        let tar = admit(vec![claim(Kind::Writer, "tar", &[&sub])]).expect("git ended");
+        assert!(admit(vec![claim(Kind::Git, "git", &[&repo])]).is_err());
+        drop(tar);
+        drop(other);
+        // Within one pipeline.
+        let pipeline = admit(vec![
+            claim(Kind::Git, "git", &[&repo]),
+            claim(Kind::Writer, "tar", &[&repo]),
+        ]);
+        assert!(pipeline.is_err());
+    }
+
+    #[test]
+    fn roots_of_arguments() {
+        let got = roots(
+            Path::new("/w/p"),
+            &[
+                "-xf".into(),
+                "a.tar".into(),
+                "-C".into(),
+                "/elsewhere/x".into(),
+                "--directory=../q".into(),
+            ],
+        );
+        let want: Vec<PathBuf> = ["/w/p", "/elsewhere/x", "/w/q"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        assert_eq!(got, want);
+    }
+}
