@@ -179,6 +179,10 @@ fn check_trusted(
         ));
     }
     if let Ok(dir) = cwd {
+        // The checks a call makes right before it starts: the git directories a git stage
+        // would use, the paths a file-writing stage names. (The admission it returns is
+        // released at once: nothing runs.)
+        policy.check_git_use(dir, &stages)?;
         sandbox.plan(dir, &stages)?;
     }
     report.line("redirection targets are checked when the call is made".into());

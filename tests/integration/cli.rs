@@ -260,3 +260,27 @@ fn help_shows_the_subcommands_with_examples() {
         );
     }
 }
+
+/// `check` makes the checks a call makes just before it starts, too: a repository whose
+/// configuration would run a program is refused by `check` as it is by a call.
+#[test]
+fn check_looks_at_the_git_directory_a_call_would_use() {
+    let dir = TempDir::new("cli-git");
+    let work = dir.mkdir("repo");
+    let git = work.join(".git");
+    std::fs::create_dir_all(git.join("objects")).expect("objects");
+    std::fs::create_dir_all(git.join("refs")).expect("refs");
+    std::fs::write(git.join("HEAD"), "ref: refs/heads/main\n").expect("HEAD");
+    std::fs::write(git.join("config"), "[diff]\n\texternal = /bin/true\n").expect("config");
+    let env = [
+        ("ALLOW_COMMANDS", "git"),
+        ("YIELDSHELL_DEFAULT_CWD", path_str(&work)),
+    ];
+    let out = run_binary(&["check", "git", "diff"], &env);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("diff.external"), "{stdout}");
+    std::fs::write(git.join("config"), "[core]\n\tbare = false\n").expect("config");
+    let out = run_binary(&["check", "git", "diff"], &env);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+}
