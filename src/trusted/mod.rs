@@ -29,8 +29,6 @@ pub mod gitfiles;
 pub mod gitguard;
 pub mod gitlock;
 pub mod harden;
-#[cfg(test)]
-mod harden_cases;
 pub mod identity;
 pub mod rules;
 pub mod tokenize;

@@ -1,8 +1,8 @@
 //! The hardening case table: one line per case, `(argv, expected)`, run through
-//! `harden::check` (the name as written). Each group holds refused forms and the accepted
+//! `trusted::harden::check` (the name as written), from the crate's `internals`. Each group holds refused forms and the accepted
 //! forms next to them: over-strictness is a defect too.
 
-use super::harden::check;
+use yieldshell::internals::trusted::harden::check;
 
 /// What a hardening case expects.
 #[derive(Debug)]
