@@ -17,6 +17,7 @@ mod modern;
 mod policy;
 mod protocol;
 mod reliability;
+mod renamed;
 mod sandbox;
 mod sandbox_escape;
 mod support;

@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::renamed::Renamed;
 use crate::support::{is_error, path_str, run_binary, unique_marker, wait_until, Server};
 
 const PROGRAMS: &[(&str, &str)] = &[
@@ -40,71 +41,27 @@ fn kernel_has(need: u32, test: &str) -> bool {
     true
 }
 
-/// A private directory tree outside `/tmp` (which shell-mode `workspace` leaves writable):
-/// `bin` (the renamed programs), `work` (the cwd) and `outside`.
-struct Fixture {
-    root: PathBuf,
-    bin: PathBuf,
-    work: PathBuf,
-    outside: PathBuf,
+/// The allowlist of these tests: every renamed program.
+const ALLOWED: &str = "runner,writer,zap,reader,marker,feeder,fetch,scr";
+
+/// The fixture of these tests: `Renamed` with their programs.
+struct Fixture(Renamed);
+
+impl std::ops::Deref for Fixture {
+    type Target = Renamed;
+    fn deref(&self) -> &Renamed {
+        &self.0
+    }
 }
 
 impl Fixture {
     fn new(label: &str) -> Fixture {
-        let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(unique_marker(label));
-        let (bin, work, outside) = (root.join("bin"), root.join("work"), root.join("outside"));
-        for d in [&bin, &work, &outside] {
-            std::fs::create_dir_all(d).expect("create a fixture directory");
-        }
-        let root = root.canonicalize().expect("canonical root");
-        let (bin, work, outside) = (root.join("bin"), root.join("work"), root.join("outside"));
-        for (name, source) in PROGRAMS {
-            if Path::new(source).exists() {
-                std::fs::copy(source, bin.join(name)).expect("copy a program");
-            }
-        }
-        Fixture {
-            root,
-            bin,
-            work,
-            outside,
-        }
-    }
-
-    fn safe_path(&self) -> String {
-        format!("{}:/usr/bin:/bin", self.bin.display())
+        Fixture(Renamed::new(label, PROGRAMS))
     }
 
     /// A trusted-mode server allowing the renamed programs, working in `work`.
     fn trusted(&self, extra: &[(&str, &str)]) -> Server {
-        let path = self.safe_path();
-        let mut env: Vec<(&str, &str)> = vec![
-            (
-                "ALLOW_COMMANDS",
-                "runner,writer,zap,reader,marker,feeder,fetch,scr",
-            ),
-            ("MCP_SHELL_SAFE_PATH", &path),
-            ("YIELDSHELL_DEFAULT_CWD", path_str(&self.work)),
-        ];
-        env.extend_from_slice(extra);
-        Server::ready_with_env(&env)
-    }
-
-    /// A shell-mode server working in `work`.
-    fn shell(&self, extra: &[(&str, &str)]) -> Server {
-        let mut env: Vec<(&str, &str)> = vec![("YIELDSHELL_DEFAULT_CWD", path_str(&self.work))];
-        env.extend_from_slice(extra);
-        Server::ready_with_env(&env)
-    }
-
-    fn out(&self, name: &str) -> String {
-        path_str(&self.outside.join(name)).to_string()
-    }
-}
-
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.root);
+        self.0.trusted(ALLOWED, extra)
     }
 }
 

@@ -10,12 +10,13 @@
 //! layer (`YIELDSHELL_SANDBOX=off`, `YIELDSHELL_NETWORK=allow`), which succeeds.
 
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use serde_json::{json, Value};
 
-use crate::support::{is_error, path_str, run_binary, unique_marker, Server};
+use crate::renamed::Renamed;
+use crate::support::{is_error, path_str, run_binary, Server};
 
 const PROGRAMS: &[(&str, &str)] = &[
     ("limiter", "/usr/bin/prlimit"),
@@ -55,52 +56,19 @@ fn status_field<'a>(status: &'a str, name: &str) -> Option<&'a str> {
         .map(str::trim)
 }
 
-/// `bin` (renamed programs), `work` (the default cwd), under the target's temp dir.
-struct Fixture {
-    root: PathBuf,
-    bin: PathBuf,
-    work: PathBuf,
+/// The fixture of these tests: `Renamed` with their programs.
+struct Fixture(Renamed);
+
+impl std::ops::Deref for Fixture {
+    type Target = Renamed;
+    fn deref(&self) -> &Renamed {
+        &self.0
+    }
 }
 
 impl Fixture {
     fn new(label: &str) -> Fixture {
-        let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(unique_marker(label));
-        for d in ["bin", "work"] {
-            std::fs::create_dir_all(root.join(d)).expect("create a fixture directory");
-        }
-        let root = root.canonicalize().expect("canonical root");
-        let (bin, work) = (root.join("bin"), root.join("work"));
-        for (name, source) in PROGRAMS {
-            std::fs::copy(source, bin.join(name)).expect("copy a program");
-        }
-        Fixture { root, bin, work }
-    }
-
-    fn safe_path(&self) -> String {
-        format!("{}:/usr/bin:/bin", self.bin.display())
-    }
-
-    fn trusted(&self, allow: &str, extra: &[(&str, &str)]) -> Server {
-        let path = self.safe_path();
-        let mut env: Vec<(&str, &str)> = vec![
-            ("ALLOW_COMMANDS", allow),
-            ("MCP_SHELL_SAFE_PATH", &path),
-            ("YIELDSHELL_DEFAULT_CWD", path_str(&self.work)),
-        ];
-        env.extend_from_slice(extra);
-        Server::ready_with_env(&env)
-    }
-
-    fn shell(&self, extra: &[(&str, &str)]) -> Server {
-        let mut env: Vec<(&str, &str)> = vec![("YIELDSHELL_DEFAULT_CWD", path_str(&self.work))];
-        env.extend_from_slice(extra);
-        Server::ready_with_env(&env)
-    }
-}
-
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.root);
+        Fixture(Renamed::new(label, PROGRAMS))
     }
 }
 
