@@ -1,9 +1,12 @@
-//! Working directories that trusted mode refuses (REDTEAM finding 5): one inside a
-//! directory of the safe `PATH`, or an ancestor of one (`/`, `/usr`). A call may write
-//! beneath its working directory (redirections, and the kernel sandbox grants it), so such
-//! a directory would let it put a program of its choosing under an allowed name where the
-//! allowlist looks programs up (`cp /usr/bin/python3 wc` in `/usr/local/bin`), and a working
-//! directory of `/` would make "write only beneath the working directory" mean everywhere.
+//! Working directories that trusted mode refuses (REDTEAM finding 5, and finding F2 of the
+//! second round): one inside a directory of the safe `PATH` or of the system (programs,
+//! libraries and the ELF interpreter, configuration, kernel interfaces), or an ancestor of
+//! one (`/`, `/usr`). A call may write beneath its working directory (redirections, and the
+//! kernel sandbox grants it), so such a directory would let it put a program of its choosing
+//! under an allowed name where the allowlist looks programs up (`cp /usr/bin/python3 wc` in
+//! `/usr/local/bin`), replace the dynamic loader or a library every allowed program loads
+//! (`/lib64`), or write `/etc/ld.so.preload`; and a working directory of `/` would make
+//! "write only beneath the working directory" mean everywhere.
 //!
 //! Paths are compared after resolving symlinks (`/bin` is `/usr/bin` on merged systems). A
 //! directory listed exactly as a `YIELDSHELL_ALLOWED_CWDS` root is the operator's explicit
@@ -12,6 +15,34 @@
 use std::path::{Path, PathBuf};
 
 use crate::config::{Config, Mode};
+
+/// System trees no trusted-mode call may work in (nor above): programs, libraries and the
+/// dynamic loader, configuration, boot files, kernel interfaces, state of the system.
+const SYSTEM_DIRS: &[&str] = &[
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/usr/bin",
+    "/usr/sbin",
+    "/usr/lib",
+    "/usr/lib32",
+    "/usr/lib64",
+    "/usr/libx32",
+    "/usr/libexec",
+    "/usr/local/bin",
+    "/usr/local/sbin",
+    "/usr/local/lib",
+    "/usr/local/libexec",
+    "/etc",
+    "/boot",
+    "/proc",
+    "/sys",
+    "/dev",
+    "/run",
+];
 
 /// The safe `PATH` directories that exist, with symlinks resolved.
 fn safe_dirs(safe_path: &str) -> Vec<PathBuf> {
@@ -22,13 +53,47 @@ fn safe_dirs(safe_path: &str) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The system trees that exist, with symlinks resolved.
+fn system_dirs() -> Vec<PathBuf> {
+    SYSTEM_DIRS
+        .iter()
+        .filter_map(|d| std::fs::canonicalize(d).ok())
+        .collect()
+}
+
 /// Refuses `resolved` (a canonical directory, named by parameter `param`) in trusted mode
 /// when it is inside a safe `PATH` directory or an ancestor of one.
 pub fn check(config: &Config, resolved: &Path, param: &str) -> Result<(), String> {
     if config.mode != Mode::Trusted || config.allowed_cwds.iter().any(|r| r == resolved) {
         return Ok(());
     }
-    check_against(&safe_dirs(&config.safe_path), resolved, param)
+    check_against(&safe_dirs(&config.safe_path), resolved, param)?;
+    check_system(&system_dirs(), resolved, param)
+}
+
+fn check_system(dirs: &[PathBuf], resolved: &Path, param: &str) -> Result<(), String> {
+    for dir in dirs {
+        let relation = if resolved == dir {
+            "is"
+        } else if resolved.starts_with(dir) {
+            "is inside"
+        } else if dir.starts_with(resolved) {
+            "is an ancestor of"
+        } else {
+            continue;
+        };
+        return Err(format!(
+            "{param} {} {relation} {}, a system directory (programs, libraries, the dynamic \
+             loader, configuration): trusted mode refuses a working directory there, since a \
+             call may write beneath its working directory and could replace what every allowed \
+             program loads. Point the call at a project directory ({param}), or set \
+             YIELDSHELL_DEFAULT_CWD to one; a directory listed exactly in \
+             YIELDSHELL_ALLOWED_CWDS is accepted",
+            resolved.display(),
+            dir.display()
+        ));
+    }
+    Ok(())
 }
 
 fn check_against(dirs: &[PathBuf], resolved: &Path, param: &str) -> Result<(), String> {
@@ -75,6 +140,39 @@ mod tests {
         for good in ["/home/u/proj", "/usr/share", "/usr/binary", "/tmp"] {
             assert!(
                 check_against(&dirs, Path::new(good), "cwd").is_ok(),
+                "{good}"
+            );
+        }
+    }
+
+    #[test]
+    fn system_directories_and_their_ancestors_are_refused() {
+        let dirs: Vec<PathBuf> = ["/usr/lib", "/usr/local/lib", "/etc", "/lib64", "/run"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        for bad in [
+            "/",
+            "/usr",
+            "/usr/local",
+            "/etc",
+            "/lib64",
+            "/usr/lib/x86_64-linux-gnu",
+        ] {
+            let e = check_system(&dirs, Path::new(bad), "directory").unwrap_err();
+            assert!(e.contains("system directory"), "{e}");
+        }
+        for good in [
+            "/home/u/proj",
+            "/var/tmp/x",
+            "/tmp",
+            "/srv/app",
+            "/etcetera",
+            "/usr/src/app",
+            "/usr/share/doc",
+        ] {
+            assert!(
+                check_system(&dirs, Path::new(good), "cwd").is_ok(),
                 "{good}"
             );
         }

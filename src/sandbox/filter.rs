@@ -19,7 +19,9 @@
 //! Under `YIELDSHELL_NETWORK=deny` the filter also refuses `socket()` in `AF_INET` and
 //! `AF_INET6` for every type but `SOCK_DGRAM`: no TCP, MPTCP, SCTP or raw socket exists, so
 //! neither MPTCP (which Landlock's TCP rules do not see) nor `listen()`'s automatic bind
-//! can reach the network. UDP and ICMP datagram sockets stay, as documented.
+//! can reach the network. UDP and ICMP datagram sockets stay, as documented. Of the other
+//! families only the local ones stay (`AF_UNIX`, `AF_NETLINK`): vsock (a channel to a VM's
+//! host), packet and every other family are refused.
 //!
 //! The program checks the audit architecture first. On x86_64 the native table applies to
 //! x86_64 system calls, x32 numbers are refused, and the i386 table applies to `int 0x80`
@@ -201,8 +203,10 @@ pub fn native_tables() -> &'static [Table] {
 
 const PRIO_USER: u32 = 2;
 const IOPRIO_WHO_USER: u32 = 3;
+const AF_UNIX: u32 = 1;
 const AF_INET: u32 = 2;
 const AF_INET6: u32 = 10;
+const AF_NETLINK: u32 = 16;
 const SOCK_DGRAM: u32 = 2;
 const SOCK_TYPE_MASK: u32 = 0xf;
 const SYS_SOCKET: u32 = 1; // socketcall's call number for socket()
@@ -301,7 +305,11 @@ impl Asm {
                     let inet = self.label();
                     self.ld(arg_lo(0));
                     self.jeq(AF_INET, To::Label(inet), To::Next);
-                    self.jeq(AF_INET6, To::Label(inet), To::Allow);
+                    self.jeq(AF_INET6, To::Label(inet), To::Next);
+                    // Local families stay (unix sockets, netlink for interface queries);
+                    // every other one (vsock to the host, packet, bluetooth...) is refused.
+                    self.jeq(AF_UNIX, To::Allow, To::Next);
+                    self.jeq(AF_NETLINK, To::Allow, To::Deny);
                     self.bind(inet);
                     self.ld(arg_lo(1));
                     self.code.push((AND, SOCK_TYPE_MASK, To::Next, To::Next));
@@ -498,6 +506,11 @@ mod tests {
         assert_eq!(s([10, dgram, 17, 0, 0, 0]), RET_ALLOW);
         assert_eq!(s([1, stream, 0, 0, 0, 0]), RET_ALLOW);
         assert_eq!(s([16, 3, 0, 0, 0, 0]), RET_ALLOW);
+        // Other families reach past the network rules: vsock (the host), packet, and any
+        // number the filter does not know.
+        for family in [40, 17, 31, 44, 999] {
+            assert_eq!(s([family, stream, 0, 0, 0, 0]), RET_EPERM, "{family}");
+        }
         assert_eq!(run(&p, 281, AUDIT_ARCH_ARM, [2, 1, 0, 0, 0, 0]), RET_EPERM);
         // Without the network part, sockets are not filtered.
         let procs = Filter {

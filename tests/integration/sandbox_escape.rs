@@ -319,6 +319,14 @@ except OSError as e:
 u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 u.bind(('127.0.0.1', 0))
 print('udp ok')
+for name, family in (('vsock', 40), ('packet', 17)):
+    try:
+        socket.socket(family, socket.SOCK_DGRAM if family == 17 else socket.SOCK_STREAM).close()
+        print(name, 'ok')
+    except OSError as e:
+        print(name, 'refused', e.errno)
+socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close()
+print('unix ok')
 ";
 
 #[test]
@@ -346,6 +354,10 @@ fn network_deny_leaves_no_mptcp_connect_and_no_unbound_listen() {
         assert!(text.contains("connect 262 refused 1"), "{extra:?}: {text}");
         assert!(text.contains("listen refused 1"), "{extra:?}: {text}");
         assert!(text.contains("udp ok"), "{extra:?}: {text}");
+        // See: the second red-team round, F6 (vsock reaches a VM's host).
+        assert!(text.contains("vsock refused 1"), "{extra:?}: {text}");
+        assert!(text.contains("packet refused 1"), "{extra:?}: {text}");
+        assert!(text.contains("unix ok"), "{extra:?}: {text}");
     }
     // Network allowed: the same probe connects (MPTCP too, where the kernel has it) and
     // listens.
@@ -354,6 +366,9 @@ fn network_deny_leaves_no_mptcp_connect_and_no_unbound_listen() {
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("connect 0 ok"), "{text}");
     assert!(text.contains("listen ok"), "{text}");
+    // Without the filter the families are the kernel's business: vsock opens where the
+    // kernel has it (errno 97, EAFNOSUPPORT, elsewhere), never EPERM.
+    assert!(!text.contains("vsock refused 1"), "{text}");
     let mptcp =
         std::fs::read_to_string("/proc/sys/net/mptcp/enabled").is_ok_and(|v| v.trim() == "1");
     if mptcp {

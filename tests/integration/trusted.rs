@@ -400,3 +400,35 @@ fn the_process_limit_counts_every_pipeline_stage() {
     assert_eq!(one["stdout"], "x", "{one}");
     server.call_ok("stop", json!({"process_id": id, "force_after_ms": 1000}));
 }
+
+/// See: the second red-team round, F2 (a working directory in /etc or /lib64 let a call
+/// replace what every allowed program loads).
+#[test]
+fn trusted_mode_refuses_system_directories_as_working_directories() {
+    let server = Server::ready_with_env(&[("ALLOW_COMMANDS", "ls,tee")]);
+    for dir in ["/etc", "/lib64", "/usr/lib", "/usr/local/lib", "/", "/usr"] {
+        if !std::path::Path::new(dir).exists() {
+            continue;
+        }
+        let refused = server.call_err(
+            "shell_execute",
+            json!({"command": ["tee", "ld.so.preload"], "directory": dir, "stdin": "x"}),
+        );
+        let text = tool_text(&refused);
+        assert!(
+            text.contains("system directory") || text.contains("safe PATH"),
+            "{dir}: {text}"
+        );
+        let refused = server.call_err(
+            "exec",
+            json!({"command": "ls", "cwd": dir, "side_effects": ["NONE"]}),
+        );
+        assert!(tool_text(&refused).contains(dir), "{dir}: {refused}");
+    }
+    assert!(
+        !std::path::Path::new("/etc/ld.so.preload").exists() || {
+            // A machine may have one of its own; it must not be ours.
+            std::fs::read_to_string("/etc/ld.so.preload").unwrap_or_default() != "x"
+        }
+    );
+}
