@@ -142,6 +142,10 @@ pub struct RecordExtras {
     pub input: Option<Input>,
     /// The command's pids cgroup.
     pub cgroup: Option<CommandGroup>,
+    /// The secrets its output is redacted with (server's and call's), for a terminal's
+    /// reads: removing escape sequences can join the pieces of a secret that the stream's
+    /// filter saw apart (`hunt\x1b[0mer2`), so the cleaned text is redacted again.
+    pub secrets: std::sync::Arc<crate::redact::Secrets>,
 }
 
 impl RecordExtras {
@@ -224,7 +228,10 @@ pub fn prompt(proc: &Proc, st: &State) -> String {
     let mut tail = Vec::new();
     out.stream_bytes_from(stream, total.saturating_sub(4096), &mut tail);
     let text = if proc.info.agent.terminal.is_some() {
-        crate::ansi::strip(&tail).text
+        proc.info
+            .agent
+            .secrets
+            .redact_bytes(crate::ansi::strip(&tail).text)
     } else {
         tail
     };
@@ -308,7 +315,7 @@ pub fn shape_read(proc: &Proc, out: &mut ReadOut, raw: bool, running: bool) {
         return;
     }
     let stripped = crate::ansi::strip(&out.stdout);
-    out.stdout = stripped.text;
+    out.stdout = proc.info.agent.secrets.redact_bytes(stripped.text);
     if running && stripped.held > 0 {
         out.next_seq -= stripped.held as u64;
         out.capped = true;

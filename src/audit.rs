@@ -32,7 +32,7 @@ pub struct Redirections {
 
 /// One execution attempt, as logged. Fields left `None` are not written; `exit_code` and
 /// `signal` hold `Some(None)` for "known to be none" (written as `null`).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Record {
     /// `exec` or `shell_execute`.
     pub tool: &'static str,
@@ -179,6 +179,9 @@ impl Obj {
 /// Where audit lines go.
 pub struct Audit {
     sink: Mutex<Option<File>>,
+    /// The server's secrets: every free text of a record (a refusal's reason, an error, a
+    /// directory as given) is redacted with them before it is written.
+    secrets: std::sync::Arc<Secrets>,
 }
 
 const MARKERS: &[&str] = &[
@@ -305,7 +308,7 @@ fn words(text: &str) -> Vec<(&str, &str)> {
 
 impl Audit {
     /// Opens the sink: the file (appending, created with mode 0600) or stderr.
-    pub fn open(path: Option<&Path>) -> Result<Audit, String> {
+    pub fn open(path: Option<&Path>, secrets: std::sync::Arc<Secrets>) -> Result<Audit, String> {
         let file = match path {
             Some(p) => {
                 use std::os::unix::fs::OpenOptionsExt;
@@ -323,12 +326,27 @@ impl Audit {
         };
         Ok(Audit {
             sink: Mutex::new(file),
+            secrets,
         })
     }
 
     /// Writes one record, adding the time.
     pub fn record(&self, record: &Record) {
-        let mut line = record.to_json(&crate::stamp::rfc3339(SystemTime::now()));
+        let time = crate::stamp::rfc3339(SystemTime::now());
+        let mut line = if self.secrets.is_empty() {
+            record.to_json(&time)
+        } else {
+            // `command` and `argv` were redacted when the record was made (with the call's
+            // own secrets too); the texts that quote what a call sent are redacted here.
+            let hide = |t: &Option<String>| t.as_deref().map(|t| self.secrets.redact_str(t));
+            let texts = Record {
+                directory: hide(&record.directory),
+                rejection_reason: hide(&record.rejection_reason),
+                error: hide(&record.error),
+                ..record.clone()
+            };
+            texts.to_json(&time)
+        };
         line.push(b'\n');
         let mut sink = self.sink.lock();
         let result = match sink.as_mut() {

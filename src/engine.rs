@@ -157,7 +157,7 @@ impl Engine {
             }
             None => Secrets::default(),
         });
-        let audit = Audit::open(config.audit_log.as_deref())?;
+        let audit = Audit::open(config.audit_log.as_deref(), secrets.clone())?;
         let (sandbox, warning) = crate::sandbox::Sandbox::new(&config)?;
         if let Some(w) = warning {
             crate::warn!("{w}");

@@ -83,6 +83,16 @@ impl Secrets {
         String::from_utf8_lossy(&out).into_owned()
     }
 
+    /// `data` with every secret replaced (no copy when there is nothing to redact).
+    pub fn redact_bytes(&self, data: Vec<u8>) -> Vec<u8> {
+        if self.items.is_empty() {
+            return data;
+        }
+        let mut out = Vec::with_capacity(data.len());
+        self.redact_into(&data, &mut out);
+        out
+    }
+
     /// Appends `data` to `out` with every secret replaced.
     fn redact_into(&self, data: &[u8], out: &mut Vec<u8>) {
         let spans = self.spans(data);

@@ -280,6 +280,7 @@ impl Engine {
                 terminal,
                 input,
                 cgroup,
+                secrets: secrets.clone(),
             },
         };
         if let Some(stdin) = &started.stdin {

@@ -45,7 +45,7 @@ const DENIED: &[&[&str]] = &[
         "sh", "bash", "zsh", "fish", "csh", "ksh", "dash", "ash", "tcsh", "mksh", "pdksh", "oksh",
         "loksh", "lksh", "yash", "posh", "rbash", "elvish", "nu", "xonsh", "pwsh", "powershell",
         "osh", "ysh", "oils-for-unix", "sash", "rc", "es", "hush", "ion", "murex", "scsh",
-        "execlineb", "git-shell", "tclsh", "wish", "expect",
+        "execlineb", "git-shell", "scalar", "tclsh", "wish", "expect",
     ],
     // Multi-call binaries whose applets include a shell, awk, sed and find.
     &["busybox", "toybox"],

@@ -42,6 +42,94 @@ use crate::sys::{self, OpenMode};
 use allow::Allowlist;
 use tokenize::Pipeline;
 
+/// Whether `name` is a variable through which a child's environment makes a program load or
+/// run code, or take options its argv did not give (which the hardening could not check):
+/// the dynamic loader's (`LD_*`, and those glibc drops for set-user-id programs),
+/// interpreters' start-up and path variables, and programs' option variables.
+fn code_loading_variable(name: &str) -> bool {
+    const NAMES: &[&str] = &[
+        "GCONV_PATH",
+        "GETCONF_DIR",
+        "HOSTALIASES",
+        "LOCALDOMAIN",
+        "LOCPATH",
+        "MALLOC_TRACE",
+        "NIS_PATH",
+        "NLSPATH",
+        "RESOLV_HOST_CONF",
+        "RES_OPTIONS",
+        "TZDIR",
+        "BASH_ENV",
+        "ENV",
+        "SHELLOPTS",
+        "BASHOPTS",
+        "PS4",
+        "PERL5OPT",
+        "PERL5LIB",
+        "PERLLIB",
+        "PERL5DB",
+        "PYTHONPATH",
+        "PYTHONSTARTUP",
+        "PYTHONHOME",
+        "PYTHONINSPECT",
+        "NODE_OPTIONS",
+        "NODE_PATH",
+        "RUBYOPT",
+        "RUBYLIB",
+        "TAR_OPTIONS",
+        "GREP_OPTIONS",
+        "AWKPATH",
+        "AWKLIBPATH",
+        "LESSOPEN",
+        "LESSCLOSE",
+        "PAGER",
+        "EDITOR",
+        "VISUAL",
+        "BROWSER",
+        "SSH_ASKPASS",
+        "SUDO_ASKPASS",
+        "PROMPT_COMMAND",
+        "XDG_CONFIG_HOME",
+        "XDG_CONFIG_DIRS",
+        "HOME",
+        "CURL_HOME",
+        "WGETRC",
+        "RSYNC_RSH",
+        "RSYNC_CONNECT_PROG",
+        "ZIPOPT",
+        "UNZIP",
+        "UNZIPOPT",
+        "MAKEFLAGS",
+        "MFLAGS",
+        "OPENSSL_CONF",
+        "OPENSSL_ENGINES",
+        "OPENSSL_MODULES",
+        "JQ_LIBRARY_PATH",
+    ];
+    name.starts_with("LD_") || NAMES.contains(&name)
+}
+
+#[cfg(test)]
+mod env_tests {
+    use super::code_loading_variable;
+
+    #[test]
+    fn loader_and_option_variables_cannot_be_passed() {
+        for bad in [
+            "LD_PRELOAD",
+            "LD_LIBRARY_PATH",
+            "LD_AUDIT",
+            "GCONV_PATH",
+            "TAR_OPTIONS",
+        ] {
+            assert!(code_loading_variable(bad), "{bad}");
+        }
+        for good in ["LANG", "LC_ALL", "TERM", "TZ", "NO_COLOR", "LDFLAGS_NOT"] {
+            assert!(!code_loading_variable(good), "{good}");
+        }
+    }
+}
+
 /// One stage, ready to spawn.
 #[derive(Debug, Clone)]
 pub struct Stage {
@@ -82,6 +170,18 @@ impl Policy {
             .filter(|d| d.starts_with('/'))
             .map(PathBuf::from)
             .collect();
+        if let Some(name) = config
+            .child_env_allowlist
+            .iter()
+            .find(|n| code_loading_variable(n))
+        {
+            return Err(format!(
+                "invalid MCP_SHELL_CHILD_ENV_ALLOWLIST: {name} makes programs load or run code \
+                 of the caller's choosing (the dynamic loader's, an interpreter's or a program's \
+                 own option variables), which would undo the allowlist and its hardening; \
+                 remove it from the list"
+            ));
+        }
         let mut base_env = vec![(OsString::from("PATH"), OsString::from(&config.safe_path))];
         for name in &config.child_env_allowlist {
             if name == "PATH" || gitguard::is_git_env_name(name) {

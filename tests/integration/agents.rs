@@ -147,6 +147,27 @@ fn ctrl_c_through_write_interrupts_sleep() {
     );
 }
 
+// See: the second red-team round, F4 (removing escapes joined a secret back together).
+#[test]
+fn a_secret_split_by_escapes_stays_redacted_on_a_tty() {
+    let server = Server::ready_with_env(&[
+        ("YIELDSHELL_REDACT_ENV_REGEX", "SECRET"),
+        ("MY_SECRET", "hunter2hunter2"),
+    ]);
+    for cmd in [
+        r"printf 'hunter2\033[0mhunter2\n'",
+        r"printf 'hunter2\033]0;title\007hunter2\n'",
+        "echo \"$MY_SECRET\" | grep --color=always hunter",
+    ] {
+        let r = server.exec(json!({"command": cmd, "tty": true}));
+        let text = out(&r);
+        assert!(!text.contains("hunter2hunter2"), "{cmd}: {r}");
+        assert!(text.contains("[REDACTED:MY_SECRET]"), "{cmd}: {r}");
+        let read = server.call_ok("read", json!({"process_id": process_id(&r)}));
+        assert!(!out(&read).contains("hunter2hunter2"), "{cmd}: {read}");
+    }
+}
+
 #[test]
 fn colour_comes_back_clean_and_raw_keeps_escapes() {
     let server = Server::ready();

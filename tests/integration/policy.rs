@@ -740,6 +740,36 @@ fn attempts_with_malformed_arguments_are_audited() {
     assert_eq!(lines[2]["command"], "echo hi", "{}", lines[2]);
 }
 
+// See: the second red-team round, F5 (a refusal's reason and a directory as given carried
+// the secret in clear).
+#[test]
+fn audit_texts_that_quote_the_call_are_redacted_too() {
+    let dir = TempDir::new("audit-texts");
+    let log = dir.path().join("audit.log");
+    let server = Server::ready_with_env(&[
+        ("YIELDSHELL_AUDIT_LOG", path_str(&log)),
+        ("YIELDSHELL_REDACT_ENV_REGEX", "SECRET"),
+        ("MY_SECRET", "hunter2hunter2"),
+        ("ALLOW_COMMANDS", "ls"),
+    ]);
+    server.call_err("shell_execute", json!({"command": ["hunter2hunter2"]}));
+    server.call_err(
+        "exec",
+        json!({"command": "ls", "cwd": "/nonexistent/hunter2hunter2", "side_effects": ["NONE"]}),
+    );
+    let mut text = String::new();
+    wait_until(Duration::from_secs(3), || {
+        text = std::fs::read_to_string(&log).unwrap_or_default();
+        text.lines().count() >= 2
+    });
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(
+        !text.contains("hunter2hunter2"),
+        "the secret reached the audit log: {text}"
+    );
+    assert!(text.contains("[REDACTED:MY_SECRET]"), "{text}");
+}
+
 #[test]
 fn audit_log_records_every_exec_attempt_with_secrets_redacted() {
     let dir = TempDir::new("audit");
