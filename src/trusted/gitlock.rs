@@ -99,48 +99,93 @@ impl Drop for Ticket {
     }
 }
 
-/// True when one of the trees contains (or is) the other.
-fn overlaps(a: &[PathBuf], b: &[PathBuf]) -> bool {
-    a.iter()
-        .any(|x| b.iter().any(|y| x.starts_with(y) || y.starts_with(x)))
+/// Where two claims meet: the first pair of roots (`a`'s, `b`'s) where one contains (or is)
+/// the other.
+fn meeting<'a>(a: &'a [PathBuf], b: &'a [PathBuf]) -> Option<(&'a Path, &'a Path)> {
+    a.iter().find_map(|x| {
+        b.iter()
+            .find(|y| x.starts_with(y) || y.starts_with(x))
+            .map(|y| (x.as_path(), y.as_path()))
+    })
 }
 
-fn conflict(program: &str, other: &str, kind: Kind) -> String {
-    let (git, writer) = match kind {
-        Kind::Git => (program, other),
-        Kind::Writer => (other, program),
+/// The refusal of `claim` meeting `other` (of the other kind) at `(mine, theirs)`.
+fn conflict(claim: &Claim, other: &str, (mine, theirs): (&Path, &Path)) -> String {
+    let program = claim.program.as_str();
+    let (git, writer, used, tree) = match claim.kind {
+        Kind::Git => (program, other, mine, theirs),
+        Kind::Writer => (other, program, theirs, mine),
     };
     format!(
         "{}git cannot run at the same time as a program that may write files in the same tree \
-         ({git} and {writer}: {writer} could change the repository's configuration after it \
-         was checked); run them one after the other",
-        super::harden::PREFIX
+         ({git} and {writer}: {git} uses {}, {writer} may write in {}, and {writer} could \
+         change the repository's configuration after it was checked); run them one after the \
+         other",
+        super::harden::PREFIX,
+        used.display(),
+        tree.display()
     )
+}
+
+/// Each root as written (cleaned) and, when it differs, as the file system resolves it
+/// (symbolic links followed as far as the path exists), so that two names of one directory
+/// meet.
+fn expand(roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for root in roots {
+        for path in [Some(clean(root)), resolved(root)].into_iter().flatten() {
+            if !out.contains(&path) {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+/// `path` with its longest existing beginning resolved by the file system and the rest
+/// cleaned; `None` when no beginning resolves.
+fn resolved(path: &Path) -> Option<PathBuf> {
+    let parts: Vec<std::path::Component> = path.components().collect();
+    (1..=parts.len()).rev().find_map(|keep| {
+        let prefix: PathBuf = parts[..keep].iter().collect();
+        std::fs::canonicalize(prefix).ok().map(|mut real| {
+            real.extend(&parts[keep..]);
+            clean(&real)
+        })
+    })
 }
 
 /// Admits a call's stages, or refuses them when one would run beside a stage of the other
 /// kind in an overlapping tree (among themselves, or already admitted and not ended).
 pub fn admit(claims: Vec<Claim>) -> Result<Ticket, String> {
-    let claims: Vec<Claim> = claims.into_iter().collect();
     if claims.is_empty() {
         return Ok(Ticket::default());
     }
+    // Resolved before taking the lock: the file system may be slow.
+    let claims: Vec<Claim> = claims
+        .into_iter()
+        .map(|c| Claim {
+            roots: expand(&c.roots),
+            ..c
+        })
+        .collect();
     for (i, a) in claims.iter().enumerate() {
         for b in &claims[i + 1..] {
-            if a.kind != b.kind && overlaps(&a.roots, &b.roots) {
-                return Err(conflict(&a.program, &b.program, a.kind));
+            if a.kind == b.kind {
+                continue;
+            }
+            if let Some(at) = meeting(&a.roots, &b.roots) {
+                return Err(conflict(a, &b.program, at));
             }
         }
     }
     let mut registry = REGISTRY.lock();
     registry.live.retain(Live::alive);
     for claim in &claims {
-        if let Some(other) = registry
-            .live
-            .iter()
-            .find(|l| l.kind != claim.kind && overlaps(&l.roots, &claim.roots))
-        {
-            return Err(conflict(&claim.program, &other.program, claim.kind));
+        for other in registry.live.iter().filter(|l| l.kind != claim.kind) {
+            if let Some(at) = meeting(&claim.roots, &other.roots) {
+                return Err(conflict(claim, &other.program, at));
+            }
         }
     }
     let id = registry.next;
