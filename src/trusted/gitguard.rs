@@ -754,6 +754,32 @@ mod tests {
     }
 
     #[test]
+    fn check_git_names_every_directory_git_uses() {
+        let base = std::env::temp_dir().join(format!("yieldshell-gitused-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        for d in ["b/.git/objects", "b/.git/worktrees/w", "x", "c"] {
+            std::fs::create_dir_all(base.join(d)).expect("mkdir");
+        }
+        let write = |rel: &str, text: &str| std::fs::write(base.join(rel), text).expect("write");
+        write("b/.git/HEAD", "ref: refs/heads/main\n");
+        write("b/.git/config", "[include]\n\tpath = ../../c/extra.cfg\n");
+        write("b/.git/worktrees/w/HEAD", "ref: refs/heads/w\n");
+        write("b/.git/worktrees/w/commondir", "../..\n");
+        // x is a linked work tree of b: its gitfile names b's worktree directory.
+        write("x/.git", "gitdir: ../b/.git/worktrees/w\n");
+        let used = check_git(&base.join("x"), &["status".to_string()]).expect("clean");
+        for want in [
+            "x",
+            "x/../b/.git/worktrees/w",
+            "x/../b/.git/worktrees/w/../..",
+            "x/../b/.git/worktrees/w/../../../../c/extra.cfg",
+        ] {
+            assert!(used.contains(&base.join(want)), "{want} not in {used:?}");
+        }
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    #[test]
     fn git_env_is_counted() {
         let env = git_env();
         let count = env

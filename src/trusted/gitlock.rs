@@ -280,6 +280,31 @@ mod tests {
     }
 
     #[test]
+    fn two_names_of_one_directory_meet() {
+        let base = std::env::temp_dir().join(format!("yieldshell-gitlock-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(base.join("b/.git")).expect("mkdir");
+        std::fs::create_dir_all(base.join("x")).expect("mkdir");
+        let base = std::fs::canonicalize(&base).expect("canonicalize");
+        std::os::unix::fs::symlink(base.join("b"), base.join("link")).expect("symlink");
+        // Through `..`, through a symbolic link, and below a name that does not exist yet.
+        let got = expand(&[base.join("x/../link/.git/new/../config")]);
+        assert!(got.contains(&base.join("link/.git/config")), "{got:?}");
+        assert!(got.contains(&base.join("b/.git/config")), "{got:?}");
+        let writer = expand(&[base.join("b")]);
+        let at = meeting(&got, &writer).expect("they meet");
+        assert_eq!(
+            at,
+            (
+                base.join("b/.git/config").as_path(),
+                base.join("b").as_path()
+            )
+        );
+        assert!(meeting(&got, &expand(&[base.join("x")])).is_none());
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    #[test]
     fn roots_of_arguments() {
         let got = roots(
             Path::new("/w/p"),
