@@ -19,7 +19,8 @@
 //!    `textconv`, `filter.<d>.*`, `merge.<d>.driver`), `remote.<r>.uploadpack`/`receivepack`,
 //!    `man.*`, `submodule.<s>.update=!cmd`, `trailer.<t>.cmd`... ([`check_git`]). So that
 //!    nothing changes them between this check and git's own reading, git never runs beside
-//!    a program that may write files in the same tree (`gitlock`).
+//!    a program that may write files in the same tree as any of them (`gitlock`, given every
+//!    directory and file read here).
 //! 3. Every program but git and a few that only read (`cat`, `ls`, `grep`, `head`, `find`,
 //!    `rm`...: [`READERS`]) may not name a path with a `.git` component or ending in `.git`
 //!    (`cp`, `mv`, `tee`, `install`, `ln`, `dd`, `rsync`, `touch`, `patch`, `split`, `uniq`,

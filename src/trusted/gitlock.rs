@@ -9,9 +9,13 @@
 //! check those names), and neither can the readers.
 //!
 //! So every stage is classified ([`Kind`]) with the directories it works in (its roots: the
-//! working directory, `-C` and `--git-dir` targets, every path argument), and a stage may not
-//! start while a stage of the other kind, in an overlapping tree (one root inside or equal to
-//! another), has been admitted and has not ended. Admission and the check are made under one
+//! working directory and every path argument; for git also every git directory `gitguard`
+//! resolves for it, wherever it lies: the one found walking up, a `gitdir:` file's target,
+//! `--git-dir`, a worktree's common directory, submodules' directories, and the
+//! configuration files they include; REDTEAM2 F1), each root taken both as written and with
+//! its symbolic links resolved. A stage may not start while a stage of the other kind, in an
+//! overlapping tree (one root inside or equal to another), has been admitted and has not
+//! ended, whichever started first. Admission and the check are made under one
 //! lock, and an admitted stage stays registered from before it is spawned until its record
 //! ends ([`Ticket`]), so there is no moment where both could slip through. A conflict is a
 //! refusal naming the running process; the caller retries when it has ended.
