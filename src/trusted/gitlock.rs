@@ -131,13 +131,18 @@ fn conflict(claim: &Claim, other: &str, (mine, theirs): (&Path, &Path)) -> Strin
     )
 }
 
-/// Each root as written (cleaned) and, when it differs, as the file system resolves it
-/// (symbolic links followed as far as the path exists), so that two names of one directory
-/// meet.
+/// Each root as written (cleaned), as the file system resolves it, and the place of every
+/// symbolic link met while resolving it (a program that may change one of those links
+/// changes what the root stands for), so that two names of one directory meet.
 fn expand(roots: &[PathBuf]) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
     for root in roots {
-        for path in [Some(clean(root)), resolved(root)].into_iter().flatten() {
+        let mut paths = vec![clean(root)];
+        if let Some((real, links)) = resolved(root) {
+            paths.push(real);
+            paths.extend(links);
+        }
+        for path in paths {
             if !out.contains(&path) {
                 out.push(path);
             }
@@ -146,17 +151,63 @@ fn expand(roots: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
-/// `path` with its longest existing beginning resolved by the file system and the rest
-/// cleaned; `None` when no beginning resolves.
-fn resolved(path: &Path) -> Option<PathBuf> {
-    let parts: Vec<std::path::Component> = path.components().collect();
-    (1..=parts.len()).rev().find_map(|keep| {
-        let prefix: PathBuf = parts[..keep].iter().collect();
-        std::fs::canonicalize(prefix).ok().map(|mut real| {
-            real.extend(&parts[keep..]);
-            clean(&real)
-        })
-    })
+/// The most symbolic links followed while resolving one path (the kernel's limit).
+const MAX_LINKS: usize = 40;
+
+/// An absolute `path` resolved as the kernel would, as far as it exists (the rest appended,
+/// with `..` applied to the text), and the paths of the symbolic links followed on the way.
+fn resolved(path: &Path) -> Option<(PathBuf, Vec<PathBuf>)> {
+    use std::ffi::OsString;
+    use std::path::Component;
+    if !path.is_absolute() {
+        return None;
+    }
+    let parts = |p: &Path| -> Vec<OsString> {
+        p.components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n.to_os_string()),
+                Component::ParentDir => Some("..".into()),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut todo: std::collections::VecDeque<OsString> = parts(path).into();
+    let mut done = PathBuf::from("/");
+    let mut links = Vec::new();
+    let mut missing = false;
+    while let Some(part) = todo.pop_front() {
+        if part == ".." {
+            done.pop();
+            continue;
+        }
+        let next = done.join(&part);
+        if missing {
+            done = next;
+            continue;
+        }
+        match std::fs::symlink_metadata(&next) {
+            Ok(meta) if meta.file_type().is_symlink() && links.len() < MAX_LINKS => {
+                let Ok(target) = std::fs::read_link(&next) else {
+                    done = next;
+                    missing = true;
+                    continue;
+                };
+                links.push(next);
+                if target.is_absolute() {
+                    done = PathBuf::from("/");
+                }
+                for part in parts(&target).into_iter().rev() {
+                    todo.push_front(part);
+                }
+            }
+            Ok(_) => done = next,
+            Err(_) => {
+                done = next;
+                missing = true;
+            }
+        }
+    }
+    Some((done, links))
 }
 
 /// Admits a call's stages, or refuses them when one would run beside a stage of the other
@@ -291,10 +342,16 @@ mod tests {
         std::fs::create_dir_all(base.join("x")).expect("mkdir");
         let base = std::fs::canonicalize(&base).expect("canonicalize");
         std::os::unix::fs::symlink(base.join("b"), base.join("link")).expect("symlink");
-        // Through `..`, through a symbolic link, and below a name that does not exist yet.
+        // Through `..`, through symbolic links, and below a name that does not exist yet.
+        std::os::unix::fs::symlink("../link/.git", base.join("x/chain")).expect("symlink");
         let got = expand(&[base.join("x/../link/.git/new/../config")]);
         assert!(got.contains(&base.join("link/.git/config")), "{got:?}");
         assert!(got.contains(&base.join("b/.git/config")), "{got:?}");
+        // A link met on the way is a root too: changing it changes the path.
+        let chained = expand(&[base.join("x/chain/config")]);
+        assert!(chained.contains(&base.join("b/.git/config")), "{chained:?}");
+        assert!(chained.contains(&base.join("x/chain")), "{chained:?}");
+        assert!(chained.contains(&base.join("link")), "{chained:?}");
         let writer = expand(&[base.join("b")]);
         let at = meeting(&got, &writer).expect("they meet");
         assert_eq!(
