@@ -13,7 +13,7 @@
 //! resolves for it, wherever it lies: the one found walking up, a `gitdir:` file's target,
 //! `--git-dir`, a worktree's common directory, submodules' directories, and the
 //! configuration files they include; REDTEAM2 F1), each root taken both as written and with
-//! its symbolic links resolved. A stage may not start while a stage of the other kind, in an
+//! its symbolic links resolved, the places of those links being roots too. A stage may not start while a stage of the other kind, in an
 //! overlapping tree (one root inside or equal to another), has been admitted and has not
 //! ended, whichever started first. Admission and the check are made under one
 //! lock, and an admitted stage stays registered from before it is spawned until its record
