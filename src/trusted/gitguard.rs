@@ -19,7 +19,8 @@
 //!    `textconv`, `filter.<d>.*`, `merge.<d>.driver`), `remote.<r>.uploadpack`/`receivepack`,
 //!    `man.*`, `submodule.<s>.update=!cmd`, `trailer.<t>.cmd`... ([`check_git`]). So that
 //!    nothing changes them between this check and git's own reading, git never runs beside
-//!    a program that may write files in the same tree (`gitlock`).
+//!    a program that may write files in the same tree as any of them (`gitlock`, given every
+//!    directory and file read here).
 //! 3. Every program but git and a few that only read (`cat`, `ls`, `grep`, `head`, `find`,
 //!    `rm`...: [`READERS`]) may not name a path with a `.git` component or ending in `.git`
 //!    (`cp`, `mv`, `tee`, `install`, `ln`, `dd`, `rsync`, `touch`, `patch`, `split`, `uniq`,
@@ -136,14 +137,16 @@ fn dangerous(key: &str, value: &str) -> bool {
     }
 }
 
-/// Checks one configuration file and the files it includes (depth-limited like git).
-fn check_config_file(path: &Path, depth: usize) -> Result<(), String> {
+/// Checks one configuration file and the files it includes (depth-limited like git). Every
+/// file git would read, present or not, is added to `used`.
+fn check_config_file(path: &Path, depth: usize, used: &mut Vec<PathBuf>) -> Result<(), String> {
     if depth > 10 {
         return Err(format!(
             "{REASON}: {} includes files more than 10 levels deep",
             path.display()
         ));
     }
+    used.push(path.to_path_buf());
     let Some(bytes) = read_regular(path)? else {
         return Ok(());
     };
@@ -169,7 +172,7 @@ fn check_config_file(path: &Path, depth: usize) -> Result<(), String> {
                 let base = path.parent().unwrap_or(Path::new("/"));
                 base.join(value)
             };
-            check_config_file(&target, depth + 1)?;
+            check_config_file(&target, depth + 1, used)?;
         }
     }
     Ok(())
@@ -242,25 +245,26 @@ fn dot_git_target(dot_git: &Path) -> Result<Option<PathBuf>, String> {
 }
 
 /// Checks a git directory: its configuration files (with includes), its common directory's,
-/// and those of the submodules it holds.
-fn check_git_dir(dir: &Path, depth: usize) -> Result<(), String> {
+/// and those of the submodules it holds. Each directory checked is added to `used`.
+fn check_git_dir(dir: &Path, depth: usize, used: &mut Vec<PathBuf>) -> Result<(), String> {
+    used.push(dir.to_path_buf());
     for name in ["config", "config.worktree"] {
-        check_config_file(&dir.join(name), 0)?;
+        check_config_file(&dir.join(name), 0, used)?;
     }
     if let Some(common) = read_regular(&dir.join("commondir"))? {
         let common = dir.join(String::from_utf8_lossy(&common).trim());
         if depth < 4 {
-            check_git_dir(&common, depth + 1)?;
+            check_git_dir(&common, depth + 1, used)?;
         }
     }
     if depth < 4 {
-        check_modules(&dir.join("modules"), depth + 1)?;
+        check_modules(&dir.join("modules"), depth + 1, used)?;
     }
     Ok(())
 }
 
 /// Submodules' git directories live under `modules/`, nested by name (which may contain `/`).
-fn check_modules(dir: &Path, depth: usize) -> Result<(), String> {
+fn check_modules(dir: &Path, depth: usize, used: &mut Vec<PathBuf>) -> Result<(), String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(());
     };
@@ -270,9 +274,9 @@ fn check_modules(dir: &Path, depth: usize) -> Result<(), String> {
             continue;
         }
         if looks_like_git_dir(&path) {
-            check_git_dir(&path, depth)?;
+            check_git_dir(&path, depth, used)?;
         } else if depth < 6 {
-            check_modules(&path, depth + 1)?;
+            check_modules(&path, depth + 1, used)?;
         }
     }
     Ok(())
@@ -299,7 +303,12 @@ fn discover(start: &Path) -> Result<Vec<(PathBuf, Option<PathBuf>)>, String> {
 
 /// Checks the submodules of a work tree whose git directory is `git_dir`: each gitlink of
 /// the index with a `.git` of its own (git runs itself there for `status`, `diff`...).
-fn check_submodules(git_dir: &Path, work_tree: &Path, depth: usize) -> Result<(), String> {
+fn check_submodules(
+    git_dir: &Path,
+    work_tree: &Path,
+    depth: usize,
+    used: &mut Vec<PathBuf>,
+) -> Result<(), String> {
     let Some(index) = read_regular(&git_dir.join("index"))? else {
         return Ok(());
     };
@@ -320,23 +329,30 @@ fn check_submodules(git_dir: &Path, work_tree: &Path, depth: usize) -> Result<()
     for link in links {
         let sub = work_tree.join(&link);
         if let Some(target) = dot_git_target(&sub.join(".git"))? {
-            check_repository(&target, Some(&sub), depth + 1)?;
+            check_repository(&target, Some(&sub), depth + 1, used)?;
         }
     }
     Ok(())
 }
 
 /// Checks a git directory and, when it has a work tree, the submodules checked out there.
-fn check_repository(git_dir: &Path, work_tree: Option<&Path>, depth: usize) -> Result<(), String> {
+/// Every directory and file git would read for it is added to `used` (the work tree too).
+fn check_repository(
+    git_dir: &Path,
+    work_tree: Option<&Path>,
+    depth: usize,
+    used: &mut Vec<PathBuf>,
+) -> Result<(), String> {
     if depth > 8 {
         return Err(format!(
             "{REASON}? submodules nested more than 8 deep under {}",
             git_dir.display()
         ));
     }
-    check_git_dir(git_dir, 0)?;
+    check_git_dir(git_dir, 0, used)?;
     if let Some(work_tree) = work_tree {
-        check_submodules(git_dir, work_tree, depth)?;
+        used.push(work_tree.to_path_buf());
+        check_submodules(git_dir, work_tree, depth, used)?;
     }
     Ok(())
 }
@@ -423,12 +439,16 @@ const GLOBAL_WITH_VALUE: &[&str] = &["--namespace", "--super-prefix", "--attr-so
 
 /// Layer 2: checks every git directory a git stage (`args` after `argv[0]`) run in `cwd`
 /// will use, and refuses git writing a work tree into a git directory. `Ok` holds the
-/// directories git will work in (for `gitlock`); `Err` the complete refusal.
+/// directories and files git will work in and read (for `gitlock`): the start directory,
+/// every git directory (found walking up, `--git-dir`, a `gitdir:` file's target, common
+/// directories, submodules'), their work trees, the `gitdir:` files and the configuration
+/// files with their includes. `Err` the complete refusal.
 pub fn check_git(cwd: &Path, args: &[String]) -> Result<Vec<PathBuf>, String> {
     let refuse = |e: String| format!("{}{e}", super::harden::PREFIX);
     let mut start = cwd.to_path_buf();
     let mut repositories: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
     let mut work_trees: Vec<PathBuf> = Vec::new();
+    let mut gitfiles: Vec<PathBuf> = Vec::new();
     let mut i = 0;
     while i < args.len() {
         let arg = args[i].as_str();
@@ -447,6 +467,9 @@ pub fn check_git(cwd: &Path, args: &[String]) -> Result<Vec<PathBuf>, String> {
             if name == "--git-dir" {
                 // A directory, or a file `gitdir: <path>` as git reads it.
                 let target = dot_git_target(&path).map_err(refuse)?;
+                if target.as_ref().is_some_and(|t| *t != path) {
+                    gitfiles.push(path.clone());
+                }
                 repositories.push((target.unwrap_or(path), None));
             } else {
                 repositories.extend(discover(&path).map_err(refuse)?);
@@ -491,10 +514,9 @@ pub fn check_git(cwd: &Path, args: &[String]) -> Result<Vec<PathBuf>, String> {
     }
     repositories.extend(discover(&start).map_err(refuse)?);
     let mut used = vec![start];
+    used.extend(gitfiles);
     for (dir, work_tree) in repositories {
-        check_repository(&dir, work_tree.as_deref(), 0).map_err(refuse)?;
-        used.push(dir);
-        used.extend(work_tree);
+        check_repository(&dir, work_tree.as_deref(), 0, &mut used).map_err(refuse)?;
     }
     Ok(used)
 }
@@ -730,6 +752,32 @@ mod tests {
         ] {
             assert_eq!(dangerous(k, v), want, "{k}={v}");
         }
+    }
+
+    #[test]
+    fn check_git_names_every_directory_git_uses() {
+        let base = std::env::temp_dir().join(format!("yieldshell-gitused-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        for d in ["b/.git/objects", "b/.git/worktrees/w", "x", "c"] {
+            std::fs::create_dir_all(base.join(d)).expect("mkdir");
+        }
+        let write = |rel: &str, text: &str| std::fs::write(base.join(rel), text).expect("write");
+        write("b/.git/HEAD", "ref: refs/heads/main\n");
+        write("b/.git/config", "[include]\n\tpath = ../../c/extra.cfg\n");
+        write("b/.git/worktrees/w/HEAD", "ref: refs/heads/w\n");
+        write("b/.git/worktrees/w/commondir", "../..\n");
+        // x is a linked work tree of b: its gitfile names b's worktree directory.
+        write("x/.git", "gitdir: ../b/.git/worktrees/w\n");
+        let used = check_git(&base.join("x"), &["status".to_string()]).expect("clean");
+        for want in [
+            "x",
+            "x/../b/.git/worktrees/w",
+            "x/../b/.git/worktrees/w/../..",
+            "x/../b/.git/worktrees/w/../../../../c/extra.cfg",
+        ] {
+            assert!(used.contains(&base.join(want)), "{want} not in {used:?}");
+        }
+        let _ = std::fs::remove_dir_all(&base);
     }
 
     #[test]

@@ -9,9 +9,13 @@
 //! check those names), and neither can the readers.
 //!
 //! So every stage is classified ([`Kind`]) with the directories it works in (its roots: the
-//! working directory, `-C` and `--git-dir` targets, every path argument), and a stage may not
-//! start while a stage of the other kind, in an overlapping tree (one root inside or equal to
-//! another), has been admitted and has not ended. Admission and the check are made under one
+//! working directory and every path argument; for git also every git directory `gitguard`
+//! resolves for it, wherever it lies: the one found walking up, a `gitdir:` file's target,
+//! `--git-dir`, a worktree's common directory, submodules' directories, and the
+//! configuration files they include; REDTEAM2 F1), each root taken both as written and with
+//! its symbolic links resolved, the places of those links being roots too. A stage may not start while a stage of the other kind, in an
+//! overlapping tree (one root inside or equal to another), has been admitted and has not
+//! ended, whichever started first. Admission and the check are made under one
 //! lock, and an admitted stage stays registered from before it is spawned until its record
 //! ends ([`Ticket`]), so there is no moment where both could slip through. A conflict is a
 //! refusal naming the running process; the caller retries when it has ended.
@@ -99,48 +103,144 @@ impl Drop for Ticket {
     }
 }
 
-/// True when one of the trees contains (or is) the other.
-fn overlaps(a: &[PathBuf], b: &[PathBuf]) -> bool {
-    a.iter()
-        .any(|x| b.iter().any(|y| x.starts_with(y) || y.starts_with(x)))
+/// Where two claims meet: the first pair of roots (`a`'s, `b`'s) where one contains (or is)
+/// the other.
+fn meeting<'a>(a: &'a [PathBuf], b: &'a [PathBuf]) -> Option<(&'a Path, &'a Path)> {
+    a.iter().find_map(|x| {
+        b.iter()
+            .find(|y| x.starts_with(y) || y.starts_with(x))
+            .map(|y| (x.as_path(), y.as_path()))
+    })
 }
 
-fn conflict(program: &str, other: &str, kind: Kind) -> String {
-    let (git, writer) = match kind {
-        Kind::Git => (program, other),
-        Kind::Writer => (other, program),
+/// The refusal of `claim` meeting `other` (of the other kind) at `(mine, theirs)`.
+fn conflict(claim: &Claim, other: &str, (mine, theirs): (&Path, &Path)) -> String {
+    let program = claim.program.as_str();
+    let (git, writer, used, tree) = match claim.kind {
+        Kind::Git => (program, other, mine, theirs),
+        Kind::Writer => (other, program, theirs, mine),
     };
     format!(
         "{}git cannot run at the same time as a program that may write files in the same tree \
-         ({git} and {writer}: {writer} could change the repository's configuration after it \
-         was checked); run them one after the other",
-        super::harden::PREFIX
+         ({git} and {writer}: {git} uses {}, {writer} may write in {}, and {writer} could \
+         change the repository's configuration after it was checked); run them one after the \
+         other",
+        super::harden::PREFIX,
+        used.display(),
+        tree.display()
     )
+}
+
+/// Each root as written (cleaned), as the file system resolves it, and the place of every
+/// symbolic link met while resolving it (a program that may change one of those links
+/// changes what the root stands for), so that two names of one directory meet.
+fn expand(roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for root in roots {
+        let mut paths = vec![clean(root)];
+        if let Some((real, links)) = resolved(root) {
+            paths.push(real);
+            paths.extend(links);
+        }
+        for path in paths {
+            if !out.contains(&path) {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+/// The most symbolic links followed while resolving one path (the kernel's limit).
+const MAX_LINKS: usize = 40;
+
+/// An absolute `path` resolved as the kernel would, as far as it exists (the rest appended,
+/// with `..` applied to the text), and the paths of the symbolic links followed on the way.
+fn resolved(path: &Path) -> Option<(PathBuf, Vec<PathBuf>)> {
+    use std::ffi::OsString;
+    use std::path::Component;
+    if !path.is_absolute() {
+        return None;
+    }
+    let parts = |p: &Path| -> Vec<OsString> {
+        p.components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n.to_os_string()),
+                Component::ParentDir => Some("..".into()),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut todo: std::collections::VecDeque<OsString> = parts(path).into();
+    let mut done = PathBuf::from("/");
+    let mut links = Vec::new();
+    let mut missing = false;
+    while let Some(part) = todo.pop_front() {
+        if part == ".." {
+            done.pop();
+            continue;
+        }
+        let next = done.join(&part);
+        if missing {
+            done = next;
+            continue;
+        }
+        match std::fs::symlink_metadata(&next) {
+            Ok(meta) if meta.file_type().is_symlink() && links.len() < MAX_LINKS => {
+                let Ok(target) = std::fs::read_link(&next) else {
+                    done = next;
+                    missing = true;
+                    continue;
+                };
+                links.push(next);
+                if target.is_absolute() {
+                    done = PathBuf::from("/");
+                }
+                for part in parts(&target).into_iter().rev() {
+                    todo.push_front(part);
+                }
+            }
+            Ok(_) => done = next,
+            Err(_) => {
+                done = next;
+                missing = true;
+            }
+        }
+    }
+    Some((done, links))
 }
 
 /// Admits a call's stages, or refuses them when one would run beside a stage of the other
 /// kind in an overlapping tree (among themselves, or already admitted and not ended).
 pub fn admit(claims: Vec<Claim>) -> Result<Ticket, String> {
-    let claims: Vec<Claim> = claims.into_iter().collect();
     if claims.is_empty() {
         return Ok(Ticket::default());
     }
+    // Resolved before taking the lock: the file system may be slow.
+    let claims: Vec<Claim> = claims
+        .into_iter()
+        .map(|c| Claim {
+            roots: expand(&c.roots),
+            ..c
+        })
+        .collect();
     for (i, a) in claims.iter().enumerate() {
         for b in &claims[i + 1..] {
-            if a.kind != b.kind && overlaps(&a.roots, &b.roots) {
-                return Err(conflict(&a.program, &b.program, a.kind));
+            if a.kind == b.kind {
+                continue;
+            }
+            if let Some(at) = meeting(&a.roots, &b.roots) {
+                return Err(conflict(a, &b.program, at));
             }
         }
     }
     let mut registry = REGISTRY.lock();
     registry.live.retain(Live::alive);
     for claim in &claims {
-        if let Some(other) = registry
-            .live
-            .iter()
-            .find(|l| l.kind != claim.kind && overlaps(&l.roots, &claim.roots))
-        {
-            return Err(conflict(&claim.program, &other.program, claim.kind));
+        for other in registry.live.iter().filter(|l| l.kind != claim.kind) {
+            if let Some(at) = meeting(&claim.roots, &other.roots) {
+                return Err(conflict(claim, &other.program, at));
+            }
         }
     }
     let id = registry.next;
@@ -232,6 +332,37 @@ mod tests {
             claim(Kind::Writer, "tar", &[&repo]),
         ]);
         assert!(pipeline.is_err());
+    }
+
+    #[test]
+    fn two_names_of_one_directory_meet() {
+        let base = std::env::temp_dir().join(format!("yieldshell-gitlock-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(base.join("b/.git")).expect("mkdir");
+        std::fs::create_dir_all(base.join("x")).expect("mkdir");
+        let base = std::fs::canonicalize(&base).expect("canonicalize");
+        std::os::unix::fs::symlink(base.join("b"), base.join("link")).expect("symlink");
+        // Through `..`, through symbolic links, and below a name that does not exist yet.
+        std::os::unix::fs::symlink("../link/.git", base.join("x/chain")).expect("symlink");
+        let got = expand(&[base.join("x/../link/.git/new/../config")]);
+        assert!(got.contains(&base.join("link/.git/config")), "{got:?}");
+        assert!(got.contains(&base.join("b/.git/config")), "{got:?}");
+        // A link met on the way is a root too: changing it changes the path.
+        let chained = expand(&[base.join("x/chain/config")]);
+        assert!(chained.contains(&base.join("b/.git/config")), "{chained:?}");
+        assert!(chained.contains(&base.join("x/chain")), "{chained:?}");
+        assert!(chained.contains(&base.join("link")), "{chained:?}");
+        let writer = expand(&[base.join("b")]);
+        let at = meeting(&got, &writer).expect("they meet");
+        assert_eq!(
+            at,
+            (
+                base.join("b/.git/config").as_path(),
+                base.join("b").as_path()
+            )
+        );
+        assert!(meeting(&got, &expand(&[base.join("x")])).is_none());
+        let _ = std::fs::remove_dir_all(&base);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::support::{is_error, tool_text, Server, TempDir};
+use crate::support::{is_error, path_str, tool_text, Server, TempDir};
 
 const PREFIX: &str = "Command rejected by default security policy: ";
 
@@ -906,7 +906,7 @@ fn server_for(dir: &TempDir) -> Server {
 /// Starts `command` with `exec`, its stdin kept open so that it waits, and returns its id.
 fn start_waiting(server: &Server, command: &str, directory: &str) -> String {
     let object = server.exec(json!({
-        "command": command, "directory": directory, "stdin": "", "close_stdin": false,
+        "command": command, "cwd": directory, "stdin": "", "close_stdin": false,
         "yield_ms": 50, "side_effects": ["MODIFIES_WORKSPACE_FILES"]
     }));
     assert_eq!(object["status"], "backgrounded", "{command}: {object}");
@@ -995,6 +995,90 @@ fn git_never_runs_beside_a_file_writing_program_in_the_same_tree() {
     refused_argv(&server, &["git", "status"], "", LOCK);
     finish(&server, &tar);
     run_ok(&server, &["git", "status"]);
+}
+
+/// Runs `argv` through `shell_execute` in `directory` and returns the result.
+fn run_in(server: &Server, argv: &[&str], directory: &Path) -> Value {
+    server.call(
+        "shell_execute",
+        json!({ "command": argv, "directory": directory.display().to_string() }),
+    )
+}
+
+/// Asserts that `result` is the refusal of git and `writer` meeting at the repository
+/// `git_dir`.
+fn assert_locked_out(result: &Value, writer: &str, git_dir: &Path) {
+    let text = tool_text(result);
+    assert!(is_error(result), "must be refused: {result}");
+    for part in [
+        "git cannot run at the same time as a program that may write files",
+        &format!("git and {writer}"),
+        &format!("git uses {}", git_dir.display()),
+    ] {
+        assert!(text.contains(part), "{text:?} lacks {part:?}");
+    }
+}
+
+#[test]
+fn git_reached_through_a_gitfile_never_runs_beside_a_writer_in_the_repository() {
+    // REDTEAM2 F1: x/.git is a file naming b/.git; a writer working in b could change
+    // b/.git/config between the check of a git call in x and git reading it.
+    let dir = TempDir::new("git-lock-gitfile");
+    let repo = dir.mkdir("b");
+    repository(&repo);
+    let work = dir.mkdir("x");
+    plant(&dir, "x/.git", "gitdir: ../b/.git\n");
+    // The same repository reached through a symbolic link.
+    std::os::unix::fs::symlink(&repo, dir.path().join("link")).expect("symlink");
+    let linked = dir.mkdir("y");
+    plant(&dir, "y/.git", "gitdir: ../link/.git\n");
+    let unrelated = dir.mkdir("elsewhere");
+    let git_dir = repo.join(".git");
+    let server = server_for(&dir);
+    let diff = ["git", "diff", "--no-index", "a", "b"];
+    plant(&dir, "x/a", "1\n");
+    plant(&dir, "x/b", "2\n");
+    // A writer already running in b (tar reading an archive from its open stdin): git in x
+    // and in y is refused, naming both and the repository.
+    let tar = start_waiting(&server, "tar -x -f -", path_str(&repo));
+    assert_locked_out(&run_in(&server, &diff, &work), "tar", &git_dir);
+    assert_locked_out(
+        &run_in(&server, &["git", "status"], &linked),
+        "tar",
+        &git_dir,
+    );
+    finish(&server, &tar);
+    let result = run_in(&server, &diff, &work);
+    assert!(
+        !tool_text(&result).contains("at the same time"),
+        "the writer has ended: {result}"
+    );
+    // The other order: git running in x (reading objects from its open stdin) keeps writers
+    // out of b, whatever their directory in its tree.
+    let git = start_waiting(&server, "git cat-file --batch", path_str(&work));
+    assert_locked_out(
+        &run_in(&server, &["tar", "-xf", "t.tar"], &repo),
+        "tar",
+        &git_dir,
+    );
+    assert_locked_out(
+        &run_in(&server, &["cp", "f.txt", "g.txt"], &repo),
+        "cp",
+        &git_dir,
+    );
+    // A writer in an unrelated directory is not concerned.
+    let result = run_in(&server, &["cp", "missing", "copy"], &unrelated);
+    assert!(!tool_text(&result).contains("at the same time"), "{result}");
+    finish(&server, &git);
+    // And git runs beside a writer in an unrelated directory.
+    let tar = start_waiting(&server, "tar -x -f -", path_str(&unrelated));
+    let result = run_in(&server, &["git", "log", "--oneline"], &work);
+    assert!(
+        !is_error(&result) && tool_text(&result).contains("first"),
+        "{result}"
+    );
+    finish(&server, &tar);
+    run_ok(&server, &["tar", "--version"]);
 }
 
 #[test]
