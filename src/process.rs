@@ -340,6 +340,9 @@ impl Proc {
             }
             drop(st);
             self.changed();
+            // What this record left behind (re-parented to the server) must not outlive a
+            // SIGKILL of the server: tell the guardian.
+            tree::note_orphans();
             return true;
         }
         st.group_gone
