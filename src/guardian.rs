@@ -15,7 +15,7 @@
 //! since it is spawned (`posix_spawn`) rather than forked, it can be started at any time,
 //! from any thread.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{BufRead, Write};
@@ -35,7 +35,8 @@ static PREFIX: OnceLock<String> = OnceLock::new();
 static PID: AtomicU32 = AtomicU32::new(0);
 /// The process groups of live records, as announced (so `tree` can tell a record's stage
 /// leader, a child of the server, from an orphan that was re-parented to it).
-static LIVE: Mutex<Option<HashSet<u32>>> = Mutex::new(None);
+/// Each maps to its leader's start time (see `tree::start_of`), when it could be read.
+static LIVE: Mutex<Option<HashMap<u32, Option<u64>>>> = Mutex::new(None);
 
 /// The guardian's pid, if it was started.
 pub fn pid() -> Option<u32> {
@@ -49,7 +50,15 @@ pub fn any_live_group() -> bool {
 
 /// Whether `pgid` is the process group of a live record.
 pub fn is_live_group(pgid: u32) -> bool {
-    LIVE.lock().as_ref().is_some_and(|set| set.contains(&pgid))
+    LIVE.lock()
+        .as_ref()
+        .is_some_and(|set| set.contains_key(&pgid))
+}
+
+/// The start time of the leader of live group `pgid`, if known: no descendant of the
+/// group's record started earlier.
+pub fn group_start(pgid: u32) -> Option<u64> {
+    LIVE.lock().as_ref()?.get(&pgid).copied().flatten()
 }
 
 /// Sets the marker prefix of this server's processes; the guardian starts with the first
@@ -158,10 +167,11 @@ pub fn main(args: &[OsString]) -> std::process::ExitCode {
 /// Tells the guardian that process group `pgid` started (`alive`) or is gone.
 pub fn announce(pgid: u32, alive: bool) {
     {
+        let start = if alive { tree::start_of(pgid) } else { None };
         let mut live = LIVE.lock();
-        let set = live.get_or_insert_with(HashSet::new);
+        let set = live.get_or_insert_with(HashMap::new);
         if alive {
-            set.insert(pgid);
+            set.insert(pgid, start);
         } else {
             set.remove(&pgid);
         }

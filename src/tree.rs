@@ -105,7 +105,9 @@ enum Adopt<'a> {
     All,
     /// Children that are neither a live record's stage nor marked with one of this
     /// server's markers (`prefix`): orphans no readable marker gives to another record.
-    Unattributed(&'a str),
+    /// `born` is the earliest start time of the record's stage leaders, when known: an
+    /// orphan that started before it cannot be the record's.
+    Unattributed(&'a str, Option<u64>),
     /// These (pid, start time) pairs, announced by the server (the guardian).
     Listed(&'a [(u32, u64)]),
 }
@@ -165,7 +167,8 @@ pub fn signal_strays(marker: &str, pgids: &[u32], signal: i32) -> usize {
     let prefix = marker.rfind('/').map_or("", |i| &marker[..=i]);
     let adopt = if SOLE.load(Ordering::SeqCst) && !prefix.is_empty() {
         note_orphans();
-        Adopt::Unattributed(prefix)
+        let born = pgids.iter().filter_map(|&p| guardian::group_start(p)).min();
+        Adopt::Unattributed(prefix, born)
     } else {
         Adopt::Nothing
     };
@@ -231,6 +234,11 @@ fn signal_checked(
     still_ours && handle.signal(signal).is_ok()
 }
 
+/// The start time of process `pid` (clock ticks after boot), if it runs.
+pub fn start_of(pid: u32) -> Option<u64> {
+    read_stat(pid).map(|e| e.start)
+}
+
 /// Whether `pid` (a process other than the server) is a seed under `adopt`.
 fn adopted(pid: u32, e: &Entry, me: u32, guardian: Option<u32>, adopt: Adopt<'_>) -> bool {
     match adopt {
@@ -238,8 +246,10 @@ fn adopted(pid: u32, e: &Entry, me: u32, guardian: Option<u32>, adopt: Adopt<'_>
         Adopt::Listed(list) => list.contains(&(pid, e.start)),
         _ if e.ppid != me || guardian == Some(pid) => false,
         Adopt::All => true,
-        Adopt::Unattributed(prefix) => {
-            !guardian::is_live_group(e.pgid) && !has_marker(pid, prefix, true)
+        Adopt::Unattributed(prefix, born) => {
+            born.is_none_or(|b| e.start >= b)
+                && !guardian::is_live_group(e.pgid)
+                && !has_marker(pid, prefix, true)
         }
     }
 }

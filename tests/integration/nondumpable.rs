@@ -290,3 +290,27 @@ fn nondumpable_stray_of_a_finished_record_dies_when_the_server_is_killed() {
         assert_gone(tag, &format!("a SIGKILL of the server (prctl: {prctl})"));
     });
 }
+
+#[test]
+fn stop_leaves_the_nondumpable_stray_of_an_earlier_record_alone() {
+    each_variant("nd_other", |server, dir, tag, prctl| {
+        let earlier = start_stray(server, dir, tag, prctl, true);
+        let waited = server.call("wait", json!({"process_id": earlier, "timeout_ms": 20000}));
+        assert_eq!(waited["status"], "completed", "{waited}");
+        let later = server.call(
+            "exec",
+            json!({"command": "echo ready; sleep 120", "side_effects": ["NONE"],
+                   "yield_ms": 0}),
+        );
+        let id = later["process_id"].as_str().expect("process_id");
+        let stopped = server.call("stop", json!({"process_id": id, "force_after_ms": 1000}));
+        assert_eq!(stopped["stopped"], true, "{stopped}");
+        assert_eq!(
+            tagged(tag).len(),
+            1,
+            "stop of a later record ended an earlier record's stray (prctl: {prctl})"
+        );
+        server.end_input();
+        assert_gone(tag, &format!("the end of input (prctl: {prctl})"));
+    });
+}
