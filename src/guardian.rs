@@ -4,11 +4,13 @@
 //! server starts a guardian: its own binary again, run with a hidden first argument
 //! ([`ARG`]), in a session of its own, with stdout and stderr on `/dev/null` and the read
 //! end of a pipe as stdin. It ignores the terminal signals and reads the pipe. The server
-//! writes `+<pgid>` when it starts a process group and `-<pgid>` when the group is gone.
+//! writes `+<pgid>` when it starts a process group, `-<pgid>` when the group is gone, and
+//! `o<pid> <start time>` for each process it saw re-parented to it (`tree::note_orphans`:
+//! its environment may be unreadable, and once the server is gone it is a child of init).
 //! When the pipe reaches end of file (the server exited, however it exited) the guardian
-//! sends SIGKILL to every group still open and to every process carrying this server's
-//! marker (and their descendants), twice to catch processes forked during the first sweep,
-//! then exits. After a clean shutdown there is nothing left for it to do.
+//! sends SIGKILL to every group still open, to every process carrying this server's marker
+//! and to every announced orphan still running with the same start time (and their
+//! descendants), twice to catch processes forked during the first sweep, then exits. After a clean shutdown there is nothing left for it to do.
 //!
 //! The guardian is started lazily, by the first spawn: a server that never runs a command
 //! (a client's probe that only asks `server/discover`, say) starts no process at all. And
