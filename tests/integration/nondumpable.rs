@@ -314,3 +314,27 @@ fn stop_leaves_the_nondumpable_stray_of_an_earlier_record_alone() {
         assert_gone(tag, &format!("the end of input (prctl: {prctl})"));
     });
 }
+
+#[test]
+fn nondumpable_stray_outside_the_group_dies_at_the_timeout() {
+    each_variant("nd_timeout", |server, dir, tag, prctl| {
+        let result = server.call(
+            "exec",
+            json!({"command": command(dir, tag, prctl, false), "side_effects": ["NONE"],
+                   "yield_ms": 0, "timeout_ms": 3000}),
+        );
+        let id = result["process_id"]
+            .as_str()
+            .expect("process_id")
+            .to_string();
+        let ready = dir.join(format!("{tag}.ready"));
+        assert!(
+            wait_until(Duration::from_secs(20), || ready.exists()),
+            "the stray never got ready: {result}"
+        );
+        let waited = server.call("wait", json!({"process_id": id, "timeout_ms": 30000}));
+        assert_eq!(waited["status"], "timed_out", "{waited}");
+        assert_gone(tag, &format!("the timeout (prctl: {prctl})"));
+        server.end_input();
+    });
+}
