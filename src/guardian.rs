@@ -4,21 +4,24 @@
 //! server starts a guardian: its own binary again, run with a hidden first argument
 //! ([`ARG`]), in a session of its own, with stdout and stderr on `/dev/null` and the read
 //! end of a pipe as stdin. It ignores the terminal signals and reads the pipe. The server
-//! writes `+<pgid>` when it starts a process group and `-<pgid>` when the group is gone.
+//! writes `+<pgid>` when it starts a process group, `-<pgid>` when the group is gone, and
+//! `o<pid> <start time>` for each process it saw re-parented to it (`tree::note_orphans`:
+//! its environment may be unreadable, and once the server is gone it is a child of init).
 //! When the pipe reaches end of file (the server exited, however it exited) the guardian
-//! sends SIGKILL to every group still open and to every process carrying this server's
-//! marker (and their descendants), twice to catch processes forked during the first sweep,
-//! then exits. After a clean shutdown there is nothing left for it to do.
+//! sends SIGKILL to every group still open, to every process carrying this server's marker
+//! and to every announced orphan still running with the same start time (and their
+//! descendants), twice to catch processes forked during the first sweep, then exits. After a clean shutdown there is nothing left for it to do.
 //!
 //! The guardian is started lazily, by the first spawn: a server that never runs a command
 //! (a client's probe that only asks `server/discover`, say) starts no process at all. And
 //! since it is spawned (`posix_spawn`) rather than forked, it can be started at any time,
 //! from any thread.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 
 use parking_lot::Mutex;
@@ -30,6 +33,35 @@ pub const ARG: &str = "__yieldshell_guardian";
 
 static PIPE: OnceLock<Option<Mutex<File>>> = OnceLock::new();
 static PREFIX: OnceLock<String> = OnceLock::new();
+/// The guardian's pid (0 until it started): a child of the server that is not a command.
+static PID: AtomicU32 = AtomicU32::new(0);
+/// The process groups of live records, as announced (so `tree` can tell a record's stage
+/// leader, a child of the server, from an orphan that was re-parented to it).
+/// Each maps to its leader's start time (see `tree::start_of`), when it could be read.
+static LIVE: Mutex<Option<HashMap<u32, Option<u64>>>> = Mutex::new(None);
+
+/// The guardian's pid, if it was started.
+pub fn pid() -> Option<u32> {
+    Some(PID.load(Ordering::Relaxed)).filter(|&p| p != 0)
+}
+
+/// Whether some record's process group is live.
+pub fn any_live_group() -> bool {
+    LIVE.lock().as_ref().is_some_and(|set| !set.is_empty())
+}
+
+/// Whether `pgid` is the process group of a live record.
+pub fn is_live_group(pgid: u32) -> bool {
+    LIVE.lock()
+        .as_ref()
+        .is_some_and(|set| set.contains_key(&pgid))
+}
+
+/// The start time of the leader of live group `pgid`, if known: no descendant of the
+/// group's record started earlier.
+pub fn group_start(pgid: u32) -> Option<u64> {
+    LIVE.lock().as_ref()?.get(&pgid).copied().flatten()
+}
 
 /// Sets the marker prefix of this server's processes; the guardian starts with the first
 /// command ([`ensure_started`]).
@@ -41,7 +73,10 @@ pub fn configure(prefix: String) {
 /// about once). Call before a process group is created.
 pub fn ensure_started() {
     PIPE.get_or_init(|| match spawn() {
-        Ok(pipe) => Some(Mutex::new(pipe)),
+        Ok(pipe) => {
+            tree::watch_orphans();
+            Some(Mutex::new(pipe))
+        }
         Err(e) => {
             crate::warn!(
                 "cannot start the guardian ({e}); a SIGKILL of the server would leave its processes"
@@ -58,7 +93,7 @@ fn spawn() -> std::io::Result<File> {
     let prefix = PREFIX.get().cloned().unwrap_or_default();
     // An empty environment: the guardian needs none, and the server's may hold secrets.
     let env: Vec<(OsString, OsString)> = Vec::new();
-    sys::spawn(sys::SpawnSpec {
+    let started = sys::spawn(sys::SpawnSpec {
         program: &program,
         arg0: Some("yieldshell-guardian"),
         args: &[ARG.to_string(), prefix],
@@ -71,6 +106,7 @@ fn spawn() -> std::io::Result<File> {
         join_group: None,
         terminal: None,
     })?;
+    PID.store(started.pid, Ordering::Relaxed);
     Ok(File::from(std::os::fd::OwnedFd::from(write)))
 }
 
@@ -96,10 +132,21 @@ pub fn main(args: &[OsString]) -> std::process::ExitCode {
         .unwrap_or_default()
         .to_string();
     let mut groups: HashSet<u32> = HashSet::new();
+    let mut orphans: HashSet<(u32, u64)> = HashSet::new();
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };
-        let (sign, num) = line.split_at(line.len().min(1));
-        let Ok(pgid) = num.parse::<u32>() else {
+        let (sign, rest) = line.split_at(line.len().min(1));
+        if sign == "o" {
+            // `o<pid> <start time>`: a process the server saw re-parented to it.
+            let mut parts = rest.split(' ');
+            let pid = parts.next().and_then(|p| p.parse().ok());
+            let start = parts.next().and_then(|p| p.parse().ok());
+            if let (Some(pid), Some(start)) = (pid, start) {
+                orphans.insert((pid, start));
+            }
+            continue;
+        }
+        let Ok(pgid) = rest.parse::<u32>() else {
             continue;
         };
         match sign {
@@ -107,12 +154,13 @@ pub fn main(args: &[OsString]) -> std::process::ExitCode {
             _ => groups.remove(&pgid),
         };
     }
+    let orphans: Vec<(u32, u64)> = orphans.into_iter().collect();
     for _ in 0..2 {
         for &pgid in &groups {
             let _ = sys::killpg(pgid, libc::SIGKILL);
         }
         if !prefix.is_empty() {
-            tree::signal_all(&prefix, libc::SIGKILL);
+            tree::signal_all_with(&prefix, &orphans, libc::SIGKILL);
         }
     }
     std::process::ExitCode::SUCCESS
@@ -120,8 +168,29 @@ pub fn main(args: &[OsString]) -> std::process::ExitCode {
 
 /// Tells the guardian that process group `pgid` started (`alive`) or is gone.
 pub fn announce(pgid: u32, alive: bool) {
+    {
+        let start = if alive { tree::start_of(pgid) } else { None };
+        let mut live = LIVE.lock();
+        let set = live.get_or_insert_with(HashMap::new);
+        if alive {
+            set.insert(pgid, start);
+        } else {
+            set.remove(&pgid);
+        }
+    }
     if let Some(Some(pipe)) = PIPE.get() {
         let line = format!("{}{pgid}\n", if alive { '+' } else { '-' });
+        let _ = pipe.lock().write_all(line.as_bytes());
+    }
+}
+
+/// Tells the guardian about a process that was re-parented to the server (`pid`, with its
+/// start time from `/proc/<pid>/stat`, which tells it from a later process of the same
+/// pid): a SIGKILL of the server must not let it survive, even when its environment (and
+/// so its marker) cannot be read.
+pub fn announce_orphan(pid: u32, start: u64) {
+    if let Some(Some(pipe)) = PIPE.get() {
+        let line = format!("o{pid} {start}\n");
         let _ = pipe.lock().write_all(line.as_bytes());
     }
 }

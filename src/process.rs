@@ -335,6 +335,9 @@ impl Proc {
             for &pgid in &self.info.stages {
                 crate::guardian::announce(pgid, false);
             }
+            // What this record left behind (re-parented to the server) must not outlive a
+            // SIGKILL of the server: tell the guardian, before anyone learns it finished.
+            tree::note_orphans();
             if st.maybe_finish() {
                 self.release_stdin();
             }

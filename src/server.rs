@@ -133,6 +133,8 @@ pub fn run(config: Config) -> std::process::ExitCode {
     // The guardian starts with the first command (`guardian::ensure_started`).
     let marker_prefix = crate::stamp::new_marker_prefix();
     crate::guardian::configure(marker_prefix.clone());
+    // Every child of this process is the server's: orphans re-parented to it are ours.
+    crate::tree::claim_children();
     if let Err(e) = crate::sys::set_child_subreaper() {
         crate::warn!(
             "cannot become a child subreaper ({e}); orphaned descendants are reaped by init"

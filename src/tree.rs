@@ -7,14 +7,40 @@
 //! the marker, or when its parent is ours (this also covers a descendant that cleared its
 //! environment while its parent lives).
 //!
+//! A descendant can also make itself non-dumpable (`prctl(PR_SET_DUMPABLE, 0)`): its
+//! `environ` is then unreadable to the same user, so it carries a marker nobody can see.
+//! Once its parent is gone, the kernel still shows one fact: the server is a child
+//! subreaper, so the orphan is re-parented to the server. In the binary ([`claim_children`])
+//! every child of the server is ours: the guardian is left alone, the rest are records'
+//! stage leaders (their groups are announced to the guardian, see [`guardian::is_live_group`])
+//! or orphans. Shutdown signals them all; `stop` and timeouts signal the orphans that no
+//! readable marker gives to another record (a non-dumpable orphan cannot be told apart
+//! between records). Every orphan seen is announced to the guardian with its start time, so
+//! a SIGKILL of the server reaches it too (see `note_orphans`).
+//!
 //! Signalling is race-free where Linux offers pidfds: the handle is opened first, the
 //! process is checked again, and the signal goes through the handle, so a pid that was
 //! reused in between is never hit. Without `/proc` (macOS) this finds nothing and only the
 //! process group is signalled.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::sys;
+use parking_lot::Mutex;
+
+use crate::{guardian, sys};
+
+/// Whether every child of this process is the server's (the binary; in-process servers
+/// share their process and rely on markers only).
+static SOLE: AtomicBool = AtomicBool::new(false);
+/// Orphans already announced to the guardian, as (pid, start time).
+static ANNOUNCED: Mutex<Option<HashSet<(u32, u64)>>> = Mutex::new(None);
+
+/// Declares that every child of this process belongs to this server (call once, from the
+/// binary's `run`, before any command starts).
+pub fn claim_children() {
+    SOLE.store(true, Ordering::SeqCst);
+}
 
 /// The environment variable that marks our processes.
 pub const MARKER_VAR: &str = "YIELDSHELL_OWNER";
@@ -23,6 +49,8 @@ pub const MARKER_VAR: &str = "YIELDSHELL_OWNER";
 struct Entry {
     ppid: u32,
     pgid: u32,
+    /// Start time in clock ticks after boot: with the pid, it names one process for good.
+    start: u64,
 }
 
 fn read_stat(pid: u32) -> Option<Entry> {
@@ -36,7 +64,9 @@ fn read_stat(pid: u32) -> Option<Entry> {
     }
     let ppid = fields.next()?.parse().ok()?;
     let pgid = fields.next()?.parse().ok()?;
-    Some(Entry { ppid, pgid })
+    // Field 22 of stat; `fields` stands at field 6 now.
+    let start = fields.nth(16)?.parse().ok()?;
+    Some(Entry { ppid, pgid, start })
 }
 
 fn has_marker(pid: u32, marker: &str, prefix_only: bool) -> bool {
@@ -66,9 +96,31 @@ fn all_pids() -> Vec<u32> {
         .collect()
 }
 
+/// Which children of the server count as seeds, besides marked processes.
+#[derive(Clone, Copy)]
+enum Adopt<'a> {
+    /// None (an in-process server, or the guardian without announced orphans).
+    Nothing,
+    /// Every child but the guardian (shutdown of the binary).
+    All,
+    /// Children that are neither a live record's stage nor marked with one of this
+    /// server's markers (`prefix`): orphans no readable marker gives to another record.
+    /// `born` is the earliest start time of the record's stage leaders, when known: an
+    /// orphan that started before it cannot be the record's.
+    Unattributed(&'a str, Option<u64>),
+    /// These (pid, start time) pairs, announced by the server (the guardian).
+    Listed(&'a [(u32, u64)]),
+}
+
 /// Our processes: marked with `marker` (exactly, or as a prefix when `prefix_only`), members
-/// of the groups `pgids`, and descendants of either. The server itself is never included.
-fn ours(marker: &str, prefix_only: bool, pgids: &[u32]) -> Vec<(u32, Entry, bool)> {
+/// of the groups `pgids`, children of the server as `adopt` says, and descendants of any.
+/// The server itself is never included.
+fn ours(
+    marker: &str,
+    prefix_only: bool,
+    pgids: &[u32],
+    adopt: Adopt<'_>,
+) -> Vec<(u32, Entry, bool)> {
     let me = std::process::id();
     let mut table: HashMap<u32, Entry> = HashMap::new();
     for pid in all_pids() {
@@ -78,6 +130,7 @@ fn ours(marker: &str, prefix_only: bool, pgids: &[u32]) -> Vec<(u32, Entry, bool
             }
         }
     }
+    let guardian = guardian::pid();
     let mut set: HashSet<u32> = HashSet::new();
     let mut marked: HashSet<u32> = HashSet::new();
     for (&pid, e) in &table {
@@ -86,6 +139,8 @@ fn ours(marker: &str, prefix_only: bool, pgids: &[u32]) -> Vec<(u32, Entry, bool
         } else if has_marker(pid, marker, prefix_only) {
             set.insert(pid);
             marked.insert(pid);
+        } else if adopted(pid, e, me, guardian, adopt) {
+            set.insert(pid);
         }
     }
     // Close over children: a process whose parent is ours is ours.
@@ -109,11 +164,19 @@ fn ours(marker: &str, prefix_only: bool, pgids: &[u32]) -> Vec<(u32, Entry, bool
 /// (which the caller signals with `killpg`). Returns how many were signalled.
 pub fn signal_strays(marker: &str, pgids: &[u32], signal: i32) -> usize {
     let mut sent = 0;
-    for (pid, entry, marked) in ours(marker, false, pgids) {
+    let prefix = marker.rfind('/').map_or("", |i| &marker[..=i]);
+    let adopt = if SOLE.load(Ordering::SeqCst) && !prefix.is_empty() {
+        note_orphans();
+        let born = pgids.iter().filter_map(|&p| guardian::group_start(p)).min();
+        Adopt::Unattributed(prefix, born)
+    } else {
+        Adopt::Nothing
+    };
+    for (pid, entry, marked) in ours(marker, false, pgids, adopt) {
         if pgids.contains(&entry.pgid) {
             continue;
         }
-        if signal_checked(pid, marker, false, marked, entry.ppid, signal) {
+        if signal_checked(pid, marker, false, marked, entry, signal) {
             sent += 1;
         }
     }
@@ -122,10 +185,28 @@ pub fn signal_strays(marker: &str, pgids: &[u32], signal: i32) -> usize {
 
 /// Signals every process that carries a marker starting with `prefix` (all records of this
 /// server), and their descendants. Returns how many were signalled.
+/// In the binary, every child of the server but the guardian counts too (and their
+/// descendants).
 pub fn signal_all(prefix: &str, signal: i32) -> usize {
+    let adopt = if SOLE.load(Ordering::SeqCst) {
+        Adopt::All
+    } else {
+        Adopt::Nothing
+    };
+    signal_with(prefix, adopt, signal)
+}
+
+/// [`signal_all`] for the guardian: `orphans` are the (pid, start time) pairs the server
+/// announced; each that still runs with the same start time is signalled, with its
+/// descendants.
+pub fn signal_all_with(prefix: &str, orphans: &[(u32, u64)], signal: i32) -> usize {
+    signal_with(prefix, Adopt::Listed(orphans), signal)
+}
+
+fn signal_with(prefix: &str, adopt: Adopt<'_>, signal: i32) -> usize {
     let mut sent = 0;
-    for (pid, entry, marked) in ours(prefix, true, &[]) {
-        if signal_checked(pid, prefix, true, marked, entry.ppid, signal) {
+    for (pid, entry, marked) in ours(prefix, true, &[], adopt) {
+        if signal_checked(pid, prefix, true, marked, entry, signal) {
             sent += 1;
         }
     }
@@ -139,7 +220,7 @@ fn signal_checked(
     marker: &str,
     prefix_only: bool,
     marked: bool,
-    ppid: u32,
+    found: Entry,
     signal: i32,
 ) -> bool {
     let Ok(handle) = sys::ProcHandle::open(pid) else {
@@ -148,7 +229,102 @@ fn signal_checked(
     let still_ours = if marked {
         has_marker(pid, marker, prefix_only)
     } else {
-        read_stat(pid).is_some_and(|e| e.ppid == ppid)
+        read_stat(pid).is_some_and(|e| e.ppid == found.ppid && e.start == found.start)
     };
     still_ours && handle.signal(signal).is_ok()
+}
+
+/// The start time of process `pid` (clock ticks after boot), if it runs.
+pub fn start_of(pid: u32) -> Option<u64> {
+    read_stat(pid).map(|e| e.start)
+}
+
+/// Whether `pid` (a process other than the server) is a seed under `adopt`.
+fn adopted(pid: u32, e: &Entry, me: u32, guardian: Option<u32>, adopt: Adopt<'_>) -> bool {
+    match adopt {
+        Adopt::Nothing => false,
+        Adopt::Listed(list) => list.contains(&(pid, e.start)),
+        _ if e.ppid != me || guardian == Some(pid) => false,
+        Adopt::All => true,
+        Adopt::Unattributed(prefix, born) => {
+            born.is_none_or(|b| e.start >= b)
+                && !guardian::is_live_group(e.pgid)
+                && !has_marker(pid, prefix, true)
+        }
+    }
+}
+
+/// The children of this process, from `/proc/<pid>/task/*/children`.
+fn own_children() -> Vec<u32> {
+    let me = std::process::id();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{me}/task")) else {
+        return Vec::new();
+    };
+    let mut pids = Vec::new();
+    for task in tasks.flatten() {
+        let Ok(text) = std::fs::read_to_string(task.path().join("children")) else {
+            continue;
+        };
+        pids.extend(
+            text.split_ascii_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok()),
+        );
+    }
+    pids
+}
+
+/// Announces to the guardian every child of the server that is neither the guardian nor a
+/// live record's stage leader (an orphan re-parented to us), once each. Called when a
+/// record ends and on every `stop`, timeout and shutdown scan; does nothing outside the
+/// binary.
+pub fn note_orphans() {
+    if !SOLE.load(Ordering::SeqCst) {
+        return;
+    }
+    let guardian = guardian::pid();
+    let mut seen = HashSet::new();
+    for pid in own_children() {
+        if guardian == Some(pid) {
+            continue;
+        }
+        let Some(e) = read_stat(pid) else { continue };
+        if !guardian::is_live_group(e.pgid) {
+            seen.insert((pid, e.start));
+        }
+    }
+    let mut announced = ANNOUNCED.lock();
+    let known = announced.get_or_insert_with(HashSet::new);
+    for &(pid, start) in &seen {
+        if !known.contains(&(pid, start)) {
+            guardian::announce_orphan(pid, start);
+        }
+    }
+    *known = seen;
+}
+
+/// How often the orphan watch looks for new children of the server.
+const WATCH_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Starts the thread that runs [`note_orphans`] every [`WATCH_EVERY`] while a record is live
+/// or an orphan is known, so that an orphan made by a command that still runs is announced
+/// to the guardian too (once the server is SIGKILLed nobody can see it as ours any more).
+/// Only in the binary, once; called when the guardian started.
+pub fn watch_orphans() {
+    static STARTED: AtomicBool = AtomicBool::new(false);
+    if !SOLE.load(Ordering::SeqCst) || STARTED.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("orphans".into())
+        .stack_size(128 * 1024)
+        .spawn(|| loop {
+            std::thread::sleep(WATCH_EVERY);
+            let known = ANNOUNCED.lock().as_ref().is_some_and(|k| !k.is_empty());
+            if known || guardian::any_live_group() {
+                note_orphans();
+            }
+        });
+    if let Err(e) = spawned {
+        crate::warn!("cannot start the orphan watch ({e}); orphans are announced to the guardian only at stops and ends");
+    }
 }

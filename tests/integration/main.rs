@@ -14,6 +14,7 @@ mod hosts;
 mod lifecycle;
 mod memory;
 mod modern;
+mod nondumpable;
 mod policy;
 mod protocol;
 mod reliability;
