@@ -57,11 +57,22 @@ pub fn is_live_group(pgid: u32) -> bool {
         .is_some_and(|set| set.contains_key(&pgid))
 }
 
-/// The start time of the leader of live group `pgid`, if known: no descendant of the
-/// group's record started earlier.
+/// The start time of the leader of group `pgid` (live, or among the last `STARTS_KEPT`
+/// groups announced), if known: no descendant of the group's record started earlier. Kept
+/// after the group is gone, so that a `stop` whose leader died first can still tell its
+/// record's strays from older ones; a pid reused as a group later gives a later time, which
+/// only attributes fewer processes.
 pub fn group_start(pgid: u32) -> Option<u64> {
-    LIVE.lock().as_ref()?.get(&pgid).copied().flatten()
+    STARTS.lock().as_ref()?.0.get(&pgid).copied()
 }
+
+/// How many groups' start times are kept after they are gone.
+const STARTS_KEPT: usize = 4096;
+
+/// Start times of groups by pgid, and their order of arrival (to forget the oldest).
+#[allow(clippy::type_complexity)]
+static STARTS: Mutex<Option<(HashMap<u32, u64>, std::collections::VecDeque<u32>)>> =
+    Mutex::new(None);
 
 /// Sets the marker prefix of this server's processes; the guardian starts with the first
 /// command ([`ensure_started`]).
@@ -170,6 +181,19 @@ pub fn main(args: &[OsString]) -> std::process::ExitCode {
 pub fn announce(pgid: u32, alive: bool) {
     {
         let start = if alive { tree::start_of(pgid) } else { None };
+        if let Some(start) = start {
+            let mut starts = STARTS.lock();
+            let (map, order) = starts.get_or_insert_with(Default::default);
+            map.insert(pgid, start);
+            order.push_back(pgid);
+            while order.len() > STARTS_KEPT {
+                if let Some(old) = order.pop_front() {
+                    if !order.contains(&old) {
+                        map.remove(&old);
+                    }
+                }
+            }
+        }
         let mut live = LIVE.lock();
         let set = live.get_or_insert_with(HashMap::new);
         if alive {

@@ -106,7 +106,8 @@ enum Adopt<'a> {
     /// Children that are neither a live record's stage nor marked with one of this
     /// server's markers (`prefix`): orphans no readable marker gives to another record.
     /// `born` is the earliest start time of the record's stage leaders, when known: an
-    /// orphan that started before it cannot be the record's.
+    /// orphan that started before it cannot be the record's (and none is adopted when it is
+    /// not known).
     Unattributed(&'a str, Option<u64>),
     /// These (pid, start time) pairs, announced by the server (the guardian).
     Listed(&'a [(u32, u64)]),
@@ -246,8 +247,10 @@ fn adopted(pid: u32, e: &Entry, me: u32, guardian: Option<u32>, adopt: Adopt<'_>
         Adopt::Listed(list) => list.contains(&(pid, e.start)),
         _ if e.ppid != me || guardian == Some(pid) => false,
         Adopt::All => true,
+        // When the record's start is no longer known (its groups were announced gone), no
+        // orphan can be attributed to it: never signal what is not provably ours.
         Adopt::Unattributed(prefix, born) => {
-            born.is_none_or(|b| e.start >= b)
+            born.is_some_and(|b| e.start >= b)
                 && !guardian::is_live_group(e.pgid)
                 && !has_marker(pid, prefix, true)
         }
