@@ -202,6 +202,9 @@ pub fn announce(pgid: u32, alive: bool) {
             set.remove(&pgid);
         }
     }
+    if alive {
+        tree::wake_watch();
+    }
     if let Some(Some(pipe)) = PIPE.get() {
         let line = format!("{}{pgid}\n", if alive { '+' } else { '-' });
         let _ = pipe.lock().write_all(line.as_bytes());

@@ -308,8 +308,18 @@ pub fn note_orphans() {
 /// How often the orphan watch looks for new children of the server.
 const WATCH_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
 
+/// Wakes the orphan watch from its idle wait (`wake_watch`).
+static WATCH: (Mutex<()>, parking_lot::Condvar) = (Mutex::new(()), parking_lot::Condvar::new());
+
+/// Called when a group starts: an idle orphan watch resumes. Taking the watch's lock makes
+/// the wake-up impossible to miss between its check and its wait.
+pub fn wake_watch() {
+    let _guard = WATCH.0.lock();
+    WATCH.1.notify_all();
+}
+
 /// Starts the thread that runs [`note_orphans`] every [`WATCH_EVERY`] while a record is live
-/// or an orphan is known, so that an orphan made by a command that still runs is announced
+/// or an orphan is known (and otherwise waits, woken by [`wake_watch`]), so that an orphan made by a command that still runs is announced
 /// to the guardian too (once the server is SIGKILLed nobody can see it as ours any more).
 /// Only in the binary, once; called when the guardian started.
 pub fn watch_orphans() {
@@ -321,11 +331,17 @@ pub fn watch_orphans() {
         .name("orphans".into())
         .stack_size(128 * 1024)
         .spawn(|| loop {
-            std::thread::sleep(WATCH_EVERY);
-            let known = ANNOUNCED.lock().as_ref().is_some_and(|k| !k.is_empty());
-            if known || guardian::any_live_group() {
-                note_orphans();
+            // Idle (no live record, no known orphan): sleep until a group starts.
+            {
+                let mut idle = WATCH.0.lock();
+                while !(guardian::any_live_group()
+                    || ANNOUNCED.lock().as_ref().is_some_and(|k| !k.is_empty()))
+                {
+                    WATCH.1.wait(&mut idle);
+                }
             }
+            std::thread::sleep(WATCH_EVERY);
+            note_orphans();
         });
     if let Err(e) = spawned {
         crate::warn!("cannot start the orphan watch ({e}); orphans are announced to the guardian only at stops and ends");
