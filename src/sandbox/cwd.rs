@@ -53,12 +53,16 @@ fn safe_dirs(safe_path: &str) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The system trees that exist, with symlinks resolved.
-fn system_dirs() -> Vec<PathBuf> {
-    SYSTEM_DIRS
-        .iter()
-        .filter_map(|d| std::fs::canonicalize(d).ok())
-        .collect()
+/// The system trees that exist, with symlinks resolved: read once (they do not move while
+/// the server runs), not on every call.
+fn system_dirs() -> &'static [PathBuf] {
+    static DIRS: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    DIRS.get_or_init(|| {
+        SYSTEM_DIRS
+            .iter()
+            .filter_map(|d| std::fs::canonicalize(d).ok())
+            .collect()
+    })
 }
 
 /// Refuses `resolved` (a canonical directory, named by parameter `param`) in trusted mode
@@ -68,11 +72,12 @@ pub fn check(config: &Config, resolved: &Path, param: &str) -> Result<(), String
         return Ok(());
     }
     check_against(&safe_dirs(&config.safe_path), resolved, param)?;
-    check_system(&system_dirs(), resolved, param)
+    check_system(system_dirs(), resolved, param)
 }
 
-fn check_system(dirs: &[PathBuf], resolved: &Path, param: &str) -> Result<(), String> {
-    for dir in dirs {
+/// The first of `dirs` that `resolved` is, is inside, or is an ancestor of, with how.
+fn meets<'a>(dirs: &'a [PathBuf], resolved: &Path) -> Option<(&'static str, &'a Path)> {
+    dirs.iter().find_map(|dir| {
         let relation = if resolved == dir {
             "is"
         } else if resolved.starts_with(dir) {
@@ -80,9 +85,16 @@ fn check_system(dirs: &[PathBuf], resolved: &Path, param: &str) -> Result<(), St
         } else if dir.starts_with(resolved) {
             "is an ancestor of"
         } else {
-            continue;
+            return None;
         };
-        return Err(format!(
+        Some((relation, dir.as_path()))
+    })
+}
+
+fn check_system(dirs: &[PathBuf], resolved: &Path, param: &str) -> Result<(), String> {
+    match meets(dirs, resolved) {
+        None => Ok(()),
+        Some((relation, dir)) => Err(format!(
             "{param} {} {relation} {}, a system directory (programs, libraries, the dynamic \
              loader, configuration): trusted mode refuses a working directory there, since a \
              call may write beneath its working directory and could replace what every allowed \
@@ -91,23 +103,14 @@ fn check_system(dirs: &[PathBuf], resolved: &Path, param: &str) -> Result<(), St
              YIELDSHELL_ALLOWED_CWDS is accepted",
             resolved.display(),
             dir.display()
-        ));
+        )),
     }
-    Ok(())
 }
 
 fn check_against(dirs: &[PathBuf], resolved: &Path, param: &str) -> Result<(), String> {
-    for dir in dirs {
-        let relation = if resolved == dir {
-            "is"
-        } else if resolved.starts_with(dir) {
-            "is inside"
-        } else if dir.starts_with(resolved) {
-            "is an ancestor of"
-        } else {
-            continue;
-        };
-        return Err(format!(
+    match meets(dirs, resolved) {
+        None => Ok(()),
+        Some((relation, dir)) => Err(format!(
             "{param} {} {relation} {}, a directory of the safe PATH \
              (MCP_SHELL_SAFE_PATH): trusted mode refuses a working directory there, since a \
              call may write beneath its working directory and could put a program under an \
@@ -117,9 +120,8 @@ fn check_against(dirs: &[PathBuf], resolved: &Path, param: &str) -> Result<(), S
              accepted)",
             resolved.display(),
             dir.display()
-        ));
+        )),
     }
-    Ok(())
 }
 
 #[cfg(test)]
