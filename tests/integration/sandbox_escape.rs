@@ -56,22 +56,6 @@ fn status_field<'a>(status: &'a str, name: &str) -> Option<&'a str> {
         .map(str::trim)
 }
 
-/// The fixture of these tests: `Renamed` with their programs.
-struct Fixture(Renamed);
-
-impl std::ops::Deref for Fixture {
-    type Target = Renamed;
-    fn deref(&self) -> &Renamed {
-        &self.0
-    }
-}
-
-impl Fixture {
-    fn new(label: &str) -> Fixture {
-        Fixture(Renamed::new(label, PROGRAMS))
-    }
-}
-
 /// A process of the test's own user to aim at, killed on drop.
 struct Victim(Child);
 
@@ -171,7 +155,7 @@ fn confined_processes_hold_no_capability_and_the_server_keeps_its_own() {
         eprintln!("skipped confined_processes_hold_no_capability: the tests do not run as root");
         return;
     }
-    let fx = Fixture::new("esc-caps");
+    let fx = Renamed::new("esc-caps", PROGRAMS);
     for extra in [&[][..], &[LAUNCHER][..]] {
         let server = fx.trusted("reader", extra);
         let (ok, text) = run(&server, &["reader", "/proc/self/status"]);
@@ -204,7 +188,7 @@ fn a_confined_process_cannot_change_another_process_limits_priority_or_affinity(
     if !can_run(1, "a_confined_process_cannot_change_another_process") {
         return;
     }
-    let fx = Fixture::new("esc-prlimit");
+    let fx = Renamed::new("esc-prlimit", PROGRAMS);
     let victim = Victim::start();
     let (nofile, nice) = (victim.nofile(), victim.nice());
     let vpid = victim.pid();
@@ -265,7 +249,7 @@ fn shell_workspace_cannot_renice_or_limit_the_server_nor_use_io_uring() {
     if !can_run(1, "shell_workspace_cannot_renice_or_limit_the_server") {
         return;
     }
-    let fx = Fixture::new("esc-shell");
+    let fx = Renamed::new("esc-shell", PROGRAMS);
     let io_uring = "python3 -c 'import ctypes; l = ctypes.CDLL(None, use_errno=True); \
                     b = ctypes.create_string_buffer(120); r = l.syscall(425, 4, b); \
                     print(\"io_uring\", r if r < 0 else \"fd\", ctypes.get_errno() if r < 0 else 0)'";
@@ -337,7 +321,7 @@ fn network_deny_leaves_no_mptcp_connect_and_no_unbound_listen() {
     ) {
         return;
     }
-    let fx = Fixture::new("esc-net");
+    let fx = Renamed::new("esc-net", PROGRAMS);
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind a local listener");
     let port = listener.local_addr().expect("local addr").port();
     let command = format!("python3 -c \"$PROBE\" {port}");
@@ -380,7 +364,7 @@ fn network_deny_leaves_no_mptcp_connect_and_no_unbound_listen() {
 
 #[test]
 fn trusted_mode_refuses_a_working_directory_in_or_above_the_safe_path() {
-    let fx = Fixture::new("esc-cwd");
+    let fx = Renamed::new("esc-cwd", PROGRAMS);
     let bin = path_str(&fx.bin).to_string();
     let server = fx.trusted("cp,cat,wc", &[]);
     // The red team's shadowing: a copy of a program under an allowed name in the PATH.
