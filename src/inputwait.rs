@@ -106,22 +106,13 @@ fn members(groups: &[u32]) -> Vec<(u32, u32)> {
         let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
             continue;
         };
-        if let Some((pgrp, sid)) = parse_stat_ids(&stat) {
-            if let Some(&g) = groups.iter().find(|&&g| pgrp == g || sid == g) {
+        if let Some(st) = crate::tree::parse_stat(&stat) {
+            if let Some(&g) = groups.iter().find(|&&g| st.pgid == g || st.session == g) {
                 out.push((pid, g));
             }
         }
     }
     out
-}
-
-/// The process group and session of a `/proc/<pid>/stat` line.
-fn parse_stat_ids(stat: &str) -> Option<(u32, u32)> {
-    // `pid (comm) state ppid pgrp session ...`; comm may hold spaces and parentheses.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut f = rest.split_whitespace();
-    let (_state, _ppid) = (f.next()?, f.next()?);
-    Some((f.next()?.parse().ok()?, f.next()?.parse().ok()?))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -232,9 +223,11 @@ mod tests {
 
     #[test]
     fn parses_proc_lines() {
+        let line = "42 (a (b) c) S 1 42 40 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 777 0";
+        let st = crate::tree::parse_stat(line).expect("a stat line");
         assert_eq!(
-            parse_stat_ids("42 (a (b) c) S 1 42 40 0 -1"),
-            Some((42, 40))
+            (st.state, st.ppid, st.pgid, st.session, st.start),
+            ("S", 1, 42, 40, 777)
         );
         #[cfg(target_arch = "x86_64")]
         {

@@ -55,18 +55,45 @@ struct Entry {
 
 fn read_stat(pid: u32) -> Option<Entry> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name is in parentheses and may contain anything: parse after the last ')'.
+    let stat = parse_stat(&text)?;
+    if stat.state == "Z" || stat.state == "X" {
+        return None;
+    }
+    Some(Entry {
+        ppid: stat.ppid,
+        pgid: stat.pgid,
+        start: stat.start,
+    })
+}
+
+/// The fields of a `/proc/<pid>/stat` line that this crate reads.
+pub(crate) struct Stat<'a> {
+    pub state: &'a str,
+    pub ppid: u32,
+    pub pgid: u32,
+    pub session: u32,
+    /// Start time in clock ticks after boot.
+    pub start: u64,
+}
+
+/// Parses a `/proc/<pid>/stat` line (`pid (comm) state ppid pgrp session ...`). The command
+/// name is in parentheses and may contain anything: the fields are read after the last `)`.
+pub(crate) fn parse_stat(text: &str) -> Option<Stat<'_>> {
     let rest = &text[text.rfind(')')? + 1..];
     let mut fields = rest.split_ascii_whitespace();
     let state = fields.next()?;
-    if state == "Z" || state == "X" {
-        return None;
-    }
     let ppid = fields.next()?.parse().ok()?;
     let pgid = fields.next()?.parse().ok()?;
-    // Field 22 of stat; `fields` stands at field 6 now.
-    let start = fields.nth(16)?.parse().ok()?;
-    Some(Entry { ppid, pgid, start })
+    let session = fields.next()?.parse().ok()?;
+    // Field 22 of stat; `fields` stands at field 7 now.
+    let start = fields.nth(15)?.parse().ok()?;
+    Some(Stat {
+        state,
+        ppid,
+        pgid,
+        session,
+        start,
+    })
 }
 
 fn has_marker(pid: u32, marker: &str, prefix_only: bool) -> bool {
