@@ -160,15 +160,7 @@ impl Grammar {
         for (position, letter) in cluster.char_indices() {
             let rest = &cluster[position + letter.len_utf8()..];
             if letter == 'W' && self.w_long {
-                let spec = if rest.is_empty() {
-                    let next = args.get(i).map(String::as_str);
-                    if next.is_some() {
-                        i += 1;
-                    }
-                    next
-                } else {
-                    Some(rest)
-                };
+                let spec = attached_or_next(rest, args, &mut i);
                 match spec {
                     Some(spec) => i = self.parse_long(spec, args, i, items),
                     None => items.push(Item::Short('W', None)),
@@ -177,15 +169,7 @@ impl Grammar {
             }
             match self.short_arg(letter) {
                 Some(Arg::Required) => {
-                    let value = if rest.is_empty() {
-                        let next = args.get(i).map(String::as_str);
-                        if next.is_some() {
-                            i += 1;
-                        }
-                        next
-                    } else {
-                        Some(rest)
-                    };
+                    let value = attached_or_next(rest, args, &mut i);
                     items.push(Item::Short(letter, value));
                     return i;
                 }
@@ -239,6 +223,19 @@ impl Grammar {
         });
         i
     }
+}
+
+/// A short option's value: what follows the letter in its cluster, or else the next
+/// argument (taken: `i` moves past it), which may be anything, `--` included.
+fn attached_or_next<'a>(rest: &'a str, args: &'a [String], i: &mut usize) -> Option<&'a str> {
+    if !rest.is_empty() {
+        return Some(rest);
+    }
+    let next = args.get(*i).map(String::as_str);
+    if next.is_some() {
+        *i += 1;
+    }
+    next
 }
 
 #[cfg(test)]
