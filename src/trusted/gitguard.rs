@@ -10,14 +10,22 @@
 //!    configuration, and command-scope configuration, which git reads after the repository's
 //!    and which therefore wins, forcing every single-valued program key to a harmless value
 //!    (`core.fsmonitor=false`, `core.hooksPath=/dev/null`, `core.pager=cat`, `core.editor=:`,
-//!    ...), resetting the `credential.helper` list, refusing the `ext::` transport and
-//!    discovery of bare repositories (`safe.bareRepository=explicit`).
+//!    ...), resetting the `credential.helper` list, turning off signing and signature
+//!    checks the command did not ask for, and refusing discovery of bare repositories
+//!    (`safe.bareRepository=explicit`). The transports are closed by `GIT_ALLOW_PROTOCOL`
+//!    ([`ALLOWED_PROTOCOLS`]), which git keeps for every process it starts and which
+//!    overrides every `protocol.*` setting: only `http`/`https` (and `ssh` when `ssh` is
+//!    allowed), so no remote helper, `ext::` command or proxy starts, and no local
+//!    transport starts git on another repository, whose side would run without the
+//!    command-scope configuration (git removes it there) and with that repository's hooks.
 //! 2. Right before spawning, every git directory a git stage will use (`-C`, `--git-dir`,
 //!    the repository found by walking up from the working directory, its common directory
 //!    and submodules' directories) is read, includes followed, and refused when it sets a key
 //!    the environment cannot override: `diff.external`, drivers (`diff.<d>.command`,
 //!    `textconv`, `filter.<d>.*`, `merge.<d>.driver`), `remote.<r>.uploadpack`/`receivepack`,
-//!    `man.*`, `submodule.<s>.update=!cmd`, `trailer.<t>.cmd`... ([`check_git`]). So that
+//!    `man.*`, `submodule.<s>.update=!cmd`, `trailer.<t>.cmd`, `tar.<fmt>.command`,
+//!    `interactive.diffFilter`, and every `alias.*` (a command line git would run for a
+//!    helper or strategy name without a program)... ([`check_git`]). So that
 //!    nothing changes them between this check and git's own reading, git never runs beside
 //!    a program that may write files in the same tree as any of them (`gitlock`, given every
 //!    directory and file read here).
@@ -55,7 +63,25 @@ pub const FORCED_CONFIG: &[(&str, &str)] = &[
     ("protocol.git.allow", "never"),
     ("safe.bareRepository", "explicit"),
     ("help.format", "man"),
+    // gpg is a program too: it runs only when the command asks for a signature (`-S`,
+    // `--show-signature`, `verify-commit`...), never because the repository says so.
+    ("commit.gpgSign", "false"),
+    ("tag.gpgSign", "false"),
+    ("tag.forceSignAnnotated", "false"),
+    ("log.showSignature", "false"),
+    ("merge.verifySignatures", "false"),
+    ("push.gpgSign", "false"),
 ];
+
+/// The transports a git stage may use when `ssh` is not on the allowlist: `http` and
+/// `https`, served by git's own `git-remote-http(s)`, which runs no program named by a
+/// repository (its credential helpers are reset above). Not `file` (a local path or
+/// `file://`: git starts `git-upload-pack`/`git-receive-pack` on the other repository with
+/// the command-scope configuration removed, so that repository's hooks and settings would
+/// run), not `ext` (runs a command), not `git` (`core.gitProxy` names a program), and no
+/// remote helper (`<helper>::address`, `remote.<r>.vcs`, an unknown `scheme://`: git would
+/// start `git remote-<helper>`, and without such a program an alias of that name).
+pub const ALLOWED_PROTOCOLS: &str = "http:https";
 
 /// Plain environment variables forced on every trusted-mode process.
 pub const FORCED_ENV: &[(&str, &str)] = &[
@@ -68,6 +94,7 @@ pub const FORCED_ENV: &[(&str, &str)] = &[
     ("GIT_ASKPASS", ""),
     ("GIT_TERMINAL_PROMPT", "0"),
     ("GIT_SSH_COMMAND", "ssh"),
+    ("GIT_PROTOCOL_FROM_USER", "0"),
 ];
 
 /// True for the names of the environment that yieldshell sets for git (a caller may not
@@ -78,6 +105,8 @@ pub fn is_git_env_name(name: &str) -> bool {
         || matches!(
             name,
             "GIT_SSH"
+                | "GIT_ALLOW_PROTOCOL"
+                | "GIT_PROXY_COMMAND"
                 | "GIT_EXTERNAL_DIFF"
                 | "GIT_EXEC_PATH"
                 | "GIT_TEMPLATE_DIR"
@@ -93,12 +122,22 @@ pub fn is_git_env_name(name: &str) -> bool {
         )
 }
 
-/// The environment given to every trusted-mode process (layer 1).
-pub fn git_env() -> Vec<(OsString, OsString)> {
+/// The environment given to every trusted-mode process (layer 1). `ssh_allowed`: `ssh` is
+/// on the allowlist, so git may use it as a transport (it is the program git starts for
+/// `ssh://` and `host:path` addresses; otherwise git refuses those addresses itself).
+pub fn git_env(ssh_allowed: bool) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = FORCED_ENV
         .iter()
         .map(|(k, v)| (OsString::from(k), OsString::from(v)))
         .collect();
+    // git keeps this variable for every process it starts, the other side of a transport
+    // included, and it overrides every `protocol.*` setting of any configuration.
+    let protocols = if ssh_allowed {
+        format!("{ALLOWED_PROTOCOLS}:ssh")
+    } else {
+        ALLOWED_PROTOCOLS.to_string()
+    };
+    env.push(("GIT_ALLOW_PROTOCOL".into(), protocols.into()));
     env.push((
         "GIT_CONFIG_COUNT".into(),
         FORCED_CONFIG.len().to_string().into(),
@@ -132,6 +171,14 @@ fn dangerous(key: &str, value: &str) -> bool {
         // `git init` copies a template's files, `config` included, into a new repository.
         "init" => name == "templatedir",
         "core" => name == "gitproxy",
+        // An alias is a command line git runs when a name it computes (a remote helper's
+        // `remote-<helper>`, a merge strategy's `merge-<name>`) has no program: `!program`,
+        // or git options (`-c core.pager=...`) that would override the forced settings.
+        "alias" => true,
+        // `git archive --format=<fmt>` (or `-o x.<fmt>`) pipes through this command.
+        "tar" => has_sub && name == "command",
+        // `git add -p` pipes the diff through this command.
+        "interactive" => name == "difffilter",
         "url" => lower.contains("::") || value.contains("::"),
         _ => false,
     }
@@ -749,6 +796,12 @@ mod tests {
             ("init.templatedir", "t", true),
             ("init.defaultbranch", "main", false),
             ("imap.tunnel", "x", true),
+            ("alias.remote-foo", "!/lib64/ld-linux-x86-64.so.2", true),
+            ("alias.st", "status", true),
+            ("tar.tgz.command", "gzip -cn", true),
+            ("tar.umask", "0022", false),
+            ("interactive.difffilter", "x", true),
+            ("interactive.singlekey", "true", false),
         ] {
             assert_eq!(dangerous(k, v), want, "{k}={v}");
         }
@@ -782,7 +835,7 @@ mod tests {
 
     #[test]
     fn git_env_is_counted() {
-        let env = git_env();
+        let env = git_env(false);
         let count = env
             .iter()
             .find(|(k, _)| k == "GIT_CONFIG_COUNT")

@@ -318,7 +318,7 @@ impl Policy {
             env.retain(|(ek, _)| ek.to_str() != Some(k));
             env.push((k.into(), v.into()));
         }
-        env.extend(gitguard::git_env());
+        env.extend(gitguard::git_env(self.allow.check("ssh").is_ok()));
         Ok(env)
     }
 

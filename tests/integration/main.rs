@@ -9,6 +9,7 @@ mod agents;
 mod cli;
 mod config;
 mod cursors;
+mod git_routes;
 mod hardening;
 mod hosts;
 mod lifecycle;
