@@ -182,13 +182,13 @@ fn chain_1(extra: &[(&str, &str)]) {
         &["git", "-C", "o", "--git-dir=t", "fetch", "p/x"],
         "",
     );
+    assert_absent(&marker, "chain 1");
     let text = all_text(&result);
     assert!(is_error(&result), "{result}");
     assert!(
         text.contains(CONFIG_REFUSED) && text.contains("alias.remote-foo"),
         "{text}"
     );
-    assert_absent(&marker, "chain 1");
     // Without the alias (or with it in a file the check could not see), git itself refuses
     // to start the helper: the transport is not allowed, whatever the configuration says.
     let without_alias = bare_repository(&format!(
@@ -243,13 +243,13 @@ fn chain_2(extra: &[(&str, &str)]) {
     let target = format!("file://{}", path_str(&dir.path().join("o/t")));
     for address in ["t", "./t", target.as_str()] {
         let result = run(&server, &["git", "-C", "o", "push", address, &refspec], "");
+        assert_absent(&marker, "chain 2");
         let text = all_text(&result);
         assert!(is_error(&result), "push {address}: {result}");
         assert!(
             text.contains("transport 'file' not allowed"),
             "push {address}: {text}"
         );
-        assert_absent(&marker, "chain 2");
     }
     // Every other local transport is closed the same way: fetch, clone, ls-remote, archive.
     for argv in [
