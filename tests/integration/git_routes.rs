@@ -13,7 +13,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::support::{is_error, path_str, tool_text, Server, TempDir};
+use crate::support::{is_error, path_str, process_id, tool_text, Server, TempDir};
 
 const OFF: (&str, &str) = ("YIELDSHELL_SANDBOX", "off");
 /// The refusal of a repository configuration (`gitguard::check_git`).
@@ -52,6 +52,20 @@ fn all_text(result: &Value) -> String {
                 .join("\n")
         })
         .unwrap_or_default()
+}
+
+/// Runs `command` through trusted-mode `exec` (the command language) to its end and returns
+/// the result object.
+fn exec_to_end(server: &Server, command: &str) -> Value {
+    let result = server.call(
+        "exec",
+        json!({ "command": command, "side_effects": ["NONE"] }),
+    );
+    let object = server.result_object(&result);
+    if matches!(object["status"].as_str(), Some("running" | "backgrounded")) {
+        return server.wait_exit_of(&process_id(&object));
+    }
+    object
 }
 
 /// git run by the test itself (the repository the attacker starts from).
@@ -189,6 +203,11 @@ fn chain_1(extra: &[(&str, &str)]) {
         text.contains(CONFIG_REFUSED) && text.contains("alias.remote-foo"),
         "{text}"
     );
+    // The same through `exec`.
+    let object = exec_to_end(&server, "git -C o --git-dir=t fetch p/x");
+    assert_absent(&marker, "chain 1 through exec");
+    assert_eq!(object["status"], "failed_to_start", "{object}");
+    assert!(object.to_string().contains("alias.remote-foo"), "{object}");
     // Without the alias (or with it in a file the check could not see), git itself refuses
     // to start the helper: the transport is not allowed, whatever the configuration says.
     let without_alias = bare_repository(&format!(
@@ -251,6 +270,13 @@ fn chain_2(extra: &[(&str, &str)]) {
             "push {address}: {text}"
         );
     }
+    // The same through `exec`.
+    let object = exec_to_end(&server, &format!("git -C o push t {refspec}"));
+    assert_absent(&marker, "chain 2 through exec");
+    assert!(
+        object.to_string().contains("transport 'file' not allowed"),
+        "{object}"
+    );
     // Every other local transport is closed the same way: fetch, clone, ls-remote, archive.
     for argv in [
         &["git", "-C", "o", "fetch", "t"][..],
