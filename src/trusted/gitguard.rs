@@ -841,6 +841,15 @@ mod tests {
             .find(|(k, _)| k == "GIT_CONFIG_COUNT")
             .map(|(_, v)| v.to_string_lossy().into_owned());
         assert_eq!(count, Some(FORCED_CONFIG.len().to_string()));
+        let protocols = |env: &[(OsString, OsString)]| {
+            env.iter()
+                .find(|(k, _)| k == "GIT_ALLOW_PROTOCOL")
+                .map(|(_, v)| v.to_string_lossy().into_owned())
+        };
+        // No local transport, no ext::, no remote helper; ssh only when allowed.
+        assert_eq!(protocols(&env).as_deref(), Some("http:https"));
+        assert_eq!(protocols(&git_env(true)).as_deref(), Some("http:https:ssh"));
+        assert!(is_git_env_name("GIT_ALLOW_PROTOCOL") && is_git_env_name("GIT_PROXY_COMMAND"));
         assert!(env
             .iter()
             .all(|(k, _)| is_git_env_name(&k.to_string_lossy())));

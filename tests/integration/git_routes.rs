@@ -668,3 +668,41 @@ fn ssh_transport_starts_ssh_only_when_allowed_and_never_the_repository_command()
     assert!(!text.contains("not allowed"), "ssh is allowed here: {text}");
     assert_absent(Path::new(&mark), "core.sshCommand");
 }
+
+/// The transport list cannot be widened: neither by a call's environment nor by the
+/// server's own (a name in `MCP_SHELL_CHILD_ENV_ALLOWLIST` that yieldshell sets for git is
+/// never passed through).
+#[test]
+fn the_transport_list_cannot_be_widened_by_any_environment() {
+    let dir = TempDir::new("git-env");
+    repository(&dir.path().join("o"));
+    repository(&dir.path().join("p"));
+    let server = server(
+        &dir,
+        "git",
+        &[
+            OFF,
+            (
+                "MCP_SHELL_CHILD_ENV_ALLOWLIST",
+                "GIT_ALLOW_PROTOCOL,GIT_PROXY_COMMAND",
+            ),
+            ("GIT_ALLOW_PROTOCOL", "file:ext:http:https"),
+            ("GIT_PROXY_COMMAND", "/usr/bin/touch"),
+        ],
+    );
+    for name in ["GIT_ALLOW_PROTOCOL", "GIT_PROXY_COMMAND"] {
+        let result = server.call(
+            "exec",
+            json!({ "command": "git -C o fetch ../p", "side_effects": ["NONE"],
+                    "env": { name: "file" } }),
+        );
+        let object = server.result_object(&result);
+        assert_eq!(object["status"], "failed_to_start", "{name}: {object}");
+    }
+    let result = run(&server, &["git", "-C", "o", "fetch", "../p"], "");
+    assert!(is_error(&result), "{result}");
+    assert!(
+        all_text(&result).contains("transport 'file' not allowed"),
+        "{result}"
+    );
+}
