@@ -9,6 +9,7 @@ mod agents;
 mod cli;
 mod config;
 mod cursors;
+mod describe;
 mod hardening;
 mod hosts;
 mod lifecycle;
