@@ -62,14 +62,24 @@ pub(crate) fn arguments_in(args: &mut Map<String, Value>) {
     }
 }
 
-/// A text (description, message, error) with 1.1's names.
+/// A text (description, instructions, message) with 1.1's names: the handle and the tool.
 pub(crate) fn text(s: &str) -> String {
+    rename_words(s, true)
+}
+
+/// An error text with 1.1's name of the handle (a refusal may quote `find -exec` or a
+/// program called `exec`, which must stay as they are).
+fn error_text(s: &str) -> String {
+    rename_words(s, false)
+}
+
+fn rename_words(s: &str, tool: bool) -> String {
     let mut out = String::with_capacity(s.len() + 16);
     let bytes = s.as_bytes();
     let mut i = 0;
     let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     while i < s.len() {
-        let before_ok = i == 0 || !word(bytes[i - 1]);
+        let before_ok = i == 0 || !(word(bytes[i - 1]) || bytes[i - 1] == b'-');
         let rest = &s[i..];
         let mut replaced = false;
         if before_ok {
@@ -78,6 +88,9 @@ pub(crate) fn text(s: &str) -> String {
                 ("process_id", "execution_id"),
                 ("exec", "execute"),
             ] {
+                if from == "exec" && !tool {
+                    continue;
+                }
                 if rest.starts_with(from)
                     && rest.as_bytes().get(from.len()).is_none_or(|c| !word(*c))
                 {
@@ -135,11 +148,13 @@ pub(crate) fn reply(mut r: Reply) -> Reply {
             .collect();
         map.insert("executions".into(), Value::Array(list));
     }
-    for key in ["error", "message"] {
-        if let Some(Value::String(s)) = map.get(key) {
-            let renamed = text(s);
-            map.insert(key.into(), Value::from(renamed));
-        }
+    if let Some(Value::String(s)) = map.get("error") {
+        let renamed = error_text(s);
+        map.insert("error".into(), Value::from(renamed));
+    }
+    if let Some(Value::String(s)) = map.get("message") {
+        let renamed = text(s);
+        map.insert("message".into(), Value::from(renamed));
     }
     // 1.1.2 answered an unknown id as a normal result that says so.
     if map
@@ -244,6 +259,11 @@ mod tests {
             text("use read with the process_id from exec; shell_execute, execs, process_ids"),
             "use read with the execution_id from execute; shell_execute, execs, execution_ids"
         );
+        assert_eq!(
+            error_text("process_id: find -exec is refused; exec too"),
+            "execution_id: find -exec is refused; exec too"
+        );
+        assert_eq!(text("find -exec"), "find -exec");
     }
 
     #[test]
