@@ -424,6 +424,29 @@ fn api_1_1_accepts_the_environment_values_1_1_2_accepted() {
     );
     let result: Value = serde_json::from_slice(&blocked.stdout).expect("JSON");
     assert_eq!(result["status"], "failed_to_start", "{result}");
+    // 1.1.2 took a default cwd that does not exist, and refused each call instead.
+    let missing = [("YIELDSHELL_DEFAULT_CWD", "/nonexistent/yieldshell-dir")];
+    assert_eq!(run_binary(&["tools"], &missing).status.code(), Some(2));
+    let mut with_api = missing.to_vec();
+    with_api.push(("YIELDSHELL_API", "1.1"));
+    let listed = run_binary(&["tools"], &with_api);
+    assert!(listed.status.success(), "{listed:?}");
+    let call = run_binary(
+        &[
+            "call",
+            "execute",
+            r#"{"command":"true","side_effects":["NONE"]}"#,
+        ],
+        &with_api,
+    );
+    let result: Value = serde_json::from_slice(&call.stdout).expect("JSON");
+    assert_eq!(result["status"], "failed_to_start", "{result}");
+    assert!(
+        result["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("/nonexistent/yieldshell-dir")),
+        "{result}"
+    );
     let bad = run_binary(&["tools"], &[("YIELDSHELL_API", "2")]);
     assert_eq!(bad.status.code(), Some(2), "{bad:?}");
 }
