@@ -89,6 +89,13 @@ fn trusted_descriptions_name_three_commands_a_pattern_the_timeouts_and_the_cap()
         text.contains("call allowlisted programs directly"),
         "{text}"
     );
+    // A name off the allowlist: the refusal lists what is allowed.
+    let refused = server.call("shell_execute", json!({"command": ["rm", "x"]}));
+    let text = tool_text(&refused);
+    assert!(
+        text.contains("Command not allowed: rm (allowed: ls, cat, git, names matching rg[0-9]*"),
+        "{text}"
+    );
 }
 
 #[test]
