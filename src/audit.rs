@@ -179,6 +179,9 @@ impl Obj {
 /// Where audit lines go.
 pub struct Audit {
     sink: Mutex<Option<File>>,
+    /// Without a file: whether lines go to stderr (`yieldshell call` keeps them off unless
+    /// `--log` is given, so that it prints the result only).
+    to_stderr: bool,
     /// The server's secrets: every free text of a record (a refusal's reason, an error, a
     /// directory as given) is redacted with them before it is written.
     secrets: std::sync::Arc<Secrets>,
@@ -308,7 +311,11 @@ fn words(text: &str) -> Vec<(&str, &str)> {
 
 impl Audit {
     /// Opens the sink: the file (appending, created with mode 0600) or stderr.
-    pub fn open(path: Option<&Path>, secrets: std::sync::Arc<Secrets>) -> Result<Audit, String> {
+    pub fn open(
+        path: Option<&Path>,
+        to_stderr: bool,
+        secrets: std::sync::Arc<Secrets>,
+    ) -> Result<Audit, String> {
         let file = match path {
             Some(p) => {
                 use std::os::unix::fs::OpenOptionsExt;
@@ -326,12 +333,16 @@ impl Audit {
         };
         Ok(Audit {
             sink: Mutex::new(file),
+            to_stderr,
             secrets,
         })
     }
 
     /// Writes one record, adding the time.
     pub fn record(&self, record: &Record) {
+        if !self.to_stderr && self.sink.lock().is_none() {
+            return;
+        }
         let time = crate::stamp::rfc3339(SystemTime::now());
         let mut line = if self.secrets.is_empty() {
             record.to_json(&time)

@@ -64,7 +64,10 @@ pub(crate) fn main(
     }
 }
 
-fn call(config: Config, words: &[String]) -> Outcome {
+fn call(mut config: Config, words: &[String]) -> Outcome {
+    // The result only on stdout, and nothing else on stderr unless asked: audit lines go
+    // to the audit log, or to stderr with --log.
+    config.audit_to_stderr = config.log_explicit;
     let (tool, json) = match words {
         [tool] => (tool, "{}"),
         [tool, json] => (tool, json.as_str()),
@@ -75,13 +78,24 @@ fn call(config: Config, words: &[String]) -> Outcome {
             )
         }
     };
-    if !config.tools.contains(&tool.as_str()) {
+    let (ours, names): (Option<&str>, Vec<&str>) = match config.api {
+        config::Api::V1_1 => (
+            mcp::compat::our_tool(tool),
+            config
+                .tools
+                .iter()
+                .map(|t| mcp::compat::wire_tool(t))
+                .collect(),
+        ),
+        config::Api::Current => (Some(tool.as_str()), config.tools.clone()),
+    };
+    if !ours.is_some_and(|t| config.tools.contains(&t)) {
         return usage(&format!(
             "unknown tool {tool:?}; the tools of this configuration: {}",
-            config.tools.join(", ")
+            names.join(", ")
         ));
     }
-    let (arguments, filled) = match mcp::client::call_arguments(tool, json) {
+    let (arguments, filled) = match mcp::client::call_arguments(ours.unwrap_or(tool), json) {
         Ok(parsed) => parsed,
         Err(message) => return usage(&message),
     };
@@ -102,7 +116,7 @@ fn tools(config: &Config, words: &[String]) -> Outcome {
         [flag] if flag == "--json" => true,
         _ => return usage("usage: yieldshell tools [--json]"),
     };
-    Outcome::print(mcp::client::tools_text(&config.tools, json), 0)
+    Outcome::print(mcp::client::tools_text(config, json), 0)
 }
 
 fn check(config: &Config, words: &[String]) -> Outcome {

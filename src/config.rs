@@ -22,6 +22,16 @@ pub enum Mode {
     Trusted,
 }
 
+/// Which names the tools speak (SPEC section 14, `YIELDSHELL_API`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Api {
+    /// This server's names (SPEC section 3).
+    Current,
+    /// mcp-yieldshell 1.1.2's names: tool `execute`, `execution_id`, OS pid as `process_id`,
+    /// `evicted`, `executions`, `hint`; and its lenient environment values.
+    V1_1,
+}
+
 /// The side-effect categories an `exec` call declares (SPEC section 6), in schema order.
 pub const SIDE_EFFECTS: &[&str] = &[
     "CHANGES_NETWORK_CONFIGURATION",
@@ -68,6 +78,8 @@ pub const ALL_TOOLS: &[&str] = &[
 pub struct Config {
     /// Shell or trusted mode.
     pub mode: Mode,
+    /// The names the tools speak (`YIELDSHELL_API`).
+    pub api: Api,
     /// Tools to list and serve (already narrowed by mode and `YIELDSHELL_TOOLS`).
     pub tools: Vec<&'static str>,
     /// Working directory when a call gives none; base of relative `cwd` values.
@@ -106,6 +118,11 @@ pub struct Config {
     pub log_level: Level,
     /// Audit log file; stderr when `None`.
     pub audit_log: Option<PathBuf>,
+    /// Without an audit log file, whether audit lines go to stderr (the server: yes;
+    /// `yieldshell call`: only when `--log` or `YIELDSHELL_LOG` is given).
+    pub audit_to_stderr: bool,
+    /// Whether `--log` or `YIELDSHELL_LOG` was given.
+    pub log_explicit: bool,
     /// Grace between SIGTERM and SIGKILL when `timeout_ms` expires.
     pub timeout_grace_ms: u64,
     /// Raw `ALLOW_COMMANDS`.
@@ -169,6 +186,12 @@ const fn opt(
 }
 
 const OPTIONS: &[Opt] = &[
+    opt(
+        "--api",
+        "YIELDSHELL_API",
+        "",
+        "1.1: speak mcp-yieldshell 1.1.2's names (tool execute, execution_id, evicted, executions, hint) and accept the environment values it accepted; default: this server's names",
+    ),
     opt(
         "--mode",
         "YIELDSHELL_MODE",
@@ -489,6 +512,9 @@ fn help() -> String {
 
 struct Reader<'a> {
     raw: &'a HashMap<&'static str, (String, String)>,
+    /// mcp-yieldshell 1.1.2's reading (`--api 1.1`): an integer that is empty, not a number
+    /// or out of range means the default, as it did there.
+    lenient: bool,
 }
 
 impl Reader<'_> {
@@ -518,6 +544,18 @@ impl Reader<'_> {
         };
         match value.trim().parse::<u64>() {
             Ok(n) if n >= min && n <= max => Ok(n),
+            _ if self.lenient && self.get(env).is_some() => {
+                let default = OPTIONS
+                    .iter()
+                    .find(|o| o.env == env)
+                    .map_or("", |o| o.default);
+                match default.parse::<u64>() {
+                    Ok(n) => Ok(n.clamp(min, max)),
+                    Err(_) => Err(format!(
+                        "invalid {name}={value:?}: expected an integer from {min} to {max}"
+                    )),
+                }
+            }
             _ => Err(format!(
                 "invalid {name}={value:?}: expected an integer from {min} to {max}"
             )),
@@ -542,7 +580,19 @@ fn build(
     raw: &HashMap<&'static str, (String, String)>,
     env: Vec<(OsString, OsString)>,
 ) -> Result<Config, String> {
-    let r = Reader { raw };
+    let api = match raw.get("YIELDSHELL_API").map(|(n, v)| (n, v.trim())) {
+        None | Some((_, "")) => Api::Current,
+        Some((_, "1.1" | "1.1.2")) => Api::V1_1,
+        Some((name, other)) => {
+            return Err(format!(
+                "invalid {name}={other:?}: expected 1.1 (mcp-yieldshell 1.1.2's names), or leave it unset for this server's names"
+            ))
+        }
+    };
+    let r = Reader {
+        raw,
+        lenient: api == Api::V1_1,
+    };
     let log_level = {
         let t = r.text("YIELDSHELL_LOG");
         Level::parse(&t).ok_or_else(|| {
@@ -571,7 +621,8 @@ fn build(
     let default_cwd = match r.nonempty("YIELDSHELL_DEFAULT_CWD") {
         Some(p) => {
             let path = cwd.join(p.trim());
-            if !path.is_dir() {
+            // 1.1.2 took any value and refused each call instead (`--api 1.1`).
+            if !path.is_dir() && !r.lenient {
                 return Err(format!(
                     "invalid YIELDSHELL_DEFAULT_CWD={p:?}: expected an existing directory"
                 ));
@@ -638,6 +689,7 @@ fn build(
     };
     Ok(Config {
         mode,
+        api,
         tools,
         default_cwd,
         allowed_cwds,
@@ -657,6 +709,8 @@ fn build(
         redact_regex: r.regex("YIELDSHELL_REDACT_ENV_REGEX")?,
         log_level,
         audit_log: r.nonempty("YIELDSHELL_AUDIT_LOG").map(PathBuf::from),
+        audit_to_stderr: true,
+        log_explicit: r.get("YIELDSHELL_LOG").is_some(),
         timeout_grace_ms: r.int("YIELDSHELL_TIMEOUT_GRACE_MS", 0, 600_000)?,
         allow_commands: raw_opt("ALLOW_COMMANDS"),
         allowed_commands: raw_opt("ALLOWED_COMMANDS"),
@@ -710,7 +764,11 @@ fn parse_tools(r: &Reader<'_>, mode: Mode) -> Result<Vec<&'static str>, String> 
 }
 
 fn parse_blocked(r: &Reader<'_>) -> Result<Vec<usize>, String> {
-    let text = r.text("MCP_YIELDSHELL_BLOCKED_SIDE_EFFECTS");
+    let mut text = r.text("MCP_YIELDSHELL_BLOCKED_SIDE_EFFECTS");
+    if r.lenient && text.trim().is_empty() {
+        // 1.1.2: an empty value means the default list.
+        text = DEFAULT_BLOCKED.to_string();
+    }
     let name = r
         .get("MCP_YIELDSHELL_BLOCKED_SIDE_EFFECTS")
         .map_or("MCP_YIELDSHELL_BLOCKED_SIDE_EFFECTS", |(n, _)| n);

@@ -157,7 +157,11 @@ impl Engine {
             }
             None => Secrets::default(),
         });
-        let audit = Audit::open(config.audit_log.as_deref(), secrets.clone())?;
+        let audit = Audit::open(
+            config.audit_log.as_deref(),
+            config.audit_to_stderr,
+            secrets.clone(),
+        )?;
         let (sandbox, warning) = crate::sandbox::Sandbox::new(&config)?;
         if let Some(w) = warning {
             crate::warn!("{w}");

@@ -139,13 +139,12 @@ pub fn response(id: &Value, result: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": result})
 }
 
-/// An error response; `id` is omitted when unknown (as MCP's schema prefers to `null`).
+/// An error response; `id` is `null` when it could not be read (JSON-RPC 2.0 section 5:
+/// a parse error or an invalid request without a usable id).
 pub fn error(id: Option<&Value>, code: i64, message: &str) -> Value {
     let mut obj = Map::new();
     obj.insert("jsonrpc".into(), Value::from("2.0"));
-    if let Some(id) = id {
-        obj.insert("id".into(), id.clone());
-    }
+    obj.insert("id".into(), id.cloned().unwrap_or(Value::Null));
     obj.insert("error".into(), json!({"code": code, "message": message}));
     Value::Object(obj)
 }
@@ -303,11 +302,11 @@ mod tests {
     }
 
     #[test]
-    fn error_without_id_omits_it() {
+    fn error_without_id_has_a_null_id() {
         let line = String::from_utf8(to_line(&error(None, PARSE_ERROR, "bad"))).unwrap();
         assert_eq!(
             line,
-            r#"{"error":{"code":-32700,"message":"bad"},"jsonrpc":"2.0"}"#
+            r#"{"error":{"code":-32700,"message":"bad"},"id":null,"jsonrpc":"2.0"}"#
         );
     }
 

@@ -55,6 +55,7 @@ pub(crate) mod sandbox;
 pub(crate) mod server;
 pub(crate) mod spawn;
 pub(crate) mod stamp;
+pub(crate) mod startup;
 pub(crate) mod sys;
 pub(crate) mod table;
 pub(crate) mod transport;

@@ -17,12 +17,16 @@ use crate::results::{ErrorKind, ToolError};
 
 mod args;
 pub(crate) mod client;
+pub(crate) mod compat;
+mod describe;
 pub(crate) mod modern;
 mod render;
 mod schema;
 mod tools;
 
 use tools::TOOLS;
+
+pub(crate) use describe::{default_yield, instructions_for, tools_list_for};
 
 /// A tool's answer as JSON: the result object, whether it reports a failure, and the text
 /// blocks to send instead of the object's JSON (`shell_execute`).

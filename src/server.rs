@@ -122,6 +122,9 @@ impl Shutdown {
 /// Runs the server until shutdown. Returns only on a startup failure.
 pub fn run(config: Config) -> std::process::ExitCode {
     crate::log::set_level(config.log_level);
+    for warning in crate::startup::warnings(&config) {
+        crate::warn!("{warning}");
+    }
     // Non-dumpable before anything starts (the guardian sets it for itself): no process of the same
     // user without CAP_SYS_PTRACE (or CAP_SYS_ADMIN, CAP_PERFMON, which also pass read-mode
     // checks) can trace the server or read its /proc environ and memory (SPEC 12).
@@ -503,12 +506,8 @@ impl Server {
         let result = match method {
             // Answered in either era and in any state: a probe changes nothing.
             "server/discover" => {
-                let yield_ms = crate::clients::default_yield_ms(
-                    config.default_yield_ms,
-                    config.default_yield_explicit,
-                    era.client.as_deref(),
-                );
-                modern::discover_result(mcp::instructions(yield_ms))
+                let yield_ms = mcp::default_yield(config, era.client.as_deref());
+                modern::discover_result(instructions(config, yield_ms))
             }
             "ping" if !era.modern => json!({}),
             "initialize" if !era.modern => {
@@ -520,13 +519,11 @@ impl Server {
                     .and_then(|c| c.get("name"))
                     .and_then(Value::as_str)
                     .map(Arc::<str>::from);
-                let yield_ms = crate::clients::default_yield_ms(
-                    config.default_yield_ms,
-                    config.default_yield_explicit,
-                    client.as_deref(),
-                );
+                let yield_ms = mcp::default_yield(config, client.as_deref());
                 *self.client.lock() = client;
-                mcp::initialize_result(version, yield_ms)
+                let mut result = mcp::initialize_result(version, yield_ms);
+                result["instructions"] = Value::from(instructions(config, yield_ms));
+                result
             }
             "tools/list" => {
                 if params.get("cursor").is_some_and(|c| !c.is_null()) {
@@ -534,7 +531,10 @@ impl Server {
                     let error = jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, msg);
                     return Answer::Now(Some(error));
                 }
-                let list = mcp::tools_list(&config.tools, era.version);
+                let mut list = mcp::tools_list_for(config, era.client.as_deref(), era.version);
+                if config.api == crate::config::Api::V1_1 {
+                    list = mcp::compat::tools_list(list);
+                }
                 if era.modern {
                     modern::complete(list, true)
                 } else {
@@ -574,6 +574,15 @@ impl Server {
             crate::info!("request {} cancelled by the client", id.key());
             c.cancel();
         }
+    }
+}
+
+/// `instructions` for this configuration and default yield, in the names of its API.
+fn instructions(config: &Config, yield_ms: u64) -> String {
+    let text = mcp::instructions_for(config, yield_ms);
+    match config.api {
+        crate::config::Api::V1_1 => mcp::compat::text(&text),
+        crate::config::Api::Current => text,
     }
 }
 

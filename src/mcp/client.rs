@@ -3,7 +3,8 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{tools_list, LATEST};
+use super::LATEST;
+use crate::config::{Api, Config};
 
 /// The arguments object of `yieldshell call TOOL 'JSON'`. For `exec`, a missing
 /// `side_effects` becomes `["UNKNOWN"]`, and the second value says so.
@@ -39,8 +40,11 @@ pub(crate) fn shown_result(result: &Value) -> (String, bool) {
 
 /// What `tools` prints: one line per tool (name and title), or the whole `tools/list`
 /// result as JSON.
-pub(crate) fn tools_text(enabled: &[&str], as_json: bool) -> String {
-    let list = tools_list(enabled, LATEST);
+pub(crate) fn tools_text(config: &Config, as_json: bool) -> String {
+    let mut list = super::tools_list_for(config, None, LATEST);
+    if config.api == Api::V1_1 {
+        list = super::compat::tools_list(list);
+    }
     if as_json {
         return format!("{list}\n");
     }

@@ -176,7 +176,7 @@ pub(super) fn stop_input() -> Value {
         "type": "object",
         "properties": {
             "process_id": id_prop(),
-            "signal": {"type": ["string", "integer"], "default": "SIGTERM", "description": "Signal name such as SIGTERM, SIGINT, SIGKILL (case-insensitive, SIG optional), or its number (9)."},
+            "signal": {"type": "string", "default": "SIGTERM", "description": "Signal name such as SIGTERM, SIGINT, SIGKILL (case-insensitive, SIG optional), or its number (\"9\")."},
             "force_after_ms": int_prop("Grace before SIGKILL (default 10000, at most 50000).")
         },
         "required": ["process_id"]

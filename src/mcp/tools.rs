@@ -174,6 +174,14 @@ pub(super) const TOOLS: &[ToolDef] = &[
     },
 ];
 
+/// The registry's description of tool `name` (empty for an unknown name).
+pub(super) fn description(name: &str) -> &'static str {
+    TOOLS
+        .iter()
+        .find(|d| d.name == name)
+        .map_or("", |d| d.description)
+}
+
 /// A tool call with valid arguments, ready to run.
 pub(super) type Run = Box<dyn FnOnce(&Arc<Engine>, Call)>;
 

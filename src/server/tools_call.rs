@@ -22,7 +22,13 @@ impl Server {
         to: &ReplyTo,
         era: CallEra,
     ) -> Result<Option<(usize, crate::pool::Job)>, Value> {
+        let compat = self.engine.config.api == crate::config::Api::V1_1;
         let name = match params.get("name") {
+            // 1.1 names `exec` `execute` (and has no `exec`).
+            Some(Value::String(n)) if compat => match mcp::compat::our_tool(n) {
+                Some(ours) => ours.to_string(),
+                None => format!("{n} (API 1.1)"),
+            },
             Some(Value::String(n)) => n.clone(),
             Some(other) => {
                 let msg = format!(
@@ -40,9 +46,19 @@ impl Server {
             }
         };
         if !self.engine.config.tools.contains(&name.as_str()) || !mcp::is_known_tool(&name) {
+            let available: Vec<&str> = match compat {
+                true => self
+                    .engine
+                    .config
+                    .tools
+                    .iter()
+                    .map(|t| mcp::compat::wire_tool(t))
+                    .collect(),
+                false => self.engine.config.tools.clone(),
+            };
             let msg = format!(
                 "Unknown tool: {name}; available tools: {}",
-                self.engine.config.tools.join(", ")
+                available.join(", ")
             );
             return Err(jsonrpc::error(Some(&id), jsonrpc::INVALID_PARAMS, &msg));
         }
@@ -51,8 +67,19 @@ impl Server {
             None => Ok(Map::new()),
             Some(raw) if jsonrpc::is_null(raw) => Ok(Map::new()),
             Some(raw) if jsonrpc::raw_type_name(raw) == "object" => {
-                let names: Vec<&str> = tool_arguments(&name).iter().map(String::as_str).collect();
-                jsonrpc::params_map(Some(raw), &names).map_err(|e| format!("invalid argument {e}"))
+                let mut names: Vec<String> = tool_arguments(&name).to_vec();
+                if compat {
+                    names = mcp::compat::wire_arguments(&names);
+                }
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                jsonrpc::params_map(Some(raw), &names)
+                    .map(|mut args| {
+                        if compat {
+                            mcp::compat::arguments_in(&mut args);
+                        }
+                        args
+                    })
+                    .map_err(|e| format!("invalid argument {e}"))
             }
             Some(other) => {
                 let msg = format!(
@@ -98,7 +125,10 @@ impl Server {
         let respond = Responder::new(move |done| {
             match done {
                 Done::Answer(answer) if !flag.is_cancelled() => {
-                    let r = mcp::reply(&tool, *answer);
+                    let mut r = mcp::reply(&tool, *answer);
+                    if compat {
+                        r = mcp::compat::reply(r);
+                    }
                     match &reply_to {
                         // Large outputs: serialise once, straight into the line that goes out.
                         ReplyTo::Out => {

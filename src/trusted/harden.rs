@@ -52,7 +52,23 @@ pub fn check(argv: &[String]) -> Result<(), String> {
     if let Some(verdict) = rules::git::check_dashed(&base, &argv[1..]) {
         return verdict.map_err(|reason| format!("{PREFIX}{reason}"));
     }
-    apply(identity::classify(program), &argv[1..]).map_err(|reason| format!("{PREFIX}{reason}"))
+    apply(identity::classify(program), &argv[1..]).map_err(|reason| {
+        match identity::why_denied(&reason) {
+            Some(why) => format!("{PREFIX}{reason} ({why})"),
+            None => format!("{PREFIX}{reason}"),
+        }
+    })
+}
+
+/// Why the allowlisted name `name` is refused whatever its arguments, when it is.
+pub fn always_refused(name: &str) -> Option<String> {
+    match identity::classify(name) {
+        (shown, Some(Policy::Deny)) => Some(match identity::why_denied(&shown) {
+            Some(why) => format!("{PREFIX}{shown} ({why})"),
+            None => format!("{PREFIX}{shown}"),
+        }),
+        _ => None,
+    }
 }
 
 /// Checks a stage again under the name of the file its program resolves to (symlinks
@@ -118,7 +134,10 @@ mod tests {
             (&["env"], "Command rejected by default security policy: env"),
             (
                 &["python3.12"],
-                "Command rejected by default security policy: python",
+                "Command rejected by default security policy: python (an interpreter runs \
+                 whatever code it is given, inline, on stdin or in a file, which no allowlist \
+                 can check: call allowlisted programs directly, or run scripts on a shell-mode \
+                 server)",
             ),
             (
                 &["find", "-exec"],

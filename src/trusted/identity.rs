@@ -282,6 +282,38 @@ const DENIED_PREFIXES: &[(&str, &str)] = &[
     ("s6-", "s6"),
 ];
 
+/// Why a name that [`classify`] denies (as it shows it) is always refused, and what to do
+/// instead, for shells and interpreters, whose refusal surprises most.
+pub fn why_denied(shown: &str) -> Option<&'static str> {
+    if DENIED[2].contains(&shown) || DENIED_PREFIXES[..2].iter().any(|(_, s)| *s == shown) {
+        Some(
+            "an interpreter runs whatever code it is given, inline, on stdin or in a file, \
+             which no allowlist can check: call allowlisted programs directly, or run scripts \
+             on a shell-mode server",
+        )
+    } else if DENIED[0].contains(&shown) {
+        Some(
+            "a shell runs any command line, past the allowlist: call allowlisted programs \
+             directly (pipes and < > >> are parsed without a shell)",
+        )
+    } else {
+        None
+    }
+}
+
+/// Names that are always refused, for the startup check of `ALLOW_PATTERNS` (with the usual
+/// versioned names of the prefixed ones).
+pub fn denied_samples() -> impl Iterator<Item = &'static str> {
+    DENIED.iter().flat_map(|g| g.iter().copied()).chain([
+        "python",
+        "python3",
+        "python3.12",
+        "python2",
+        "pypy",
+        "pypy3",
+    ])
+}
+
 fn canonical(name: &str) -> &str {
     ALIASES
         .iter()

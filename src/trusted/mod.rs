@@ -215,7 +215,9 @@ impl Policy {
         for argv in &pipeline.stages {
             harden::check(argv)?;
             let program = argv.first().map(String::as_str).unwrap_or("");
-            self.allow.check(program)?;
+            self.allow
+                .check(program)
+                .map_err(|e| self.with_allowed(e))?;
         }
         for path in pipeline
             .stdin_path
@@ -233,6 +235,19 @@ impl Policy {
             self.check_identity(stage, argv)?;
         }
         Ok(stages)
+    }
+
+    /// A refusal by the allowlist, with what it allows (the next step for the caller).
+    fn with_allowed(&self, refusal: String) -> String {
+        if !refusal.starts_with("Command not allowed") {
+            return refusal;
+        }
+        let mut allowed: Vec<String> = self.allow.names().to_vec();
+        allowed.extend(self.allow.patterns().map(|p| format!("names matching {p}")));
+        format!(
+            "{refusal} (allowed: {}; ask the operator to add it to ALLOW_COMMANDS)",
+            allowed.join(", ")
+        )
     }
 
     /// Checks a resolved program under the name of the file it is (symlinks followed) and

@@ -9,6 +9,7 @@ mod agents;
 mod cli;
 mod config;
 mod cursors;
+mod describe;
 mod git_routes;
 mod hardening;
 mod hosts;

@@ -255,9 +255,10 @@ fn malformed_json_gets_parse_error_without_id() {
         .recv_any(Duration::from_secs(10))
         .expect("parse error");
     assert_error_code(&response, -32700);
-    assert!(
-        response.get("id").is_none() || response["id"].is_null(),
-        "no usable id: {response}"
+    assert_eq!(
+        response.get("id"),
+        Some(&Value::Null),
+        "JSON-RPC 2.0: a parse error carries \"id\": null: {response}"
     );
     server.send_raw("this is not json");
     let ping = server.send_request("ping", json!({}));
@@ -282,10 +283,7 @@ fn invalid_utf8_gets_parse_error() {
         .recv_any(Duration::from_secs(10))
         .expect("parse error");
     assert_error_code(&response, -32700);
-    assert!(
-        response.get("id").is_none() || response["id"].is_null(),
-        "{response}"
-    );
+    assert_eq!(response.get("id"), Some(&Value::Null), "{response}");
     server.assert_ping_is_next();
 }
 

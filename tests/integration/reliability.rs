@@ -278,8 +278,9 @@ fn bad_input_catalogue() {
             json!(code),
             "{line:.80}: {message}"
         );
-        assert!(
-            message.get("id").is_none_or(Value::is_null),
+        assert_eq!(
+            message.get("id"),
+            Some(&Value::Null),
             "{line:.80}: {message}"
         );
     }
