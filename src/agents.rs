@@ -198,7 +198,7 @@ pub enum Precheck {
 
 /// The cheap part of the input-wait check, under the record's lock.
 pub fn precheck(proc: &Proc, st: &State, now: Instant) -> Precheck {
-    if st.ended.is_some() {
+    if st.ended.is_some() || !inputwait::SUPPORTED {
         return Precheck::No;
     }
     let Some(input) = &proc.info.agent.input else {

@@ -94,6 +94,9 @@ impl Cgroups {
     /// Finds where per-command cgroups with `pids.max = max` can be made, and proves it by
     /// making and removing one. The error is the startup warning's text.
     pub fn probe(max: u64) -> Result<Cgroups, String> {
+        if !cfg!(target_os = "linux") {
+            return Err("cgroups are a Linux kernel feature, not available on this system".into());
+        }
         let mountinfo = fs::read_to_string("/proc/self/mountinfo")
             .map_err(|e| format!("cannot read /proc/self/mountinfo: {e}"))?;
         let own = fs::read_to_string("/proc/self/cgroup")

@@ -89,6 +89,7 @@ impl Limits {
 
     /// The rlimits to set in a command's first process (soft = hard; for `cpu` the hard
     /// limit is one second later, so the process first gets SIGXCPU).
+    #[allow(clippy::unnecessary_cast)] // RLIMIT_* are u32 on glibc, c_int elsewhere.
     pub fn rlimits(&self) -> Vec<Rlimit> {
         let mut out = Vec::new();
         let mut add = |resource: i32, soft: u64, hard: u64| {
@@ -132,6 +133,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[allow(clippy::unnecessary_cast)] // RLIMIT_* are u32 on glibc, c_int elsewhere.
     fn parses_every_limit() {
         let l = Limits::parse(
             "YIELDSHELL_LIMITS",

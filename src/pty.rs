@@ -96,6 +96,7 @@ pub fn spawn(
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_os = "linux")]
     use std::io::{Read, Write};
 
     #[test]
@@ -109,6 +110,7 @@ mod tests {
     }
 
     /// Input typed into the master reaches the command; Ctrl-C interrupts it.
+    #[cfg(target_os = "linux")] // Waits for `sleep` through /proc.
     #[test]
     fn typed_input_and_ctrl_c() {
         let env = vec![(OsString::from("PATH"), OsString::from("/usr/bin:/bin"))];

@@ -42,6 +42,9 @@ const SYSTEM_DIRS: &[&str] = &[
     "/sys",
     "/dev",
     "/run",
+    // macOS (absent elsewhere, so skipped): the system volume and its Library.
+    "/System",
+    "/Library",
 ];
 
 /// The safe `PATH` directories that exist, with symlinks resolved.

@@ -535,7 +535,10 @@ mod tests {
         let Some(t) = native_tables().first() else {
             return;
         };
-        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+        #[cfg(all(
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        ))]
         {
             let n = |v: libc::c_long| v as u32;
             assert_eq!(t.prlimit64, n(libc::SYS_prlimit64));

@@ -20,15 +20,34 @@ use crate::trusted::Stage;
 /// The first argument that makes `yieldshell` a launcher.
 pub const MARKER: &str = "--yieldshell-sandbox-launcher-v1";
 
-/// What the server executes to run the launcher.
+/// What the server executes to run the launcher (Linux).
+#[cfg(target_os = "linux")]
 pub const SELF_EXE: &str = "/proc/self/exe";
+
+/// The path of our own binary for the launcher: [`SELF_EXE`] on Linux (valid even after the
+/// file was replaced); elsewhere (no `/proc`) the path the system reports at startup.
+fn self_exe() -> String {
+    #[cfg(target_os = "linux")]
+    return SELF_EXE.into();
+    #[cfg(not(target_os = "linux"))]
+    {
+        static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        PATH.get_or_init(|| {
+            std::env::current_exe()
+                .ok()
+                .and_then(|p| p.into_os_string().into_string().ok())
+                .unwrap_or_else(|| "yieldshell".into())
+        })
+        .clone()
+    }
+}
 
 /// The stage that runs `stage` through the launcher under `plan`.
 pub fn wrap(plan: &Plan, stage: &Stage) -> Stage {
     let mut args = vec![MARKER.to_string()];
     args.extend(plan.encode(&stage.program, &stage.arg0, &stage.args));
     Stage {
-        program: SELF_EXE.into(),
+        program: self_exe(),
         arg0: "yieldshell".into(),
         args,
     }

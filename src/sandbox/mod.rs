@@ -183,6 +183,10 @@ impl Sandbox {
     /// warning (under `auto`) names what the kernel cannot enforce; `Err` (under `on`,
     /// `workspace` or `deny`) names the missing kernel feature.
     pub fn new(config: &Config) -> Result<(Sandbox, Option<String>), String> {
+        #[cfg(not(target_os = "linux"))]
+        if let Some(refusal) = refuse_here(config) {
+            return Err(refusal);
+        }
         let real = crate::sys::landlock_abi().unwrap_or(0);
         let pretend = config
             .env
@@ -208,9 +212,7 @@ impl Sandbox {
         };
         let has = |need: u32| abi >= need;
         let kernel = if abi == 0 {
-            "this kernel has no Landlock (not built in, or not enabled at boot: see the lsm= \
-             kernel parameter)"
-                .to_string()
+            NO_LANDLOCK.to_string()
         } else {
             format!("this kernel has Landlock ABI {abi}")
         };
@@ -492,6 +494,37 @@ impl Sandbox {
         });
         result.map_err(hint)
     }
+}
+
+/// Why there is no Landlock domain, for the warning and the refusals.
+#[cfg(target_os = "linux")]
+const NO_LANDLOCK: &str = "this kernel has no Landlock (not built in, or not enabled at boot: \
+                           see the lsm= kernel parameter)";
+/// Why there is no Landlock domain, for the warning and the refusals.
+#[cfg(not(target_os = "linux"))]
+const NO_LANDLOCK: &str = "this system has no Landlock and no seccomp (Linux kernel features)";
+
+/// Outside Linux there is no kernel sandbox at all: the settings that demand one refuse to
+/// start, naming what is missing (trusted mode under `auto` starts, with the warning that
+/// it rests on its argument rules alone).
+#[cfg(not(target_os = "linux"))]
+fn refuse_here(config: &Config) -> Option<String> {
+    let var = match config.sandbox {
+        SandboxMode::On => "YIELDSHELL_SANDBOX=on",
+        SandboxMode::Workspace => "YIELDSHELL_SANDBOX=workspace",
+        SandboxMode::Auto | SandboxMode::Off if config.network == Network::Deny => {
+            return Some(format!(
+                "YIELDSHELL_NETWORK=deny needs Landlock's network rules and {NO_LANDLOCK}; \
+                 set YIELDSHELL_NETWORK=allow (the kernel sandbox exists only on Linux)"
+            ))
+        }
+        SandboxMode::Auto | SandboxMode::Off => return None,
+    };
+    Some(format!(
+        "{var} needs the kernel sandbox (Landlock) and {NO_LANDLOCK}; use \
+         YIELDSHELL_SANDBOX=auto or off to run without it (trusted mode then rests on its \
+         argument rules alone), or run on Linux"
+    ))
 }
 
 /// What is missing without the seccomp filter, for the status and the warning.

@@ -58,11 +58,70 @@ fn openat_fd(dir: RawFd, name: &std::ffi::CStr, flags: libc::c_int) -> io::Resul
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
+/// What [`open_target_beneath`] saw of an existing final component before opening it for
+/// I/O: on Linux an `O_PATH` handle (which neither blocks on a FIFO nor wakes a device).
+#[cfg(target_os = "linux")]
+struct Look {
+    fd: OwnedFd,
+    stat: libc::stat,
+}
+
+#[cfg(target_os = "linux")]
+fn look_at(dir: RawFd, name: &std::ffi::CStr) -> io::Result<Look> {
+    let fd = openat_fd(dir, name, libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC)?;
+    let stat = fstat_fd(fd.as_raw_fd())?;
+    Ok(Look { fd, stat })
+}
+
+#[cfg(target_os = "linux")]
+impl Look {
+    /// Opens the very inode looked at, through `/proc/self/fd` (by name without `/proc`).
+    fn reopen(&self, dir: RawFd, name: &std::ffi::CStr, flags: libc::c_int) -> io::Result<OwnedFd> {
+        let proc_path = std::ffi::CString::new(format!("/proc/self/fd/{}", self.fd.as_raw_fd()))?;
+        match openat_fd(libc::AT_FDCWD, &proc_path, flags) {
+            Ok(fd) => Ok(fd),
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+                openat_fd(dir, name, flags | libc::O_NOFOLLOW)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// What [`open_target_beneath`] saw of an existing final component before opening it for
+/// I/O: elsewhere (no `O_PATH`) an `lstat` of the name, which opens nothing.
+#[cfg(not(target_os = "linux"))]
+struct Look {
+    stat: libc::stat,
+}
+
+#[cfg(not(target_os = "linux"))]
+fn look_at(dir: RawFd, name: &std::ffi::CStr) -> io::Result<Look> {
+    // SAFETY: an all-zero `stat` is a valid value of this plain C struct.
+    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `dir` is an open directory descriptor, `name` a valid C string and `stat` a
+    // valid out pointer.
+    let rc = unsafe { libc::fstatat(dir, name.as_ptr(), &mut stat, libc::AT_SYMLINK_NOFOLLOW) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(Look { stat })
+}
+
+#[cfg(not(target_os = "linux"))]
+impl Look {
+    /// Opens the name again, without following a symlink; the caller compares the inode.
+    fn reopen(&self, dir: RawFd, name: &std::ffi::CStr, flags: libc::c_int) -> io::Result<OwnedFd> {
+        openat_fd(dir, name, flags | libc::O_NOFOLLOW)
+    }
+}
+
 /// Opens `rel` below `base` with no symlink anywhere on the path (each component opened with `O_NOFOLLOW`), but
 /// looks at an existing file before opening it for I/O: it is first opened with `O_PATH`
-/// (which neither blocks on a FIFO nor wakes a device), `check` judges what it is, and only
-/// then is that same inode opened, through `/proc/self/fd` (or, without `/proc`, by name with
-/// the inode compared afterwards), with no `O_TRUNC` before the check. A new file is created
+/// (which neither blocks on a FIFO nor wakes a device; without `O_PATH`, as on macOS, it is
+/// `lstat`ed instead), `check` judges what it is, and only then is that same inode opened,
+/// through `/proc/self/fd` (or, without `/proc`, by name with the inode compared
+/// afterwards), with no `O_TRUNC` before the check. A new file is created
 /// with `O_EXCL`. The outer `Err` is a system error; the inner one is `check`'s verdict.
 pub fn open_target_beneath(
     base: &Path,
@@ -100,12 +159,8 @@ pub fn open_target_beneath(
         OpenMode::Append => libc::O_WRONLY | libc::O_APPEND,
     };
     for _ in 0..4 {
-        let path_fd = match openat_fd(
-            dir.as_raw_fd(),
-            &name,
-            libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-        ) {
-            Ok(fd) => fd,
+        let look = match look_at(dir.as_raw_fd(), &name) {
+            Ok(look) => look,
             Err(e) if e.raw_os_error() == Some(libc::ENOENT) && mode != OpenMode::Read => {
                 let flags =
                     io_flags | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
@@ -118,7 +173,7 @@ pub fn open_target_beneath(
             }
             Err(e) => return Err(e),
         };
-        let before = fstat_fd(path_fd.as_raw_fd())?;
+        let before = look.stat;
         let stat = TargetStat {
             kind: kind_of(before.st_mode),
             nlink: before.st_nlink as u64,
@@ -127,14 +182,7 @@ pub fn open_target_beneath(
             return Ok(Err(verdict));
         }
         let flags = io_flags | libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOCTTY;
-        let proc_path = CString::new(format!("/proc/self/fd/{}", path_fd.as_raw_fd()))?;
-        let fd = match openat_fd(libc::AT_FDCWD, &proc_path, flags) {
-            Ok(fd) => fd,
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
-                openat_fd(dir.as_raw_fd(), &name, flags | libc::O_NOFOLLOW)?
-            }
-            Err(e) => return Err(e),
-        };
+        let fd = look.reopen(dir.as_raw_fd(), &name, flags)?;
         let after = fstat_fd(fd.as_raw_fd())?;
         if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino) {
             return Ok(Err("it was replaced while it was being checked".to_string()));

@@ -42,6 +42,63 @@ pub fn open_pty(rows: u16, cols: u16) -> io::Result<(File, File, std::path::Path
     Ok((master, slave, path))
 }
 
+/// A new pseudo-terminal (macOS and other systems without `ptsname_r`): `openpty`, then
+/// both sides close-on-exec. The parent's side, the child's side opened (`O_NOCTTY`), and
+/// its path (`/dev/ttysN`); [`SpawnSpec::terminal`] makes it the child's controlling
+/// terminal (`TIOCSCTTY` after `setsid`).
+#[cfg(not(target_os = "linux"))]
+pub fn open_pty(rows: u16, cols: u16) -> io::Result<(File, File, std::path::PathBuf)> {
+    use std::os::unix::ffi::OsStrExt;
+    // openpty looks the child's side up with ptsname, whose buffer is shared by the whole
+    // process: one terminal at a time.
+    static OPENPTY: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
+    let (mut m, mut s): (libc::c_int, libc::c_int) = (-1, -1);
+    let rc = {
+        let _one = OPENPTY.lock();
+        // SAFETY: `m` and `s` are writable ints; a null name, termios and winsize are
+        // allowed (the size is set below).
+        unsafe {
+            libc::openpty(
+                &mut m,
+                &mut s,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        }
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: openpty just opened both descriptors; nothing else owns them.
+    let (master, slave) = unsafe {
+        (
+            File::from(OwnedFd::from_raw_fd(m)),
+            File::from(OwnedFd::from_raw_fd(s)),
+        )
+    };
+    for fd in [m, s] {
+        // SAFETY: F_GETFD/F_SETFD on a descriptor owned above; only descriptor flags change.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags < 0 || libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC) < 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+    }
+    let mut buf = [0 as libc::c_char; 128];
+    // SAFETY: `buf` is writable for its whole length, which is passed.
+    let rc = unsafe { libc::ttyname_r(slave.as_raw_fd(), buf.as_mut_ptr(), buf.len()) };
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    // SAFETY: ttyname_r succeeded, so `buf` holds a NUL-terminated string.
+    let name = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) };
+    let path = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(name.to_bytes()));
+    set_winsize(master.as_raw_fd(), rows, cols)?;
+    Ok((master, slave, path))
+}
+
 /// Sets the size of the terminal whose master (or slave) is `fd`.
 pub fn set_winsize(fd: RawFd, rows: u16, cols: u16) -> io::Result<()> {
     let ws = libc::winsize {
@@ -59,7 +116,7 @@ pub fn set_winsize(fd: RawFd, rows: u16, cols: u16) -> io::Result<()> {
 }
 
 /// The `(rows, cols)` of the terminal whose master (or slave) is `fd` (tests).
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 pub fn get_winsize(fd: RawFd) -> io::Result<(u16, u16)> {
     // SAFETY: an all-zero winsize is a valid value to be overwritten.
     let mut ws: libc::winsize = unsafe { std::mem::zeroed() };

@@ -9,6 +9,7 @@ use super::*;
 
 /// Landlock's numbers (uapi `linux/landlock.h`), defined here because the `libc` crate has
 /// only the system call numbers.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub mod landlock {
     /// `landlock_create_ruleset` flag: return the highest supported ABI version.
     pub const CREATE_RULESET_VERSION: u32 = 1 << 0;
@@ -166,6 +167,7 @@ pub fn landlock_restrict_self(ruleset: &OwnedFd) -> io::Result<()> {
 }
 
 /// Opens `path` (following symlinks) as an `O_PATH` handle, for a Landlock rule.
+#[cfg(target_os = "linux")]
 pub fn open_path(path: &Path) -> io::Result<OwnedFd> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(path.as_os_str().as_bytes())?;
@@ -414,4 +416,70 @@ pub fn install_seccomp_filter(program: &[crate::sandbox::filter::Insn]) -> io::R
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Elsewhere (macOS): no Landlock, no seccomp, no Linux capabilities. The sandbox never
+// builds a domain there (the ABI is 0, so `YIELDSHELL_SANDBOX=on`, `workspace` and
+// `YIELDSHELL_NETWORK=deny` refuse to start); these only keep its code portable.
+// ---------------------------------------------------------------------------------------
+
+#[cfg(not(target_os = "linux"))]
+fn linux_only(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!("{what} is a Linux kernel feature, not available on this system"),
+    )
+}
+
+/// No Landlock outside Linux.
+#[cfg(not(target_os = "linux"))]
+pub fn landlock_create_ruleset(_attr: &landlock::RulesetAttr) -> io::Result<OwnedFd> {
+    Err(linux_only("Landlock"))
+}
+
+/// No Landlock outside Linux.
+#[cfg(not(target_os = "linux"))]
+pub fn landlock_add_path_rule(
+    _ruleset: &OwnedFd,
+    _parent: &OwnedFd,
+    _access: u64,
+) -> io::Result<()> {
+    Err(linux_only("Landlock"))
+}
+
+/// No Landlock outside Linux.
+#[cfg(not(target_os = "linux"))]
+pub fn landlock_restrict_self(_ruleset: &OwnedFd) -> io::Result<()> {
+    Err(linux_only("Landlock"))
+}
+
+/// Opens `path` (following symlinks) read-only (there is no `O_PATH` outside Linux).
+#[cfg(not(target_os = "linux"))]
+pub fn open_path(path: &Path) -> io::Result<OwnedFd> {
+    Ok(OwnedFd::from(File::open(path)?))
+}
+
+/// No `no_new_privs` outside Linux.
+#[cfg(not(target_os = "linux"))]
+pub fn set_no_new_privs() -> io::Result<()> {
+    Err(linux_only("no_new_privs"))
+}
+
+/// No Linux capabilities outside Linux.
+#[cfg(not(target_os = "linux"))]
+pub fn drop_all_capabilities() -> io::Result<()> {
+    Err(linux_only("dropping capabilities"))
+}
+
+/// No seccomp outside Linux.
+#[cfg(not(target_os = "linux"))]
+pub fn seccomp_filter_available() -> bool {
+    false
+}
+
+/// No seccomp outside Linux.
+#[cfg(not(target_os = "linux"))]
+pub fn install_seccomp_filter(_program: &[crate::sandbox::filter::Insn]) -> io::Result<()> {
+    Err(linux_only("seccomp"))
 }

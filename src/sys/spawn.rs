@@ -362,11 +362,18 @@ pub fn spawn(spec: SpawnSpec<'_>) -> io::Result<Spawned> {
             cmd.process_group(pgid as i32);
         }
         None => {
+            // Stdio is in place when the closure runs: with a terminal, fd 0 is it.
+            let terminal = spec.terminal.is_some();
             // SAFETY: the closure runs in the forked child before exec and calls only
-            // `setsid`, which is async-signal-safe; it allocates nothing and touches no lock.
+            // `setsid` and `ioctl`, which are async-signal-safe; it allocates nothing and
+            // touches no lock.
             unsafe {
-                cmd.pre_exec(|| {
+                cmd.pre_exec(move || {
                     if libc::setsid() == -1 {
+                        return Err(io::Error::last_os_error());
+                    }
+                    // A session leader without a controlling terminal takes its stdin's.
+                    if terminal && libc::ioctl(0, libc::TIOCSCTTY as libc::c_ulong, 0) == -1 {
                         return Err(io::Error::last_os_error());
                     }
                     Ok(())

@@ -3,6 +3,8 @@
 //! kept beside the ring, non-interactive defaults, and per-command limits (a fork bomb
 //! contained by its pids cgroup, run only inside a cap made by the test).
 
+// Outside Linux the tests that read /proc are left out, and with them some helpers.
+#![cfg_attr(not(target_os = "linux"), allow(dead_code, unused_imports))]
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -32,6 +34,7 @@ fn read_until(server: &Server, id: &str, since: u64, needle: &str) -> (String, u
 
 // ---- tty ----
 
+#[cfg(target_os = "linux")] // awaiting_input is read from /proc
 #[test]
 fn an_interactive_shell_on_a_tty_answers_a_write() {
     let server = Server::ready();
@@ -55,6 +58,7 @@ fn an_interactive_shell_on_a_tty_answers_a_write() {
     assert_eq!(done["exit_code"], 0, "{done}");
 }
 
+#[cfg(target_os = "linux")] // awaiting_input is read from /proc
 #[test]
 fn a_python_repl_on_a_tty_answers_a_write() {
     let probe = server_probe("command -v python3 >/dev/null && python3 -c 'print(1)'");
@@ -81,6 +85,7 @@ fn a_python_repl_on_a_tty_answers_a_write() {
 }
 
 /// Whether `pid` is `sleep` or has a child that is.
+#[cfg(target_os = "linux")]
 fn sleep_under(pid: u32) -> bool {
     let comm = |p: &str| std::fs::read_to_string(format!("/proc/{p}/comm")).unwrap_or_default();
     if comm(&pid.to_string()).trim() == "sleep" {
@@ -123,6 +128,7 @@ fn a_tty_is_a_terminal_and_pipes_are_not() {
     assert_eq!(r["stderr"], "", "{r}");
 }
 
+#[cfg(target_os = "linux")] // finds the sleep through /proc
 #[test]
 fn ctrl_c_through_write_interrupts_sleep() {
     let server = Server::ready();
@@ -213,6 +219,7 @@ fn tty_is_refused_in_trusted_mode_and_sizes_are_checked() {
 
 // ---- input wait ----
 
+#[cfg(target_os = "linux")] // awaiting_input is read from /proc
 #[test]
 fn a_prompt_on_a_pipe_is_reported_and_answered() {
     let server = Server::ready();
@@ -243,6 +250,7 @@ fn a_prompt_on_a_pipe_is_reported_and_answered() {
     assert_eq!(done["awaiting_input"], false, "{done}");
 }
 
+#[cfg(target_os = "linux")] // awaiting_input is read from /proc
 #[test]
 fn read_p_on_a_tty_is_reported_with_its_prompt() {
     let server = Server::ready();
@@ -285,6 +293,7 @@ fn a_sleep_is_never_reported_as_waiting() {
     server.call_ok("stop", json!({"process_id": id}));
 }
 
+#[cfg(target_os = "linux")] // awaiting_input is read from /proc
 #[test]
 fn wait_until_input_returns_when_the_command_asks() {
     let server = Server::ready();
@@ -417,6 +426,7 @@ fn expected(given: &[(&str, &str)], defaults: bool) -> String {
     format!("[{}]\n", parts.join("|"))
 }
 
+#[cfg(target_os = "linux")] // readlink /proc/self/fd/0
 #[test]
 fn non_interactive_defaults_are_set_and_yield_to_the_caller() {
     let server = Server::ready_with_env(&[("PAGER", "more")]);

@@ -14,14 +14,19 @@ mod git_routes;
 mod hardening;
 mod hosts;
 mod lifecycle;
+#[cfg(target_os = "linux")] // reads /proc/<pid>/status
 mod memory;
 mod modern;
+#[cfg(target_os = "linux")] // prctl(PR_SET_DUMPABLE), /proc
 mod nondumpable;
 mod policy;
 mod protocol;
 mod reliability;
+#[cfg(target_os = "linux")] // the sandbox tests' fixture
 mod renamed;
+#[cfg(target_os = "linux")] // Landlock and seccomp
 mod sandbox;
+#[cfg(target_os = "linux")] // Landlock and seccomp
 mod sandbox_escape;
 mod support;
 mod tools;
