@@ -235,6 +235,7 @@ fn shell_execute(a: &Args<'_>) -> Parsed {
         stdin: a.string("stdin")?,
         directory: a.string("directory")?,
         timeout,
+        max_output_bytes: a.uint("max_output_bytes")?,
     };
     Ok(Box::new(move |engine: &Arc<Engine>, call: Call| {
         engine.shell_execute(args, call)

@@ -19,6 +19,7 @@ mod policy;
 mod protocol;
 mod reliability;
 mod renamed;
+mod results;
 mod sandbox;
 mod sandbox_escape;
 mod support;
