@@ -106,6 +106,34 @@ fn pages_joined_with_next_seq_give_the_output_back_exactly() {
 }
 
 #[test]
+fn polling_without_since_seq_reads_each_line_once() {
+    let server = Server::ready();
+    let id = server.spawn_bg("for i in 1 2 3 4 5 6 7 8; do echo line $i; sleep 0.2; done");
+    let mut got = String::new();
+    let mut reads = 0;
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the loop never saw the end: {got:?}"
+        );
+        reads += 1;
+        let r = server.call_ok("read", json!({"process_id": id}));
+        got.push_str(&text(&r, "stdout"));
+        if r["status"] != "running" {
+            // One more read after the end: nothing new.
+            let last = server.call_ok("read", json!({"process_id": id}));
+            got.push_str(&text(&last, "stdout"));
+            break;
+        }
+        // Polling (not synchronising): the loop ends on the process's end.
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let expected: String = (1..=8).map(|i| format!("line {i}\n")).collect();
+    assert_eq!(got, expected, "8 lines, each once, in {reads} reads");
+}
+
+#[test]
 fn wait_moves_the_cursor_too() {
     let server = Server::ready();
     let id = server.spawn_bg_with(json!({"command": "echo first; read x; echo second",
