@@ -257,6 +257,22 @@ impl Engine {
     }
 }
 
+/// Most bytes that a result's output may take as JSON text, leaving room for its other
+/// fields under 64 KiB.
+const RESULT_TEXT_MAX: usize = 56 * 1024;
+
+/// The bytes `bytes` take as text in a JSON string (invalid UTF-8 as U+FFFD, escapes).
+fn json_cost(bytes: &[u8]) -> usize {
+    let text = String::from_utf8_lossy(bytes);
+    text.bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+            0..=0x1f => 6,
+            _ => 1,
+        })
+        .sum()
+}
+
 /// The refusal of a call whose processes do not fit under `YIELDSHELL_MAX_PROCESSES`.
 pub(crate) fn limit_message(limit: usize, processes: usize) -> String {
     if processes > 1 {
@@ -435,11 +451,27 @@ impl Engine {
             streams: args.streams,
             max_bytes: self.budget(args.max_output_bytes),
         };
-        let mut output = if ends && st.ended.is_some() && args.tail_lines.is_none() {
-            st.output.read_ends(&req, None)
-        } else {
-            st.output.read_marked(&req)
+        let ends = ends && st.ended.is_some() && args.tail_lines.is_none();
+        let read = |req: &ReadReq| match ends {
+            true => st.output.read_ends(req, None),
+            false => st.output.read_marked(req),
         };
+        let mut output = read(&req);
+        // Escaped as JSON, a control character takes six bytes: a smaller budget keeps the
+        // result's text under 64 KiB whatever the bytes are (SPEC section 14).
+        let mut budget = req.max_bytes;
+        for _ in 0..3 {
+            let cost = json_cost(&output.stdout) + json_cost(&output.stderr);
+            if cost <= RESULT_TEXT_MAX || budget <= 1 {
+                break;
+            }
+            budget = (budget as u128 * RESULT_TEXT_MAX as u128 / cost as u128) as usize;
+            budget = budget.max(1);
+            output = read(&ReadReq {
+                max_bytes: budget,
+                ..req
+            });
+        }
         let status = st.status();
         let (exit_code, signal) = st.exit();
         let stdin_error = st.stdin_error.clone();

@@ -103,7 +103,7 @@ pub struct Omitted {
     pub since_seq: Option<u64>,
 }
 
-/// Bytes kept free of a share for the marker line of `read_ends`.
+/// Bytes kept free of a share for the marker line of `read_ends` (at most a quarter of it).
 const MARKER_ROOM: u64 = 160;
 
 mod stream;
@@ -551,7 +551,8 @@ fn ends(
 ) -> (Vec<u8>, Option<Omitted>) {
     let len = buf.len();
     let head_budget = (share / 4) as usize;
-    let tail_budget = share.saturating_sub(head_budget as u64 + MARKER_ROOM) as usize;
+    let room = MARKER_ROOM.min(share / 4);
+    let tail_budget = share.saturating_sub(head_budget as u64 + room) as usize;
     // The head ends after a line when one ends in its second half, else on a character.
     let mut h = head_budget.min(len);
     match memchr::memrchr(b'\n', &buf[..h]) {
@@ -1014,6 +1015,90 @@ mod tests {
         let mut buf = Vec::new();
         assert_eq!(o.stream_bytes_from(STDOUT, 0, &mut buf), (0, 6));
         assert_eq!(buf, b"ready\n");
+    }
+
+    #[test]
+    fn ends_keep_the_first_and_last_lines_around_one_marker() {
+        let mut o = Output::with_head(1 << 20, 0);
+        let mut all = String::new();
+        for i in 0..5000 {
+            all.push_str(&format!("line {i}\n"));
+        }
+        o.push(STDOUT, all.as_bytes());
+        o.push(STDERR, b"error: it failed\n");
+        let r = o.read_ends(&req(None, 2000), None);
+        let out = text(&r.stdout);
+        assert_eq!(text(&r.stderr), "error: it failed\n");
+        assert!(out.starts_with("line 0\nline 1\n"), "{out}");
+        assert!(out.ends_with("line 4999\n"), "{out}");
+        assert_eq!(out.matches("[… ").count(), 1, "{out}");
+        assert!(out
+            .lines()
+            .all(|l| l.starts_with("line ") || l.starts_with("[… ")));
+        let om = r.omitted[STDOUT].expect("omitted");
+        let marker = out.lines().find(|l| l.starts_with("[… ")).unwrap().len() + 1;
+        assert_eq!(
+            om.bytes as usize,
+            all.len() - (out.len() - marker),
+            "{om:?}"
+        );
+        assert_eq!((om.evicted, om.since_seq), (0, Some(om.from_seq)));
+        assert_eq!(om.to_seq - om.from_seq + 1, om.bytes);
+        assert!(out.contains(&format!("since_seq={} to see them", om.from_seq)));
+        assert_eq!((r.next_seq, r.capped), (o.latest_seq() + 1, false));
+        assert!(out.len() <= 2000, "{}", out.len());
+        // The stream that fits is whole; nothing left out of it.
+        assert_eq!(r.omitted[STDERR], None);
+        // Paging the omitted range gives back exactly the bytes left out.
+        let page = o.read(&req(Some(om.from_seq), om.bytes as usize));
+        let head_len = out.find("[… ").unwrap();
+        assert_eq!(
+            text(&page.stdout),
+            all[head_len..head_len + om.bytes as usize]
+        );
+    }
+
+    #[test]
+    fn ends_never_split_a_character_and_name_what_was_evicted() {
+        let mut o = Output::with_head(3000, 1000);
+        o.push(STDOUT, "é".repeat(20_000).as_bytes());
+        let r = o.read_ends(&req(None, 1000), None);
+        let out = std::str::from_utf8(&r.stdout).expect("whole characters");
+        assert!(out.starts_with('é') && out.ends_with('é'));
+        let om = r.omitted[STDOUT].expect("omitted");
+        assert!(om.evicted > 30_000, "{om:?}");
+        assert!(out.contains("of them evicted from the buffer"), "{out}");
+        // Everything after the head's part that is still buffered: the rest of the head.
+        assert!(om.since_seq.is_some_and(|s| s < 1000), "{om:?}");
+        // Nothing buffered in the omitted range: said so, with no advice to read.
+        let mut o = Output::with_head(1000, 0);
+        o.push(STDOUT, &[b'x'; 50_000]);
+        let r = o.read_ends(&req(None, 900), Some(""));
+        let out = text(&r.stdout);
+        assert_eq!(
+            out.matches("[… ").count(),
+            2,
+            "the eviction and the cut: {out}"
+        );
+    }
+
+    #[test]
+    fn a_read_across_the_gap_marks_it() {
+        let mut o = Output::with_head(8, 6);
+        o.push(STDOUT, b"error: first\n");
+        for i in 0..10 {
+            o.push(STDOUT, format!("line{i}\n").as_bytes());
+        }
+        let r = o.read_marked(&req(None, 1000));
+        let dropped = o.latest_seq() - 6 - 8;
+        assert_eq!(
+            text(&r.stdout),
+            format!(
+                "error:\n[… {dropped} bytes dropped here: evicted from the buffer, no longer readable …]\n8\nline9\n"
+            )
+        );
+        assert_eq!(grouped(1_268_895), "1,268,895");
+        assert_eq!(grouped(999), "999");
     }
 
     /// A model that stores every retained byte with its position, checked against random

@@ -257,6 +257,9 @@ fn ps_entry(e: PsEntry) -> Map<String, Value> {
     m.insert("latest_seq".into(), Value::from(e.latest_seq));
     m.insert("stdin_error".into(), opt(e.stdin_error));
     input_fields(&mut m, e.input);
+    if let Some(Value::String(p)) = m.get_mut("prompt") {
+        *p = clip(std::mem::take(p));
+    }
     m
 }
 

@@ -224,3 +224,19 @@ fn ps_with_many_records_stays_under_64_kib() {
     let text = r["content"][0]["text"].as_str().unwrap_or_default();
     assert!(text.len() < 64 * 1024, "ps text is {} bytes", text.len());
 }
+
+#[test]
+fn control_bytes_do_not_blow_the_result_over_64_kib() {
+    let server = Server::ready();
+    // Each \x01 is six bytes of JSON text: 20,000 of them would be 120 KB.
+    let r = server.call(
+        "exec",
+        json!({"command": "head -c 200000 /dev/zero | tr '\\0' '\\1'", "side_effects": ["NONE"]}),
+    );
+    let text = r["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.len() < 64 * 1024, "exec text is {} bytes", text.len());
+    let id = process_id(&server.result_object(&r));
+    let r = server.call("read", json!({"process_id": id, "since_seq": 1}));
+    let text = r["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.len() < 64 * 1024, "read text is {} bytes", text.len());
+}
