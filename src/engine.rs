@@ -452,9 +452,12 @@ impl Engine {
             max_bytes: self.budget(args.max_output_bytes),
         };
         let ends = ends && st.ended.is_some() && args.tail_lines.is_none();
-        let read = |req: &ReadReq| match ends {
-            true => st.output.read_ends(req, None),
-            false => st.output.read_marked(req),
+        let read = |req: &ReadReq| {
+            if ends {
+                st.output.read_ends(req, None)
+            } else {
+                st.output.read_marked(req)
+            }
         };
         let mut output = read(&req);
         // Escaped as JSON, a control character takes six bytes: a smaller budget keeps the
