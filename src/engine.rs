@@ -21,8 +21,8 @@ use crate::process::{EndReason, Proc, Status};
 use crate::reaper::{Cmd, Reaper};
 use crate::redact::Secrets;
 use crate::results::{
-    Answer, ErrorKind, ExecResult, Output, PsEntry, Snapshot, StopResult, ToolError, WaitEnd,
-    WaitResult, WriteResult,
+    Answer, ErrorKind, ExecResult, KilledFor, Output, PsEntry, Snapshot, StopResult, ToolError,
+    WaitEnd, WaitResult, WriteResult,
 };
 use crate::ring::{ReadReq, Streams, STDERR, STDOUT};
 use crate::stamp::{rfc3339, IdGen};
@@ -195,7 +195,7 @@ impl Engine {
         self.shutting_down.store(true, Ordering::SeqCst);
     }
 
-    fn budget(&self, requested: Option<u64>) -> usize {
+    pub(crate) fn budget(&self, requested: Option<u64>) -> usize {
         let cap = self.config.max_output_bytes;
         requested.map_or(cap, |r| (r.min(cap as u64)) as usize)
     }
@@ -259,6 +259,22 @@ impl Engine {
         crate::tree::signal_all(&self.marker_prefix, libc::SIGKILL);
         all_done(start + limit);
     }
+}
+
+/// Most bytes that a result's output may take as JSON text, leaving room for its other
+/// fields under 64 KiB.
+const RESULT_TEXT_MAX: usize = 56 * 1024;
+
+/// The bytes `bytes` take as text in a JSON string (invalid UTF-8 as U+FFFD, escapes).
+fn json_cost(bytes: &[u8]) -> usize {
+    let text = String::from_utf8_lossy(bytes);
+    text.bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+            0..=0x1f => 6,
+            _ => 1,
+        })
+        .sum()
 }
 
 /// The refusal of a call whose processes do not fit under `YIELDSHELL_MAX_PROCESSES`.
@@ -369,7 +385,7 @@ impl Engine {
             .unwrap_or(default_yield_ms)
             .min(self.config.max_yield_ms);
         let deadline = started + Duration::from_millis(yield_ms);
-        // The output part is what `read` from the oldest byte would return.
+        // The output goes on from the cursor (the start, for a new record).
         let read = ReadArgs {
             since_seq: None,
             max_output_bytes: args.max_output_bytes,
@@ -391,7 +407,7 @@ impl Engine {
                     engine.stop_quietly(&proc, CANCEL_GRACE);
                     return finish(None, Some(&proc));
                 }
-                let snapshot = engine.snapshot(&proc, read);
+                let snapshot = engine.snapshot(&proc, read, true);
                 let result = ExecResult {
                     backgrounded: snapshot.status == Status::Running,
                     snapshot,
@@ -415,24 +431,66 @@ impl Engine {
     /// `read`.
     pub fn read(&self, id: &str, args: ReadArgs) -> Answer {
         let proc = self.table.get(id).ok_or_else(|| ToolError::unknown(id))?;
-        Ok(Output::Read(self.snapshot(&proc, args)))
+        Ok(Output::Read(self.snapshot(&proc, args, false)))
     }
 
-    fn snapshot(&self, proc: &Proc, args: ReadArgs) -> Snapshot {
+    /// The record's state and a slice of its output. Without `since_seq` (and
+    /// `tail_lines`) the read goes on from the cursor of its `streams` choice; every answer
+    /// moves that cursor forward to its `next_seq` (SPEC section 14). With `ends`, an answer
+    /// about a finished record shows each long stream as head, marker and tail.
+    fn snapshot(&self, proc: &Proc, args: ReadArgs, ends: bool) -> Snapshot {
+        let slot = match args.streams {
+            Streams::Both => 0,
+            Streams::Stdout => 1,
+            Streams::Stderr => 2,
+        };
+        let mut st = proc.lock();
+        let since = match (args.since_seq, args.tail_lines) {
+            (None, None) => Some(st.cursors[slot]).filter(|&c| c > 0),
+            (since, _) => since,
+        };
         let req = ReadReq {
-            since: args.since_seq,
+            since,
             tail_lines: args.tail_lines.map(|n| n as usize),
             streams: args.streams,
             max_bytes: self.budget(args.max_output_bytes),
         };
-        let st = proc.lock();
-        let mut output = st.output.read(&req);
+        let ends = ends && st.ended.is_some() && args.tail_lines.is_none();
+        let read = |req: &ReadReq| {
+            if ends {
+                st.output.read_ends(req, None)
+            } else {
+                st.output.read_marked(req)
+            }
+        };
+        let mut output = read(&req);
+        // Escaped as JSON, a control character takes six bytes: a smaller budget keeps the
+        // result's text under 64 KiB whatever the bytes are (SPEC section 14).
+        let mut budget = req.max_bytes;
+        for _ in 0..3 {
+            let cost = json_cost(&output.stdout) + json_cost(&output.stderr);
+            if cost <= RESULT_TEXT_MAX || budget <= 1 {
+                break;
+            }
+            budget = (budget as u128 * RESULT_TEXT_MAX as u128 / cost as u128) as usize;
+            budget = budget.max(1);
+            output = read(&ReadReq {
+                max_bytes: budget,
+                ..req
+            });
+        }
         let status = st.status();
         let (exit_code, signal) = st.exit();
         let stdin_error = st.stdin_error.clone();
-        drop(st);
+        let killed_for = KilledFor::from_state(st.killed_for_output(proc.info.output_cap));
         let running = status == Status::Running;
         crate::agents::shape_read(proc, &mut output, args.raw, running);
+        // A `both` answer has shown each stream up to its end too.
+        let moved = if slot == 0 { 0..3 } else { slot..slot + 1 };
+        for k in moved {
+            st.cursors[k] = st.cursors[k].max(output.next_seq);
+        }
+        drop(st);
         Snapshot {
             process_id: proc.info.id.clone(),
             status,
@@ -442,6 +500,7 @@ impl Engine {
             streams: args.streams,
             stdin_error,
             input: crate::agents::input_state(proc, running),
+            killed_for,
         }
     }
 
@@ -546,7 +605,7 @@ impl Engine {
                         .into_boxed_slice()
                 });
                 let result = WaitResult {
-                    snapshot: engine.snapshot(proc, args),
+                    snapshot: engine.snapshot(proc, args, end == WaitEnd::Exited),
                     end,
                     waited_ms: started.elapsed().as_millis() as u64,
                     statuses,

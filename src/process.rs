@@ -128,6 +128,9 @@ pub struct State {
     pub stdin_error: Option<String>,
     /// When output last arrived.
     pub last_output: Instant,
+    /// Where a read without `since_seq` goes on, per `streams` choice (both, stdout,
+    /// stderr); 0 before the first answer. Only moves forward (SPEC section 14).
+    pub cursors: [u64; 3],
 }
 
 impl State {
@@ -142,6 +145,18 @@ impl State {
             EndReason::TimedOut => Status::TimedOut,
             EndReason::Failed => Status::Failed,
         }
+    }
+
+    /// What killed the record for its output: the stream, the limit and the bytes it
+    /// printed (trusted mode's output cap).
+    pub fn killed_for_output(&self, cap: Option<u64>) -> Option<(usize, u64, u64)> {
+        if self.reason != EndReason::OutputCap {
+            return None;
+        }
+        let cap = cap?;
+        let over = |i| self.output.bytes_total(i) > cap;
+        let stream = if over(0) || !over(1) { 0 } else { 1 };
+        Some((stream, cap, self.output.bytes_total(stream)))
     }
 
     /// The leader's exit code and signal name, if reaped.
@@ -207,6 +222,7 @@ impl Proc {
                 reason: EndReason::Natural,
                 stdin_error: None,
                 last_output: now,
+                cursors: [0; 3],
             }),
             cond: Condvar::new(),
             stdin: Mutex::new(stdin),

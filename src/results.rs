@@ -27,6 +27,46 @@ pub struct Snapshot {
     pub stdin_error: Option<String>,
     /// Whether it waits for input, and its prompt (SPEC section 13).
     pub input: crate::agents::InputState,
+    /// The record was killed for its output (SPEC section 14).
+    pub killed_for: Option<KilledFor>,
+}
+
+/// Why a process was killed for its output: which stream went over which limit, and how
+/// much it had printed.
+#[derive(Debug, Clone)]
+pub struct KilledFor {
+    /// `stdout` or `stderr`.
+    pub stream: &'static str,
+    /// The limit, in bytes.
+    pub limit: u64,
+    /// The bytes the stream printed (after redaction).
+    pub bytes: u64,
+    /// The setting that holds the limit.
+    pub setting: &'static str,
+}
+
+impl KilledFor {
+    /// From `State::killed_for_output`.
+    pub fn from_state(found: Option<(usize, u64, u64)>) -> Option<KilledFor> {
+        let (stream, limit, bytes) = found?;
+        Some(KilledFor {
+            stream: if stream == 0 { "stdout" } else { "stderr" },
+            limit,
+            bytes,
+            setting: "MCP_SHELL_OUTPUT_LIMIT_BYTES",
+        })
+    }
+
+    /// One sentence for the text of an answer.
+    pub fn sentence(&self) -> String {
+        format!(
+            "Killed for its output: {} went over the output limit of {} bytes ({}) after printing {} bytes; the output up to the kill is kept.",
+            self.stream,
+            crate::ring::grouped(self.limit),
+            self.setting,
+            crate::ring::grouped(self.bytes)
+        )
+    }
 }
 
 /// `exec`'s answer.
@@ -164,8 +204,14 @@ pub struct ShellResult {
     pub stage_status: Option<Vec<Option<i32>>>,
     /// Why it failed, when it did.
     pub error: Option<String>,
-    /// The output limit was hit: stdout and stderr are each stream's first bytes.
+    /// The output limit was hit and the process killed for it.
     pub capped: bool,
+    /// What the output limit killed (SPEC section 14).
+    pub killed_for: Option<Box<KilledFor>>,
+    /// The record, readable with `read` while the yield tools are listed.
+    pub process_id: Option<String>,
+    /// What the answer left out between each stream's first and last part.
+    pub omitted: Box<[Option<crate::ring::Omitted>; 2]>,
 }
 
 /// What a tool answered.

@@ -80,7 +80,31 @@ pub struct ReadOut {
     /// exactly when `truncated` is: a read from the start returns the head, then skips
     /// these. Bytes of another stream that were not evicted may lie between them.
     pub gap: Option<(u64, u64)>,
+    /// Per stream: where in its bytes evicted ones were skipped, and how many (0 when the
+    /// count is unknown: the read started inside the evicted run). `mark_gaps` turns it
+    /// into a marker line.
+    pub dropped: [Option<(usize, u64)>; 2],
+    /// Per stream: what `read_ends` left out between the head and the tail.
+    pub omitted: [Option<Omitted>; 2],
 }
+
+/// The part of a stream that an answer left out between its first and last part.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Omitted {
+    /// Position of the first byte left out.
+    pub from_seq: u64,
+    /// Position of the last byte left out.
+    pub to_seq: u64,
+    /// Bytes left out, evicted ones included.
+    pub bytes: u64,
+    /// Of those, bytes no longer buffered (evicted).
+    pub evicted: u64,
+    /// The `since_seq` that pages the buffered ones (`None` when all were evicted).
+    pub since_seq: Option<u64>,
+}
+
+/// Bytes kept free of a share for the marker line of `read_ends` (at most a quarter of it).
+const MARKER_ROOM: u64 = 160;
 
 mod stream;
 
@@ -170,6 +194,13 @@ impl Output {
             if req.streams.has(i) {
                 let off = ring.char_start_at_or_after(ring.off_at_or_after(start));
                 cur[i] = (ring.seg_index_of_off(off), off);
+                if ring.has_gap() && off >= ring.base && off < ring.end_off() {
+                    if requested <= ring.evicted_from {
+                        out.dropped[i] = Some((0, ring.base - ring.head_len()));
+                    } else if requested < ring.evicted_until {
+                        out.dropped[i] = Some((0, 0));
+                    }
+                }
             }
         }
         let mut budget = req.max_bytes as u64;
@@ -228,6 +259,7 @@ impl Output {
                 &mut out.stderr
             };
             ring.copy(off, off + take, buf);
+            let copied = buf.len();
             first_seq.get_or_insert(seq);
             budget = budget.saturating_sub(take);
             last_end = Some(seq + take);
@@ -239,6 +271,7 @@ impl Output {
                 // Across the gap: do not start inside a character whose lead was evicted.
                 Some(next) if next.off != seg_end_off => {
                     let o = ring.char_start_at_or_after(next.off);
+                    out.dropped[i] = Some((copied, o - seg_end_off));
                     (ring.seg_index_of_off(o), o)
                 }
                 Some(next) => (seg + 1, next.off),
@@ -253,6 +286,67 @@ impl Output {
             self.next_seq.max(start)
         };
         out.gap = self.gap(req.streams, requested, out.truncated);
+        out
+    }
+
+    /// `read`, with a marker line in the text wherever evicted bytes were skipped (see
+    /// `ReadOut::mark_gaps`).
+    pub fn read_marked(&self, req: &ReadReq) -> ReadOut {
+        let mut out = self.read(req);
+        out.mark_gaps();
+        out
+    }
+
+    /// The read of an answer that reports an end: all the selected output after `since`,
+    /// except that a stream whose bytes exceed its share of `max_bytes` gives its first part
+    /// (about a quarter of the share, cut after a line where one ends nearby), one marker
+    /// line, and its last part (the rest, starting at a line). `omitted` names what was left
+    /// out; `next_seq` is the end. `reader` names the record in the marker's advice (for an
+    /// answer that shows no `process_id` next to the text; `Some("")`: no advice, nothing
+    /// can read the record). Gaps are marked.
+    pub fn read_ends(&self, req: &ReadReq, reader: Option<&str>) -> ReadOut {
+        let mut out = self.read(&ReadReq {
+            max_bytes: usize::MAX,
+            tail_lines: None,
+            ..*req
+        });
+        let lens = [out.stdout.len() as u64, out.stderr.len() as u64];
+        let budget = req.max_bytes as u64;
+        let shares = match req.streams {
+            Streams::Stdout => [budget, 0],
+            Streams::Stderr => [0, budget],
+            Streams::Both if lens[0] + lens[1] <= budget => lens,
+            Streams::Both if lens[0] <= budget / 2 => [lens[0], budget - lens[0]],
+            Streams::Both if lens[1] <= budget / 2 => [budget - lens[1], lens[1]],
+            Streams::Both => [budget / 2, budget - budget / 2],
+        };
+        let start = req
+            .since
+            .unwrap_or(1)
+            .max(1)
+            .max(self.oldest_seq(req.streams))
+            .min(self.next_seq);
+        for i in [STDOUT, STDERR] {
+            if !req.streams.has(i) || lens[i] <= shares[i] {
+                continue;
+            }
+            let ring = &self.rings[i];
+            let buf = std::mem::take(if i == STDOUT {
+                &mut out.stdout
+            } else {
+                &mut out.stderr
+            });
+            let s = ring.char_start_at_or_after(ring.off_at_or_after(start));
+            let (cut, omitted) = ends(ring, &buf, s, shares[i], out.dropped[i], reader);
+            out.dropped[i] = None;
+            out.omitted[i] = omitted;
+            if i == STDOUT {
+                out.stdout = cut;
+            } else {
+                out.stderr = cut;
+            }
+        }
+        out.mark_gaps();
         out
     }
 
@@ -306,6 +400,12 @@ impl Output {
                 } else {
                     &mut out.stderr
                 };
+                let hl = ring.head_len();
+                if ring.has_gap() && starts[i] < hl && end > ring.base {
+                    let at = buf.len() + (hl - starts[i]) as usize;
+                    let n = ring.char_start_at_or_after(ring.base) - hl;
+                    out.dropped[i] = Some((at, n));
+                }
                 ring.copy_across_gap(starts[i], end, buf);
             }
         }
@@ -379,6 +479,195 @@ impl Output {
     pub fn stream_off_at(&self, stream: usize, seq: u64) -> u64 {
         self.rings[stream].off_at_or_after(seq)
     }
+}
+
+impl ReadOut {
+    /// Puts a marker line into the text of each stream at the place where evicted bytes
+    /// were skipped (none at the very end of a capped page: the next page starts with it).
+    pub fn mark_gaps(&mut self) {
+        for i in [STDOUT, STDERR] {
+            let Some((at, n)) = self.dropped[i].take() else {
+                continue;
+            };
+            let buf = if i == STDOUT {
+                &mut self.stdout
+            } else {
+                &mut self.stderr
+            };
+            if at > buf.len() || (self.capped && at == buf.len() && at > 0) {
+                continue;
+            }
+            let text = if n > 0 {
+                format!(
+                    "[… {} bytes dropped here: evicted from the buffer, no longer readable …]",
+                    grouped(n)
+                )
+            } else {
+                "[… output dropped before this point: evicted from the buffer, no longer readable …]"
+                    .to_string()
+            };
+            let mut line = marker_line(buf[..at].last(), &text);
+            let tail = buf.split_off(at);
+            buf.append(&mut line);
+            buf.extend_from_slice(&tail);
+        }
+    }
+}
+
+/// `text` as a line of its own after bytes ending with `last`.
+fn marker_line(last: Option<&u8>, text: &str) -> Vec<u8> {
+    let mut line = Vec::with_capacity(text.len() + 2);
+    if last.is_some_and(|&b| b != b'\n') {
+        line.push(b'\n');
+    }
+    line.extend_from_slice(text.as_bytes());
+    line.push(b'\n');
+    line
+}
+
+/// `n` with a comma every three digits.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (k, c) in digits.chars().enumerate() {
+        if k > 0 && (digits.len() - k).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// One stream's bytes `buf` (read from stream offset `s`, with the gap skipped at
+/// `dropped`) cut to `share`: head, marker line, tail. Returns the new bytes and what was
+/// left out.
+fn ends(
+    ring: &Ring,
+    buf: &[u8],
+    s: u64,
+    share: u64,
+    dropped: Option<(usize, u64)>,
+    reader: Option<&str>,
+) -> (Vec<u8>, Option<Omitted>) {
+    let len = buf.len();
+    let head_budget = (share / 4) as usize;
+    let room = MARKER_ROOM.min(share / 4);
+    let tail_budget = share.saturating_sub(head_budget as u64 + room) as usize;
+    // The head ends after a line when one ends in its second half, else on a character.
+    let mut h = head_budget.min(len);
+    match memchr::memrchr(b'\n', &buf[..h]) {
+        Some(nl) if nl + 1 >= h / 2 => h = nl + 1,
+        _ => {
+            let mut k = 0;
+            while h > 0 && h < len && k < 3 && is_continuation(buf[h]) {
+                h -= 1;
+                k += 1;
+            }
+        }
+    }
+    // The tail starts at a line when one starts in its first half, else on a character.
+    let mut t = len.saturating_sub(tail_budget).max(h);
+    let window = &buf[t..(t + tail_budget / 2).min(len)];
+    match memchr::memchr(b'\n', window) {
+        Some(nl) if t > h && (t == 0 || buf[t - 1] != b'\n') => t += nl + 1,
+        _ => {
+            let mut k = 0;
+            while t < len && k < 3 && is_continuation(buf[t]) {
+                t += 1;
+                k += 1;
+            }
+        }
+    }
+    if t <= h {
+        return (buf.to_vec(), None);
+    }
+    // Buffer index to stream offset: the gap (a crossing from the head into the ring)
+    // sits at `at`, where the offsets jump from the head's end to `resume`.
+    let hl = ring.head_len();
+    let crossing = (ring.has_gap() && s < hl).then(|| {
+        let resume = ring.char_start_at_or_after(ring.base);
+        ((hl - s) as usize, resume)
+    });
+    let off_of = |k: usize| match crossing {
+        Some((at, resume)) if k >= at => resume + (k - at) as u64,
+        _ => s + k as u64,
+    };
+    let retained = |off: u64| !ring.has_gap() || off < hl || off >= ring.base;
+    let off_h = match crossing {
+        Some((at, _)) if h == at => hl,
+        _ => off_of(h),
+    };
+    let off_t = off_of(t);
+    let evicted = match crossing {
+        Some((at, resume)) if h <= at && at < t => resume - hl,
+        _ => 0,
+    };
+    let from_seq = if retained(off_h) {
+        ring.seq_of(off_h)
+    } else {
+        ring.evicted_from
+    };
+    let to_seq = if retained(off_t - 1) {
+        ring.seq_of(off_t - 1)
+    } else {
+        ring.evicted_until - 1
+    };
+    let page = match crossing {
+        Some((at, _)) if h == at => off_of(h),
+        _ => off_h,
+    };
+    let since_seq = (page < off_t && retained(page)).then(|| ring.seq_of(page));
+    let omitted = Omitted {
+        from_seq,
+        to_seq,
+        bytes: off_t - off_h,
+        evicted,
+        since_seq,
+    };
+    let how = match reader {
+        Some(id) => format!("read with process_id={id} and"),
+        None => "read with".to_string(),
+    };
+    let text = match (since_seq, evicted) {
+        _ if reader == Some("") => format!("[… {} bytes omitted …]", grouped(omitted.bytes)),
+        (Some(seq), 0) => format!(
+            "[… {} bytes omitted; {how} since_seq={seq} to see them …]",
+            grouped(omitted.bytes)
+        ),
+        (Some(seq), e) => format!(
+            "[… {} bytes omitted, {} of them evicted from the buffer; {how} since_seq={seq} to see the rest …]",
+            grouped(omitted.bytes),
+            grouped(e)
+        ),
+        (None, _) => format!(
+            "[… {} bytes omitted, evicted from the buffer: no longer readable …]",
+            grouped(omitted.bytes)
+        ),
+    };
+    // The gap's own marker stays where it is when it falls in the head or the tail.
+    let mut head = buf[..h].to_vec();
+    let mut tail = buf[t..].to_vec();
+    let mut parts = ReadOut::default();
+    match dropped {
+        Some((at, n)) if at <= h => {
+            parts.stdout = std::mem::take(&mut head);
+            parts.dropped[STDOUT] = Some((at, n));
+            parts.mark_gaps();
+            head = parts.stdout;
+        }
+        Some((at, n)) if at >= t => {
+            parts.stdout = std::mem::take(&mut tail);
+            parts.dropped[STDOUT] = Some((at - t, n));
+            parts.mark_gaps();
+            tail = parts.stdout;
+        }
+        _ => (),
+    }
+    let mut cut = head;
+    let mut line = marker_line(cut.last(), &text);
+    cut.append(&mut line);
+    cut.append(&mut tail);
+    (cut, Some(omitted))
 }
 
 fn is_continuation(b: u8) -> bool {
@@ -726,6 +1015,90 @@ mod tests {
         let mut buf = Vec::new();
         assert_eq!(o.stream_bytes_from(STDOUT, 0, &mut buf), (0, 6));
         assert_eq!(buf, b"ready\n");
+    }
+
+    #[test]
+    fn ends_keep_the_first_and_last_lines_around_one_marker() {
+        let mut o = Output::with_head(1 << 20, 0);
+        let mut all = String::new();
+        for i in 0..5000 {
+            all.push_str(&format!("line {i}\n"));
+        }
+        o.push(STDOUT, all.as_bytes());
+        o.push(STDERR, b"error: it failed\n");
+        let r = o.read_ends(&req(None, 2000), None);
+        let out = text(&r.stdout);
+        assert_eq!(text(&r.stderr), "error: it failed\n");
+        assert!(out.starts_with("line 0\nline 1\n"), "{out}");
+        assert!(out.ends_with("line 4999\n"), "{out}");
+        assert_eq!(out.matches("[… ").count(), 1, "{out}");
+        assert!(out
+            .lines()
+            .all(|l| l.starts_with("line ") || l.starts_with("[… ")));
+        let om = r.omitted[STDOUT].expect("omitted");
+        let marker = out.lines().find(|l| l.starts_with("[… ")).unwrap().len() + 1;
+        assert_eq!(
+            om.bytes as usize,
+            all.len() - (out.len() - marker),
+            "{om:?}"
+        );
+        assert_eq!((om.evicted, om.since_seq), (0, Some(om.from_seq)));
+        assert_eq!(om.to_seq - om.from_seq + 1, om.bytes);
+        assert!(out.contains(&format!("since_seq={} to see them", om.from_seq)));
+        assert_eq!((r.next_seq, r.capped), (o.latest_seq() + 1, false));
+        assert!(out.len() <= 2000, "{}", out.len());
+        // The stream that fits is whole; nothing left out of it.
+        assert_eq!(r.omitted[STDERR], None);
+        // Paging the omitted range gives back exactly the bytes left out.
+        let page = o.read(&req(Some(om.from_seq), om.bytes as usize));
+        let head_len = out.find("[… ").unwrap();
+        assert_eq!(
+            text(&page.stdout),
+            all[head_len..head_len + om.bytes as usize]
+        );
+    }
+
+    #[test]
+    fn ends_never_split_a_character_and_name_what_was_evicted() {
+        let mut o = Output::with_head(3000, 1000);
+        o.push(STDOUT, "é".repeat(20_000).as_bytes());
+        let r = o.read_ends(&req(None, 1000), None);
+        let out = std::str::from_utf8(&r.stdout).expect("whole characters");
+        assert!(out.starts_with('é') && out.ends_with('é'));
+        let om = r.omitted[STDOUT].expect("omitted");
+        assert!(om.evicted > 30_000, "{om:?}");
+        assert!(out.contains("of them evicted from the buffer"), "{out}");
+        // Everything after the head's part that is still buffered: the rest of the head.
+        assert!(om.since_seq.is_some_and(|s| s < 1000), "{om:?}");
+        // Nothing buffered in the omitted range: said so, with no advice to read.
+        let mut o = Output::with_head(1000, 0);
+        o.push(STDOUT, &[b'x'; 50_000]);
+        let r = o.read_ends(&req(None, 900), Some(""));
+        let out = text(&r.stdout);
+        assert_eq!(
+            out.matches("[… ").count(),
+            2,
+            "the eviction and the cut: {out}"
+        );
+    }
+
+    #[test]
+    fn a_read_across_the_gap_marks_it() {
+        let mut o = Output::with_head(8, 6);
+        o.push(STDOUT, b"error: first\n");
+        for i in 0..10 {
+            o.push(STDOUT, format!("line{i}\n").as_bytes());
+        }
+        let r = o.read_marked(&req(None, 1000));
+        let dropped = o.latest_seq() - 6 - 8;
+        assert_eq!(
+            text(&r.stdout),
+            format!(
+                "error:\n[… {dropped} bytes dropped here: evicted from the buffer, no longer readable …]\n8\nline9\n"
+            )
+        );
+        assert_eq!(grouped(1_268_895), "1,268,895");
+        assert_eq!(grouped(999), "999");
     }
 
     /// A model that stores every retained byte with its position, checked against random

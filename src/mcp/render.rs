@@ -5,9 +5,10 @@ use serde_json::{Map, Value};
 
 use super::Reply;
 use crate::results::{
-    Answer, ErrorKind, ExecResult, Output, PsEntry, ShellResult, Snapshot, StopResult, ToolError,
+    Answer, ErrorKind, ExecResult, KilledFor, Output, PsEntry, ShellResult, Snapshot, StopResult,
+    ToolError,
 };
-use crate::ring::Streams;
+use crate::ring::{Omitted, Streams};
 
 /// The result object of `tool`'s answer. `starts_process` is the tool's registry flag: an
 /// error before its process started answers `status: failed_to_start`.
@@ -119,8 +120,53 @@ fn snapshot(s: Snapshot) -> Map<String, Value> {
         m.insert("stderr".into(), Value::from(into_text(out.stderr)));
     }
     m.insert("stdin_error".into(), opt(s.stdin_error));
+    omitted_field(&mut m, &out.omitted);
+    if out.capped {
+        m.insert(
+            "message".into(),
+            Value::from(format!(
+                "More output follows: read again (without since_seq, or with since_seq={}) for the next page.",
+                out.next_seq
+            )),
+        );
+    }
+    if let Some(k) = s.killed_for {
+        m.insert("message".into(), Value::from(k.sentence()));
+        m.insert("killed_for".into(), killed_for(k));
+    }
     input_fields(&mut m, s.input);
     m
+}
+
+/// `omitted`, per stream, when an answer left part of its output out (SPEC section 14).
+fn omitted_field(m: &mut Map<String, Value>, omitted: &[Option<Omitted>; 2]) {
+    let mut per = Map::new();
+    for (name, o) in ["stdout", "stderr"].into_iter().zip(omitted) {
+        if let Some(o) = o {
+            let mut r = Map::new();
+            r.insert("from_seq".into(), Value::from(o.from_seq));
+            r.insert("to_seq".into(), Value::from(o.to_seq));
+            r.insert("bytes".into(), Value::from(o.bytes));
+            r.insert("evicted_bytes".into(), Value::from(o.evicted));
+            if let Some(seq) = o.since_seq {
+                r.insert("since_seq".into(), Value::from(seq));
+            }
+            per.insert(name.into(), Value::Object(r));
+        }
+    }
+    if !per.is_empty() {
+        m.insert("omitted".into(), Value::Object(per));
+    }
+}
+
+fn killed_for(k: KilledFor) -> Value {
+    let mut r = Map::new();
+    r.insert("reason".into(), Value::from("output_cap"));
+    r.insert("stream".into(), Value::from(k.stream));
+    r.insert("limit".into(), Value::from(k.limit));
+    r.insert("bytes".into(), Value::from(k.bytes));
+    r.insert("setting".into(), Value::from(k.setting));
+    Value::Object(r)
 }
 
 /// `awaiting_input`, and `prompt` when it is true (SPEC section 13).
@@ -174,13 +220,31 @@ fn stop(s: StopResult) -> Map<String, Value> {
     m
 }
 
+/// Most bytes of a `ps` entry's command or directory, so that 50 entries fit well under
+/// 64 KiB (SPEC section 14).
+const PS_TEXT_MAX: usize = 256;
+
+/// `text` cut to `PS_TEXT_MAX` bytes on a character, marked with an ellipsis.
+fn clip(mut text: String) -> String {
+    if text.len() > PS_TEXT_MAX {
+        let mut cut = PS_TEXT_MAX;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let left = text.len() - cut;
+        text.truncate(cut);
+        text.push_str(&format!("… [{left} more bytes]"));
+    }
+    text
+}
+
 fn ps_entry(e: PsEntry) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("process_id".into(), Value::from(e.process_id));
     m.insert("pid".into(), Value::from(e.pid));
     m.insert("name".into(), opt(e.name));
-    m.insert("command".into(), Value::from(e.command));
-    m.insert("cwd".into(), Value::from(e.cwd));
+    m.insert("command".into(), Value::from(clip(e.command)));
+    m.insert("cwd".into(), Value::from(clip(e.cwd)));
     m.insert("status".into(), Value::from(e.status.as_str()));
     m.insert("exit_code".into(), opt(e.exit_code));
     m.insert("signal".into(), opt(e.signal));
@@ -193,11 +257,15 @@ fn ps_entry(e: PsEntry) -> Map<String, Value> {
     m.insert("latest_seq".into(), Value::from(e.latest_seq));
     m.insert("stdin_error".into(), opt(e.stdin_error));
     input_fields(&mut m, e.input);
+    if let Some(Value::String(p)) = m.get_mut("prompt") {
+        *p = clip(std::mem::take(p));
+    }
     m
 }
 
 /// `shell_execute` answers with text blocks: the output, or the reason first and then the
-/// output captured before the failure.
+/// output captured before the failure. A long stream shows its first and last part around a
+/// marker line; `process_id` (when `read` is listed) pages the rest.
 fn shell(r: ShellResult) -> Reply {
     let mut m = Map::new();
     m.insert("stdout".into(), Value::from(r.stdout.clone()));
@@ -211,28 +279,30 @@ fn shell(r: ShellResult) -> Reply {
     if r.capped {
         m.insert("capped".into(), Value::Bool(true));
     }
+    if let Some(id) = &r.process_id {
+        m.insert("process_id".into(), Value::from(id.clone()));
+    }
+    omitted_field(&mut m, &r.omitted);
+    let killed = r.killed_for.as_ref().map(|k| k.sentence());
+    if let Some(k) = r.killed_for {
+        m.insert("killed_for".into(), killed_for(*k));
+    }
     let texts = match &r.error {
-        Some(reason) if r.capped => {
-            // The output is each stream's first bytes up to the limit (SPEC section 13).
-            m.insert("error".into(), Value::from(reason.clone()));
-            let mut texts = vec![format!("Error executing command: {reason}")];
-            for (name, text) in [("stdout", &r.stdout), ("stderr", &r.stderr)] {
-                if !text.is_empty() {
-                    texts.push(format!(
-                        "{name} (its first bytes, up to the limit):\n{text}\n[output cut at the limit: the rest was not kept]"
-                    ));
-                }
-            }
-            texts
-        }
         Some(reason) => {
             m.insert("error".into(), Value::from(reason.clone()));
             let mut texts = vec![format!("Error executing command: {reason}")];
+            let when = match killed {
+                Some(sentence) => {
+                    texts.push(sentence);
+                    "up to the kill"
+                }
+                None => "before the error",
+            };
             if !r.stdout.is_empty() {
-                texts.push(format!("stdout (captured before the error):\n{}", r.stdout));
+                texts.push(format!("stdout (captured {when}):\n{}", r.stdout));
             }
             if !r.stderr.is_empty() {
-                texts.push(format!("stderr (captured before the error):\n{}", r.stderr));
+                texts.push(format!("stderr (captured {when}):\n{}", r.stderr));
             }
             texts
         }

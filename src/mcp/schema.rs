@@ -46,7 +46,8 @@ pub(super) fn shell_execute_input() -> Value {
             "command": {"type": "array", "items": {"type": "string"}, "minItems": 1, "description": "Program and arguments; \"|\", \"<\", \">\", \">>\" elements are operators."},
             "stdin": {"type": "string", "description": "Input for the first stage."},
             "directory": {"type": "string", "description": "Working directory (relative to the server's)."},
-            "timeout": {"type": "integer", "minimum": 1, "description": "Seconds before the command is killed (default 30, at most 300)."}
+            "timeout": {"type": "integer", "minimum": 1, "description": "Seconds before the command is killed (default 30, at most 300)."},
+            "max_output_bytes": {"type": "integer", "minimum": 0, "description": "Most bytes of output shown, both streams together; a longer stream shows its start and end around a marker (the rest stays readable with read)."}
         },
         "required": ["command"]
     })
@@ -60,8 +61,34 @@ pub(super) fn shell_execute_output() -> Value {
         "execution_time": {"type": "number"},
         "stage_status": {"type": "array", "items": {"type": ["integer", "null"]}},
         "error": {"type": "string"},
-        "capped": {"type": "boolean", "description": "The output limit was hit: stdout and stderr are each stream's first bytes, up to the limit."}
+        "capped": {"type": "boolean", "description": "The output limit was hit and the command killed for it (see killed_for)."},
+        "killed_for": killed_for_schema(),
+        "process_id": {"type": "string", "description": "The record: read pages the whole capture."},
+        "omitted": omitted_schema()
     }, "required": ["stdout", "stderr", "status", "execution_time"]})
+}
+
+/// `killed_for`: the process was killed for its output.
+fn killed_for_schema() -> Value {
+    json!({"type": "object", "description": "The command was killed for its output.", "properties": {
+        "reason": {"type": "string", "enum": ["output_cap"]},
+        "stream": {"type": "string"},
+        "limit": {"type": "integer"},
+        "bytes": {"type": "integer", "description": "Bytes the stream printed."},
+        "setting": {"type": "string"}
+    }})
+}
+
+/// `omitted`: per stream, what an answer left out between its first and last part.
+fn omitted_schema() -> Value {
+    let range = json!({"type": "object", "properties": {
+        "from_seq": {"type": "integer"},
+        "to_seq": {"type": "integer"},
+        "bytes": {"type": "integer"},
+        "evicted_bytes": {"type": "integer"},
+        "since_seq": {"type": "integer", "description": "Read from here to page the bytes still buffered."}
+    }});
+    json!({"type": "object", "description": "Output left out between each stream's first and last part (the marker line in the text).", "properties": {"stdout": range, "stderr": range}})
 }
 
 pub(super) fn process_output_props() -> Map<String, Value> {
@@ -82,7 +109,10 @@ pub(super) fn process_output_props() -> Map<String, Value> {
         "awaiting_input": {"type": "boolean", "description": "A process of the command is blocked reading its input and printed nothing for 300 ms."},
         "prompt": {"type": "string", "description": "The last partial line of output, when awaiting_input."},
         "gap_from": {"type": "integer", "description": "First position dropped from the buffer inside this read's range."},
-        "gap_to": {"type": "integer", "description": "Last position dropped (inclusive); the read continues after it."}
+        "gap_to": {"type": "integer", "description": "Last position dropped (inclusive); the read continues after it."},
+        "message": {"type": "string"},
+        "omitted": omitted_schema(),
+        "killed_for": killed_for_schema()
     });
     match props {
         Value::Object(m) => m,

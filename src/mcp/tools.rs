@@ -59,8 +59,8 @@ pub(super) const TOOLS: &[ToolDef] = &[
             yield_ms (default 30000) returns status \"backgrounded\" with a process_id and keeps \
             running: use read, wait, write and stop with that id. A shell that exits while \
             something it started keeps running (e.g. `server &`) also returns \"backgrounded\". \
-            Output beyond max_output_bytes is kept in a buffer: capped=true means more is \
-            available via read from next_seq. side_effects is required: declare every plausible \
+            Longer output than max_output_bytes shows its start and end around a marker line \
+            naming the since_seq that reads the rest. side_effects is required: declare every plausible \
             category, or [\"NONE\"] for read-only commands; calls declaring a blocked category are \
             refused before anything runs (status failed_to_start). tty=true runs the command on a \
             terminal (REPLs, tools that need one; stderr joins stdout, escapes are removed unless \
@@ -80,8 +80,8 @@ pub(super) const TOOLS: &[ToolDef] = &[
         title: "Read process output",
         description: "Read the output of a process started by exec. Every byte of stdout and \
             stderr has a position; pass the returned next_seq as since_seq next time to get only \
-            new output, with no gap and no repeat. Without since_seq it returns the oldest output \
-            still buffered; tail_lines returns only the newest lines. truncated=true means older \
+            new output, with no gap and no repeat. Without since_seq it goes on where the last \
+            answer for this process stopped; tail_lines returns only the newest lines. truncated=true means older \
             output was dropped from the buffer; capped=true means more output is available now. \
             The first output is kept anyway: a read from the start returns it, then gap_from and \
             gap_to name the positions that were dropped. awaiting_input=true (with prompt) means \
@@ -243,6 +243,7 @@ fn shell_execute(a: &Args<'_>) -> Parsed {
         stdin: a.string("stdin")?,
         directory: a.string("directory")?,
         timeout,
+        max_output_bytes: a.uint("max_output_bytes")?,
     };
     Ok(Box::new(move |engine: &Arc<Engine>, call: Call| {
         engine.shell_execute(args, call)

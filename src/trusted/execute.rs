@@ -11,7 +11,7 @@ use crate::engine::{Engine, CANCEL_GRACE};
 use crate::policy::resolve_dir;
 use crate::process::EndReason;
 use crate::process::Proc;
-use crate::results::{Output, ShellResult};
+use crate::results::{KilledFor, Output, ShellResult};
 use crate::ring::{ReadReq, Streams, STDERR, STDOUT};
 use crate::spawn::{Launch, StdinSource};
 use crate::sys;
@@ -29,16 +29,8 @@ pub struct ShellExecArgs {
     pub directory: Option<String>,
     /// Timeout in seconds.
     pub timeout: Option<u64>,
-}
-
-fn truncate_utf8(s: &mut String, max: usize) {
-    if s.len() > max {
-        let mut cut = max;
-        while !s.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        s.truncate(cut);
-    }
+    /// Most bytes of output in the answer, both streams together.
+    pub max_output_bytes: Option<u64>,
 }
 
 /// A failed `shell_execute`: the reason, and the output captured so far.
@@ -57,6 +49,9 @@ fn shell_error(
         stage_status: None,
         error: Some(reason),
         capped: false,
+        killed_for: None,
+        process_id: None,
+        omitted: Box::new([None; 2]),
     }
 }
 
@@ -96,10 +91,11 @@ impl Engine {
         };
         let proc = match self.shell_start(&args, started, &mut a) {
             Ok(p) => p,
-            Err(refused) => return finish(Some(refused), a),
+            Err(refused) => return finish(Some(*refused), a),
         };
         cancel.attach(&proc);
         let deadline = started + Duration::from_secs(timeout_s);
+        let budget = self.budget(args.max_output_bytes);
         let watch = Watch::new(vec![proc.clone()], WaitMode::Wait, deadline).cancel(&cancel);
         let engine = self.clone();
         self.waits.park(
@@ -110,7 +106,7 @@ impl Engine {
                     return finish(None, a);
                 }
                 if outcome == Outcome::Finished {
-                    let result = engine.shell_result(&proc, timeout_s, started, &mut a);
+                    let result = engine.shell_result(&proc, (timeout_s, budget), started, &mut a);
                     return finish(Some(result), a);
                 }
                 // Over time: kill, and give the pipes a moment to drain.
@@ -122,7 +118,8 @@ impl Engine {
                 waits.park(
                     watch,
                     Box::new(move |_, _| {
-                        let result = engine.shell_result(&proc, timeout_s, started, &mut a);
+                        let result =
+                            engine.shell_result(&proc, (timeout_s, budget), started, &mut a);
                         finish(Some(result), a);
                     }),
                 );
@@ -136,11 +133,11 @@ impl Engine {
         args: &ShellExecArgs,
         started: Instant,
         a: &mut Record,
-    ) -> Result<Arc<Proc>, ShellResult> {
+    ) -> Result<Arc<Proc>, Box<ShellResult>> {
         let reject = |a: &mut Record, reason: String| {
             a.result_type = "rejected";
             a.rejection_reason = Some(reason.clone());
-            Err(refusal(reason, started))
+            Err(Box::new(refusal(reason, started)))
         };
         let Some(policy) = &self.trusted else {
             return reject(a, "shell_execute is only available in trusted mode".into());
@@ -226,29 +223,35 @@ impl Engine {
             Err(e) => {
                 a.result_type = "process_error";
                 a.error = Some(e.clone());
-                return Err(refusal(e, started));
+                return Err(Box::new(refusal(e, started)));
             }
         };
         a.process_id = Some(proc.info.id.clone());
         Ok(proc)
     }
 
-    /// The answer of a finished (or killed) `shell_execute`.
+    /// The answer of a finished (or killed) `shell_execute`: each stream within its share
+    /// of `budget` (head, marker, tail), the whole capture left readable with `read`.
     fn shell_result(
         &self,
         proc: &Proc,
-        timeout_s: u64,
+        (timeout_s, budget): (u64, usize),
         started: Instant,
         a: &mut Record,
     ) -> ShellResult {
-        let st = proc.lock();
+        // The marker names the record when `read` can page what it leaves out.
+        let readable = self.config.tools.contains(&"read");
+        let reader = if readable { proc.info.id.as_str() } else { "" };
+        let mut st = proc.lock();
         let all = ReadReq {
             since: None,
             tail_lines: None,
             streams: Streams::Both,
-            max_bytes: usize::MAX,
+            max_bytes: budget,
         };
-        let out = st.output.read(&all);
+        let out = st.output.read_ends(&all, Some(reader));
+        // A read without since_seq goes on after what this answer showed.
+        st.cursors = [out.next_seq; 3];
         let reason = st.reason;
         let (exit_code, _) = st.exit();
         let signal_num = match st.leader {
@@ -264,16 +267,13 @@ impl Engine {
                 None => None,
             })
             .collect();
-        let over = [STDOUT, STDERR]
-            .map(|i| st.output.bytes_total(i) > self.config.shell_output_limit as u64);
+        let killed_for = KilledFor::from_state(st.killed_for_output(proc.info.output_cap));
+        a.stdout_bytes = Some(st.output.bytes_total(STDOUT));
+        a.stderr_bytes = Some(st.output.bytes_total(STDERR));
         drop(st);
         let limit = self.config.shell_output_limit;
-        let mut stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        let mut stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        truncate_utf8(&mut stdout, limit);
-        truncate_utf8(&mut stderr, limit);
-        a.stdout_bytes = Some(out.stdout.len() as u64);
-        a.stderr_bytes = Some(out.stderr.len() as u64);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         a.exit_code = Some(exit_code);
         let stages = (stage_status.len() > 1).then_some(stage_status);
         let (result_type, failure) = match (reason, exit_code, signal_num) {
@@ -282,11 +282,7 @@ impl Engine {
                 Some(format!("Command timed out after {timeout_s} seconds")),
             ),
             (EndReason::OutputCap, _, _) => {
-                let which = if over[STDOUT] || !over[STDERR] {
-                    "stdout"
-                } else {
-                    "stderr"
-                };
+                let which = killed_for.as_ref().map_or("stdout", |k| k.stream);
                 (
                     "output_cap",
                     Some(format!("{which} exceeded output limit of {limit} bytes")),
@@ -317,6 +313,9 @@ impl Engine {
             stage_status: stages,
             error: failure,
             capped: result_type == "output_cap",
+            killed_for: killed_for.map(Box::new),
+            process_id: readable.then(|| proc.info.id.clone()),
+            omitted: Box::new(out.omitted),
         }
     }
 }

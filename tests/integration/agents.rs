@@ -181,10 +181,13 @@ fn colour_comes_back_clean_and_raw_keeps_escapes() {
     let r = server.exec(json!({"command": cmd, "tty": true}));
     assert_eq!(out(&r), "red plain end\n", "{r}");
     let id = process_id(&r);
-    let raw = server.call_ok("read", json!({"process_id": id, "raw": true}));
+    let raw = server.call_ok(
+        "read",
+        json!({"process_id": id, "raw": true, "since_seq": 1}),
+    );
     assert!(out(&raw).contains("\u{1b}[1;31mred"), "{raw}");
     // Positions count raw bytes: the cleaned read ends where the raw one does.
-    let clean = server.call_ok("read", json!({"process_id": id}));
+    let clean = server.call_ok("read", json!({"process_id": id, "since_seq": 1}));
     assert_eq!(clean["next_seq"], raw["next_seq"], "{clean} {raw}");
     assert_eq!(
         raw["next_seq"].as_u64().unwrap(),
@@ -362,9 +365,17 @@ fn the_first_error_survives_eviction_with_the_gap_named() {
     ]);
     let r = server.sh("echo 'error: the first one'; seq 1 20000; echo last");
     let id = process_id(&r);
-    let read = server.call_ok("read", json!({"process_id": id, "max_output_bytes": 20000}));
+    let read = server.call_ok(
+        "read",
+        json!({"process_id": id, "max_output_bytes": 20000, "since_seq": 1}),
+    );
     let text = out(&read);
     assert!(text.starts_with("error: the first one\n"), "{read}");
+    // SPEC 14: the gap is a marker line in the text.
+    let marker = "\n[… 106949 bytes dropped here: evicted from the buffer, no longer readable …]\n";
+    let marker = marker.replace("106949", "106,856");
+    assert!(text.contains(&marker), "{read}");
+    let text = text.replace(&marker, "");
     assert!(text.ends_with("20000\nlast\n"), "{read}");
     assert_eq!(read["truncated"], true, "{read}");
     let (from, to) = (
@@ -384,7 +395,7 @@ fn the_first_error_survives_eviction_with_the_gap_named() {
     let r = server.sh("echo 'E: first' >&2; seq 1 20000 >&2");
     let read = server.call_ok(
         "read",
-        json!({"process_id": process_id(&r), "streams": "stderr"}),
+        json!({"process_id": process_id(&r), "streams": "stderr", "since_seq": 1}),
     );
     assert!(
         read["stderr"].as_str().unwrap().starts_with("E: first\n"),
@@ -493,7 +504,8 @@ fn rlimits_apply_to_each_command() {
 }
 
 #[test]
-fn a_capped_shell_execute_returns_the_first_bytes_marked() {
+fn a_capped_shell_execute_says_it_was_killed_for_its_output() {
+    // SPEC 14: which limit, in a field and in the text, and how much it printed.
     let server = Server::ready_with_env(&[
         ("ALLOW_COMMANDS", "seq"),
         ("MCP_SHELL_OUTPUT_LIMIT_BYTES", "1000"),
@@ -504,12 +516,22 @@ fn a_capped_shell_execute_returns_the_first_bytes_marked() {
         Duration::from_secs(30),
     );
     assert!(is_error(&r), "{r}");
-    let stdout = r["structuredContent"]["stdout"]
-        .as_str()
-        .unwrap_or_default();
-    let expected = (1..=400).map(|i| format!("{i}\n")).collect::<String>()[..1000].to_string();
-    assert_eq!(stdout, expected, "the first 1000 bytes");
-    assert_eq!(r["structuredContent"]["capped"], true, "{r}");
+    let s = &r["structuredContent"];
+    assert!(
+        s["stdout"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("1\n2\n3\n"),
+        "{r}"
+    );
+    assert_eq!(s["capped"], true, "{r}");
+    let k = &s["killed_for"];
+    assert_eq!(
+        (&k["reason"], &k["stream"], &k["limit"]),
+        (&json!("output_cap"), &json!("stdout"), &json!(1000)),
+        "{r}"
+    );
+    assert!(k["bytes"].as_u64().unwrap() > 1000, "{r}");
     let texts: Vec<&str> = r["content"]
         .as_array()
         .into_iter()
@@ -517,11 +539,25 @@ fn a_capped_shell_execute_returns_the_first_bytes_marked() {
         .filter_map(|b| b["text"].as_str())
         .collect();
     assert!(
-        texts.iter().any(
-            |t| t.starts_with("stdout (its first bytes, up to the limit):\n1\n2\n")
-                && t.ends_with("[output cut at the limit: the rest was not kept]")
-        ),
+        texts.iter().any(|t| t.starts_with("Killed for its output: stdout went over the output limit of 1,000 bytes (MCP_SHELL_OUTPUT_LIMIT_BYTES) after printing ")),
         "{texts:?}"
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("stdout (captured up to the kill):\n1\n2\n")),
+        "{texts:?}"
+    );
+    // A trusted exec killed by the same cap says so too.
+    let r = server.exec(json!({"command": "seq 1 2000000", "yield_ms": 20000}));
+    assert_eq!(r["status"], "stopped", "{r}");
+    assert_eq!(r["killed_for"]["reason"], "output_cap", "{r}");
+    assert!(
+        r["message"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("Killed for its output"),
+        "{r}"
     );
 }
 

@@ -154,13 +154,19 @@ fn default_timeout_applies_and_zero_means_unlimited() {
 fn max_output_bytes_is_capped_by_the_variable() {
     let server = Server::ready_with_env(&[("YIELDSHELL_MAX_OUTPUT_BYTES", "100")]);
     let result = server.exec(json!({"command": "seq 1 1000", "max_output_bytes": 5000}));
+    // SPEC 14: the ended command shows its start and end around a marker, within 100 bytes
+    // of output (the marker line aside).
     let out = result["stdout"].as_str().unwrap_or_default();
+    let marker = out.lines().find(|l| l.starts_with("[… ")).expect("marker");
+    let shown = out.len() - marker.len() - 1;
     assert!(
-        out.len() <= 100 && out.len() >= 90,
-        "{} bytes: {result}",
-        out.len()
+        shown <= 100 && out.ends_with("1000\n"),
+        "{shown} bytes: {result}"
     );
-    assert_eq!(result["capped"], true, "{result}");
+    assert!(
+        result["omitted"]["stdout"]["bytes"].as_u64() > Some(3700),
+        "{result}"
+    );
     let id = process_id(&result);
     let read = server.call_ok("read", json!({"process_id": id, "since_seq": 1}));
     let out = read["stdout"].as_str().unwrap_or_default();

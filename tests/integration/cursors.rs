@@ -65,18 +65,13 @@ fn chained_reads_return_every_line_once_in_order() {
                 assert_eq!(r["capped"], false, "{r}");
                 break;
             }
-            // Nothing new yet: block until the command ends, continuing the same chain.
-            let w = server.call_ok(
+            // Nothing new yet: block until the command ends (its answer, head and tail
+            // around a marker, is not part of the chain), then read on from `next`.
+            server.call_ok(
                 "wait",
                 json!({"process_id": id, "since_seq": next, "max_output_bytes": 7777,
                        "timeout_ms": 10000}),
             );
-            let (out, err) = (text(&w, "stdout"), text(&w, "stderr"));
-            assert_eq!(seq(&w, "start_seq"), next, "wait continues the chain: {w}");
-            assert_eq!(seq(&w, "next_seq") - next, (out.len() + err.len()) as u64);
-            next = seq(&w, "next_seq");
-            stdout.push_str(&out);
-            stderr.push_str(&err);
         }
     }
     let (expected_out, expected_err) = expected_streams();
@@ -130,6 +125,8 @@ fn eviction_sets_truncated_and_reads_from_the_oldest_byte() {
         json!({"process_id": id, "since_seq": 1, "max_output_bytes": 100000}),
     );
     let out = text(&r, "stdout");
+    // SPEC 14: a marker line says where (and how much) was evicted.
+    let out = strip_dropped_marker(&out);
     let start = seq(&r, "start_seq");
     assert_eq!(r["truncated"], true, "{r}");
     assert!(start > 1, "the start was evicted: {r}");
@@ -150,13 +147,21 @@ fn eviction_sets_truncated_and_reads_from_the_oldest_byte() {
     let r = server.call_ok("read", json!({"process_id": id, "since_seq": total - 9}));
     assert_eq!(text(&r, "stdout"), expected[(total - 10) as usize..], "{r}");
     assert_eq!(r["truncated"], false, "{r}");
-    // Without since_seq: the oldest retained output.
+    // Without since_seq: where the last answer stopped (SPEC 14), here the end.
     let r = server.call_ok(
         "read",
         json!({"process_id": id, "max_output_bytes": 100000}),
     );
-    assert_eq!(seq(&r, "start_seq"), start, "{r}");
-    assert_eq!(text(&r, "stdout"), out);
+    assert_eq!(seq(&r, "start_seq"), total + 1, "{r}");
+    assert_eq!(text(&r, "stdout"), "");
+}
+
+/// The text without the marker line of an eviction (SPEC 14), which must be there.
+fn strip_dropped_marker(out: &str) -> String {
+    let start = out.find("[… ").expect("a marker line at the gap");
+    let end = out[start..].find(" …]\n").expect("the marker's end") + start + " …]\n".len();
+    assert!(out[start..end].contains("dropped"), "{}", &out[start..end]);
+    format!("{}{}", &out[..start], &out[end..])
 }
 
 #[test]
@@ -188,14 +193,24 @@ fn capped_when_more_output_is_available() {
 }
 
 #[test]
-fn exec_result_is_capped_too() {
+fn exec_result_of_an_ended_command_is_head_marker_tail() {
+    // SPEC 14: an answer that reports the end shows the start and the end of a long
+    // stream around one marker, and the cursor moves to the end.
     let server = Server::ready();
-    let result = server.exec(json!({"command": "seq 1 1000", "max_output_bytes": 20}));
+    let result = server.exec(json!({"command": "seq 1 1000", "max_output_bytes": 400}));
     assert_eq!(result["status"], "completed", "{result}");
-    assert_eq!(result["capped"], true, "{result}");
+    assert_eq!(result["capped"], false, "{result}");
     let out = text(&result, "stdout");
-    assert_eq!(out, "1\n2\n3\n4\n5\n6\n7\n8\n9\n10", "{result}");
-    assert_eq!(result["next_seq"], 21, "{result}");
+    assert!(out.starts_with("1\n2\n"), "{result}");
+    assert!(out.ends_with("999\n1000\n"), "{result}");
+    assert_eq!(out.matches("[… ").count(), 1, "{result}");
+    assert!(
+        out.contains("bytes omitted; read with since_seq="),
+        "{result}"
+    );
+    assert_eq!(result["next_seq"], 3894, "{result}");
+    let omitted = &result["omitted"]["stdout"];
+    assert!(omitted["bytes"].as_u64().unwrap() > 3000, "{result}");
 }
 
 #[test]
@@ -305,8 +320,7 @@ fn reads_never_split_a_utf8_character() {
     assert_eq!(chunks.concat(), "aé€😀z");
     assert!(chunks.iter().all(|c| !c.contains('\u{FFFD}')), "{chunks:?}");
     let result = server.exec(json!({"command": "printf 'ééééé'", "max_output_bytes": 3}));
-    assert_eq!(result["stdout"], "é", "{result}");
-    assert_eq!(result["capped"], true, "{result}");
+    assert!(!text(&result, "stdout").contains('\u{FFFD}'), "{result}");
 }
 
 #[test]
@@ -332,7 +346,7 @@ fn eviction_never_leaves_half_a_character() {
             "read",
             json!({"process_id": id, "since_seq": 1, "max_output_bytes": 100000}),
         );
-        let out = text(&r, "stdout");
+        let out = strip_dropped_marker(&text(&r, "stdout"));
         assert_eq!(r["truncated"], true, "buffer {size}");
         assert!(
             !out.contains('\u{FFFD}'),
@@ -391,13 +405,22 @@ fn a_character_written_in_two_pieces_stays_whole() {
 fn streams_selects_the_output() {
     let server = Server::ready();
     let id = process_id(&server.sh("echo out; echo err >&2"));
-    let r = server.call_ok("read", json!({"process_id": id, "streams": "stdout"}));
+    let r = server.call_ok(
+        "read",
+        json!({"process_id": id, "streams": "stdout", "since_seq": 1}),
+    );
     assert_eq!(r["stdout"], "out\n", "{r}");
     assert!(r.get("stderr").is_none(), "stderr not selected: {r}");
-    let r = server.call_ok("read", json!({"process_id": id, "streams": "stderr"}));
+    let r = server.call_ok(
+        "read",
+        json!({"process_id": id, "streams": "stderr", "since_seq": 1}),
+    );
     assert_eq!(r["stderr"], "err\n", "{r}");
     assert!(r.get("stdout").is_none(), "stdout not selected: {r}");
-    let r = server.call_ok("read", json!({"process_id": id, "streams": "both"}));
+    let r = server.call_ok(
+        "read",
+        json!({"process_id": id, "streams": "both", "since_seq": 1}),
+    );
     assert_eq!(r["stdout"], "out\n", "{r}");
     assert_eq!(r["stderr"], "err\n", "{r}");
 }

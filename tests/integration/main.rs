@@ -24,6 +24,7 @@ mod protocol;
 mod reliability;
 #[cfg(target_os = "linux")] // the sandbox tests' fixture
 mod renamed;
+mod results;
 #[cfg(target_os = "linux")] // Landlock and seccomp
 mod sandbox;
 #[cfg(target_os = "linux")] // Landlock and seccomp

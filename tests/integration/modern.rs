@@ -186,7 +186,7 @@ fn modern_exec_then_read_and_stop_by_handle() {
         waited["structuredContent"]["wait_result"], "matched",
         "{waited}"
     );
-    let read = modern_call(&server, "read", json!({"process_id": id}));
+    let read = modern_call(&server, "read", json!({"process_id": id, "since_seq": 1}));
     assert!(
         read["structuredContent"]["stdout"]
             .as_str()
