@@ -77,6 +77,7 @@ const GRAMMAR: Grammar = Grammar {
     stop_at_operand: true,
     w_long: false,
     negation: false,
+    ambiguous_takes_value: true,
 };
 
 /// Program sources other than the checked program argument, and gawk's debugger.

@@ -236,8 +236,23 @@ pub fn check(args: &[String]) -> Result<(), String> {
     {
         return Err(EXTERNAL.to_string());
     }
-    let items = grammar_for(name).parse(rest);
-    let any = |f: &dyn Fn(&Item) -> bool| items.iter().any(f);
+    if name == "send-email" {
+        super::git_send_email::check(rest, EXTERNAL)?;
+        return match crate::trusted::gitguard::git_write_reason(name, rest) {
+            Some(reason) => Err(reason),
+            None => Ok(()),
+        };
+    }
+    // An ambiguous abbreviation is read both ways (taking the next argument, and not):
+    // `git grep --max -OP` is `--max-depth -OP` or `--max` and `-O P`.
+    // git grep reads `(` and `)` (its expression's parentheses) as options without a dash.
+    let parsed: Vec<String> = rest
+        .iter()
+        .filter(|a| name != "grep" || (*a != "(" && *a != ")"))
+        .cloned()
+        .collect();
+    let [items, other_reading] = grammar_for(name).readings(&parsed);
+    let any = |f: &dyn Fn(&Item) -> bool| items.iter().chain(&other_reading).any(f);
     let operands: Vec<&str> = items
         .iter()
         .filter_map(|i| match i {
@@ -259,7 +274,7 @@ pub fn check(args: &[String]) -> Result<(), String> {
         "grep" => any(&|i| long(i, &["open-files-in-pager"]) || short(i, &['O'])),
         "init" | "init-db" => any(&|i| long(i, &["template"])),
         "submodule" => rest.iter().any(|a| a == "foreach"),
-        "bisect" => operands.first() == Some(&"run"),
+        "bisect" => rest.first().is_some_and(|a| a == "run"),
         "help" => any(&|i| long(i, &["web"]) || short(i, &['w'])),
         _ => false,
     };
@@ -274,9 +289,11 @@ pub fn check(args: &[String]) -> Result<(), String> {
         "merge" | "pull" | "rebase" => &['s'],
         _ => &[],
     };
-    for item in &items {
+    for item in items.iter().chain(&other_reading) {
         if (long(item, &["strategy"]) || short(item, strategy_letter))
-            && !item.value().is_some_and(|v| STRATEGIES.contains(&v))
+            && !item
+                .value()
+                .is_some_and(|v| STRATEGIES.contains(&v) || v.starts_with('-'))
         {
             {
                 return Err(format!(
@@ -307,6 +324,8 @@ fn starts_editor(name: &str, items: &[Item], operands: &[&str]) -> bool {
     let message =
         |letters: &[char], options: &[&str]| any(&|i| short(i, letters) || long(i, options));
     match name {
+        // A dry run only shows what would be committed.
+        "commit" if any(&|i| long(i, &["dry-run"])) => false,
         "commit" => {
             let fixup_edits = any(&|i| {
                 long(i, &["fixup"])

@@ -54,6 +54,7 @@ const GRAMMAR: Grammar = Grammar {
     stop_at_operand: false,
     w_long: false,
     negation: false,
+    ambiguous_takes_value: true,
 };
 
 const PROHIBITED_LONG: &[&str] = &[
