@@ -10,11 +10,16 @@
 //!   `git-<name>` program from the exec path or `PATH`, which the allowlist never approved.
 //! - Subcommands that run programs or commands, and git's internal helpers and servers that
 //!   do (`git_tables::DENIED`: `submodule--helper`, `difftool`, `filter-branch`, `hook`, ...);
-//!   `submodule foreach`, `bisect run`, `rebase --exec`/`-x`, `grep -O`/`--open-files-in-pager`.
+//!   `submodule foreach`, `bisect run` (`run` as bisect's first argument: `bisect -- run` is
+//!   not), `rebase --exec`/`-x`, `grep -O`/`--open-files-in-pager`.
+//! - `send-email`'s options that name a program (`--sendmail-cmd`, `--to-cmd`, `--cc-cmd`,
+//!   `--header-cmd`, `--smtp-server` with a path), read with its own grammar
+//!   (`git_send_email`); its data options run.
 //! - Options that run a program: `--upload-pack`/`-u`, `--receive-pack`, `--exec` (clone,
 //!   fetch, pull, ls-remote, push, send-pack, fetch-pack, archive), `clone --config`/`-c` and
 //!   `--template` (hooks and configuration for the new repository), `-s`/`--strategy` with a
-//!   strategy git does not have (it runs `git-merge-<name>`), and transports that run a
+//!   strategy git does not have (it runs `git-merge-<name>`; a value starting with `-`, as in
+//!   `rebase -s -x`, names no program git's lookup can find), and transports that run a
 //!   command or a helper program (`ext::cmd`, `<helper>::address`; `http(s)::` and `ftp(s)::`
 //!   stay accepted) in the subcommands that take a remote address.
 //! - `--output` (diff family, log, format-patch, archive `-o`): it writes to any path.
@@ -33,6 +38,9 @@
 //!
 //! An option's value is never read as an option (`git grep -A -O` shows `-O` lines of
 //! context), and an option after a value is never missed (`git grep -e -- -OX` runs `X`).
+//! An ambiguous abbreviation is read both ways (`git grep --max -OP` is `--max-depth=-OP` or
+//! `--max` then `-O P`), options end at `--end-of-options`, and `git grep` stops at its first
+//! operand as git's does (`(` and `)` are its options, not operands).
 
 use super::git_tables::{grammar_for, DENIED, KNOWN, STRATEGIES};
 use crate::trusted::getopt::Item;
