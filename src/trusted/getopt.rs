@@ -329,9 +329,37 @@ mod tests {
             (&["-W", "file=x"], &["--file[x]"]),
             (&["-Wfile", "x"], &["--file[x]"]),
             (&["-aW", "out"], &["-a", "--output"]),
+            (&["--end-of-options", "-a"], &["<-a>"]),
+            (
+                &["-f", "--end-of-options", "-a"],
+                &["-f[--end-of-options]", "-a"],
+            ),
         ];
         for (args, want) in cases {
             assert_eq!(parse(args), *want, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn an_ambiguous_abbreviation_is_read_both_ways() {
+        const TWO: Grammar = Grammar {
+            short: &[('x', Arg::No)],
+            long: &[("max-count", Arg::Required), ("max-depth", Arg::Required)],
+            stop_at_operand: false,
+            w_long: false,
+            negation: false,
+            ambiguous_takes_value: true,
+        };
+        let args: Vec<String> = ["--max", "-x"].iter().map(|s| s.to_string()).collect();
+        let [taking, not_taking] = TWO.readings(&args);
+        assert_eq!(taking.len(), 1);
+        assert_eq!(taking[0].value(), Some("-x"));
+        assert_eq!(not_taking.len(), 2);
+        assert!(not_taking[1].short_is(&['x']));
+        // An exact or unique name takes its value in both readings.
+        let args: Vec<String> = ["--max-d", "-x"].iter().map(|s| s.to_string()).collect();
+        for reading in TWO.readings(&args) {
+            assert_eq!(reading.len(), 1);
         }
     }
 }
