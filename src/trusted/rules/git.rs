@@ -14,7 +14,8 @@
 //!   not), `rebase --exec`/`-x`, `grep -O`/`--open-files-in-pager`.
 //! - `send-email`'s options that name a program (`--sendmail-cmd`, `--to-cmd`, `--cc-cmd`,
 //!   `--header-cmd`, `--smtp-server` with a path), read with its own grammar
-//!   (`git_send_email`); its data options run.
+//!   (`git_send_email`); its data options run, `--compose`/`--annotate` are editor forms,
+//!   and what it hands to `git format-patch` is checked as format-patch's arguments.
 //! - Options that run a program: `--upload-pack`/`-u`, `--receive-pack`, `--exec` (clone,
 //!   fetch, pull, ls-remote, push, send-pack, fetch-pack, archive), `clone --config`/`-c` and
 //!   `--template` (hooks and configuration for the new repository), `-s`/`--strategy` with a
@@ -245,11 +246,18 @@ pub fn check(args: &[String]) -> Result<(), String> {
         return Err(EXTERNAL.to_string());
     }
     if name == "send-email" {
-        super::git_send_email::check(rest, EXTERNAL)?;
-        return match crate::trusted::gitguard::git_write_reason(name, rest) {
-            Some(reason) => Err(reason),
-            None => Ok(()),
+        let reasons = super::git_send_email::Reasons {
+            program: EXTERNAL,
+            editor: EDITOR,
         };
+        let left = super::git_send_email::check(rest, &reasons)?;
+        if let Some(reason) = crate::trusted::gitguard::git_write_reason(name, rest) {
+            return Err(reason);
+        }
+        // The rest goes to `git format-patch`.
+        let mut format_patch = vec!["format-patch".to_string()];
+        format_patch.extend(left);
+        return check(&format_patch);
     }
     // An ambiguous abbreviation is read both ways (taking the next argument, and not):
     // `git grep --max -OP` is `--max-depth -OP` or `--max` and `-O P`.

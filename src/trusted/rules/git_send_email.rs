@@ -11,7 +11,10 @@
 //!
 //! Refused: `--sendmail-cmd`, `--to-cmd`, `--cc-cmd`, `--header-cmd` (each runs its value
 //! through the shell), `--smtp-server` with no value or a value that is a path (git runs it as
-//! the sendmail program), and an ambiguous abbreviation that could be one of these.
+//! the sendmail program), and an ambiguous abbreviation that could be one of these;
+//! `--compose` and `--annotate` (they start an editor, refused like git's other editor
+//! forms). What send-email does not take goes to `git format-patch`, whose rules the caller
+//! applies to it.
 
 /// One option: its canonical name (aliases and negations share it) and what value it takes.
 struct Spec {
@@ -171,18 +174,29 @@ fn selects_program(m: &Match, value: Option<&str>) -> bool {
             || (m.canonical == "smtp-server" && smtp_server_is_program(value)))
 }
 
-/// Checks `git send-email`'s arguments (after the subcommand). `Err` holds the reason.
+/// What a refusal says.
+pub struct Reasons<'a> {
+    /// An option that runs a program.
+    pub program: &'a str,
+    /// `--compose` or `--annotate`, which start an editor.
+    pub editor: &'a str,
+}
+
+/// Checks `git send-email`'s arguments (after the subcommand). `Ok` holds what is left once
+/// send-email has taken its own options (revisions, patch files and the options it hands to
+/// `git format-patch`), in the permuting reading; `Err` holds the reason.
 ///
 /// Getopt::Long permutes by default and stops at the first operand under `POSIXLY_CORRECT`
 /// (which the environment may set): both readings must pass.
-pub fn check(args: &[String], reason: &str) -> Result<(), String> {
-    for in_order in [false, true] {
+pub fn check(args: &[String], reasons: &Reasons) -> Result<Vec<String>, String> {
+    let mut left = Vec::new();
+    for in_order in [true, false] {
         let residual: Vec<&str> = args.iter().map(String::as_str).collect();
         let residual = pass(&residual, &SPECS[..2], None, in_order)?;
         let residual = pass(&residual, &SPECS[2..5], None, in_order)?;
-        pass(&residual, &SPECS[5..], Some(reason), in_order)?;
+        left = pass(&residual, &SPECS[5..], Some(reasons), in_order)?;
     }
-    Ok(())
+    Ok(left.into_iter().map(str::to_string).collect())
 }
 
 /// One Getopt::Long pass (`pass_through`): removes the options of `specs` it recognises
@@ -193,7 +207,7 @@ pub fn check(args: &[String], reason: &str) -> Result<(), String> {
 fn pass<'a>(
     args: &[&'a str],
     specs: &[Spec],
-    refuse: Option<&str>,
+    refuse: Option<&Reasons>,
     in_order: bool,
 ) -> Result<Vec<&'a str>, String> {
     let table = spellings(specs);
@@ -240,8 +254,8 @@ fn pass<'a>(
             let program = found.iter().any(|m| {
                 !m.negated && (PROGRAM.contains(&m.canonical) || m.canonical == "smtp-server")
             });
-            if let (true, Some(reason)) = (program, refuse) {
-                return Err(reason.to_string());
+            if let (true, Some(reasons)) = (program, refuse) {
+                return Err(reasons.program.to_string());
             }
             residual.push(arg);
             if in_order {
@@ -266,8 +280,13 @@ fn pass<'a>(
                 }
             }
         }
-        if let (true, Some(reason)) = (selects_program(&m, value), refuse) {
-            return Err(reason.to_string());
+        if let Some(reasons) = refuse {
+            if selects_program(&m, value) {
+                return Err(reasons.program.to_string());
+            }
+            if !m.negated && (m.canonical == "compose" || m.canonical == "annotate") {
+                return Err(reasons.editor.to_string());
+            }
         }
         // An invalid use (a value on a flag, a missing or empty required value, a non-integer)
         // is left for the next pass, which reads it as one of its own options.
