@@ -41,6 +41,10 @@ pub struct Grammar {
     pub w_long: bool,
     /// `--no-name` negates the long option `name` (git's parse-options).
     pub negation: bool,
+    /// An ambiguous abbreviation whose every candidate takes a value takes the next
+    /// argument. The program itself refuses the abbreviation, so neither reading is the
+    /// real one: [`Grammar::readings`] gives both.
+    pub ambiguous_takes_value: bool,
 }
 
 /// One parsed element of a command line.
@@ -121,6 +125,17 @@ impl Grammar {
         self.long.iter().find(|(o, _)| *o == name).map(|(_, a)| *a)
     }
 
+    /// Both readings of an ambiguous abbreviation: it takes the next argument as its value,
+    /// or it takes none and the next argument is read on its own. A check that refuses when
+    /// either reading is dangerous never lets a value hide an option.
+    pub fn readings<'a>(&self, args: &'a [String]) -> [Vec<Item<'a>>; 2] {
+        let other = Grammar {
+            ambiguous_takes_value: !self.ambiguous_takes_value,
+            ..*self
+        };
+        [self.parse(args), other.parse(args)]
+    }
+
     /// Parses `args` (without `argv[0]`).
     pub fn parse<'a>(&self, args: &'a [String]) -> Vec<Item<'a>> {
         let mut items = Vec::new();
@@ -128,7 +143,8 @@ impl Grammar {
         while i < args.len() {
             let arg = args[i].as_str();
             i += 1;
-            if arg == "--" {
+            // git's parse-options ends the options at `--end-of-options` too.
+            if arg == "--" || (self.negation && arg == "--end-of-options") {
                 items.extend(args[i..].iter().map(|a| Item::Operand(a.as_str())));
                 break;
             }
@@ -208,7 +224,11 @@ impl Grammar {
         if !negated && value.is_none() {
             // The value's kind is known when every candidate agrees (one option, or aliases).
             let kinds: Vec<Arg> = candidates.iter().filter_map(|c| self.long_arg(c)).collect();
-            if kinds.first() == Some(&Arg::Required) && kinds.iter().all(|k| *k == Arg::Required) {
+            let takes = candidates.len() == 1 || self.ambiguous_takes_value;
+            if takes
+                && kinds.first() == Some(&Arg::Required)
+                && kinds.iter().all(|k| *k == Arg::Required)
+            {
                 value = args.get(i).map(String::as_str);
                 if value.is_some() {
                     i += 1;
@@ -258,6 +278,7 @@ mod tests {
         stop_at_operand: false,
         w_long: true,
         negation: true,
+        ambiguous_takes_value: true,
     };
 
     fn parse(args: &[&str]) -> Vec<String> {
@@ -308,9 +329,37 @@ mod tests {
             (&["-W", "file=x"], &["--file[x]"]),
             (&["-Wfile", "x"], &["--file[x]"]),
             (&["-aW", "out"], &["-a", "--output"]),
+            (&["--end-of-options", "-a"], &["<-a>"]),
+            (
+                &["-f", "--end-of-options", "-a"],
+                &["-f[--end-of-options]", "-a"],
+            ),
         ];
         for (args, want) in cases {
             assert_eq!(parse(args), *want, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn an_ambiguous_abbreviation_is_read_both_ways() {
+        const TWO: Grammar = Grammar {
+            short: &[('x', Arg::No)],
+            long: &[("max-count", Arg::Required), ("max-depth", Arg::Required)],
+            stop_at_operand: false,
+            w_long: false,
+            negation: false,
+            ambiguous_takes_value: true,
+        };
+        let args: Vec<String> = ["--max", "-x"].iter().map(|s| s.to_string()).collect();
+        let [taking, not_taking] = TWO.readings(&args);
+        assert_eq!(taking.len(), 1);
+        assert_eq!(taking[0].value(), Some("-x"));
+        assert_eq!(not_taking.len(), 2);
+        assert!(not_taking[1].short_is(&['x']));
+        // An exact or unique name takes its value in both readings.
+        let args: Vec<String> = ["--max-d", "-x"].iter().map(|s| s.to_string()).collect();
+        for reading in TWO.readings(&args) {
+            assert_eq!(reading.len(), 1);
         }
     }
 }

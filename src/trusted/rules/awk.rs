@@ -1,6 +1,8 @@
 //! awk (gawk, mawk, the one true awk, busybox's is refused with busybox): the options are
-//! read with the union of gawk's and mawk's grammars, the `-W` lists are split at commas as
-//! mawk splits them (`-W interactive,exec FILE`), and the program text is lexed
+//! read with the union of gawk's and mawk's grammars (the one true awk's few options, `-f`,
+//! `-v`, `-F`, `-d`, `-safe`, are a subset of their reading), an ambiguous abbreviation both
+//! ways (taking the next argument as its value, and not), the `-W` lists are split at commas
+//! as mawk splits them (`-W interactive,exec FILE`), and the program text is lexed
 //! (`awk_scan`).
 //!
 //! Refused: program text from anywhere but the checked program argument (`-f`, `-e`,
@@ -77,6 +79,7 @@ const GRAMMAR: Grammar = Grammar {
     stop_at_operand: true,
     w_long: false,
     negation: false,
+    ambiguous_takes_value: true,
 };
 
 /// Program sources other than the checked program argument, and gawk's debugger.
@@ -99,12 +102,20 @@ fn long_refused(written: &str, value: Option<&str>) -> bool {
         })
 }
 
-/// Checks awk's arguments.
+/// Checks awk's arguments, under both readings of an ambiguous abbreviation (taking the next
+/// argument as its value, and not).
 pub fn check(args: &[String]) -> Result<(), String> {
+    for items in GRAMMAR.readings(args) {
+        check_items(items)?;
+    }
+    Ok(())
+}
+
+fn check_items(items: Vec<Item>) -> Result<(), String> {
     let reject = || Err(REASON.to_string());
     let mut program: Option<&str> = None;
     let mut operands: Vec<&str> = Vec::new();
-    for item in GRAMMAR.parse(args) {
+    for item in items {
         match item {
             Item::Operand(text) => {
                 if program.is_none() {

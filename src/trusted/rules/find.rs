@@ -5,7 +5,10 @@
 //! confirmation read from stdin, which the caller controls), and `-fprint`, `-fprint0`,
 //! `-fprintf`, `-fls` (they write to any path). `-delete` stays allowed, as in the original.
 //! A word find does not know is taken for a primary without arguments, so the words after it
-//! are still examined (the stricter reading); find itself refuses unknown primaries.
+//! are still examined (the stricter reading); find itself refuses unknown primaries. This
+//! serves every find: a primary of BSD or busybox find that the table does not list
+//! (`-flags`, `-Bnewer`, BSD's leading `-f path`...) is read as taking nothing, so its
+//! argument is examined too, and the primaries whose arguments are skipped take one in each.
 
 const EXEC: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
 const OUTPUT: &[&str] = &["-fprint", "-fprint0", "-fprintf", "-fls"];

@@ -10,11 +10,17 @@
 //!   `git-<name>` program from the exec path or `PATH`, which the allowlist never approved.
 //! - Subcommands that run programs or commands, and git's internal helpers and servers that
 //!   do (`git_tables::DENIED`: `submodule--helper`, `difftool`, `filter-branch`, `hook`, ...);
-//!   `submodule foreach`, `bisect run`, `rebase --exec`/`-x`, `grep -O`/`--open-files-in-pager`.
+//!   `submodule foreach`, `bisect run` (`run` as bisect's first argument: `bisect -- run` is
+//!   not), `rebase --exec`/`-x`, `grep -O`/`--open-files-in-pager`.
+//! - `send-email`'s options that name a program (`--sendmail-cmd`, `--to-cmd`, `--cc-cmd`,
+//!   `--header-cmd`, `--smtp-server` with a path), read with its own grammar
+//!   (`git_send_email`); its data options run, `--compose`/`--annotate` are editor forms,
+//!   and what it hands to `git format-patch` is checked as format-patch's arguments.
 //! - Options that run a program: `--upload-pack`/`-u`, `--receive-pack`, `--exec` (clone,
 //!   fetch, pull, ls-remote, push, send-pack, fetch-pack, archive), `clone --config`/`-c` and
 //!   `--template` (hooks and configuration for the new repository), `-s`/`--strategy` with a
-//!   strategy git does not have (it runs `git-merge-<name>`), and transports that run a
+//!   strategy git does not have (it runs `git-merge-<name>`; a value starting with `-`, as in
+//!   `rebase -s -x`, names no program git's lookup can find), and transports that run a
 //!   command or a helper program (`ext::cmd`, `<helper>::address`; `http(s)::` and `ftp(s)::`
 //!   stay accepted) in the subcommands that take a remote address.
 //! - `--output` (diff family, log, format-patch, archive `-o`): it writes to any path.
@@ -33,6 +39,9 @@
 //!
 //! An option's value is never read as an option (`git grep -A -O` shows `-O` lines of
 //! context), and an option after a value is never missed (`git grep -e -- -OX` runs `X`).
+//! An ambiguous abbreviation is read both ways (`git grep --max -OP` is `--max-depth=-OP` or
+//! `--max` then `-O P`), options end at `--end-of-options`, and `git grep` stops at its first
+//! operand as git's does (`(` and `)` are its options, not operands).
 
 use super::git_tables::{grammar_for, DENIED, KNOWN, STRATEGIES};
 use crate::trusted::getopt::Item;
@@ -236,8 +245,30 @@ pub fn check(args: &[String]) -> Result<(), String> {
     {
         return Err(EXTERNAL.to_string());
     }
-    let items = grammar_for(name).parse(rest);
-    let any = |f: &dyn Fn(&Item) -> bool| items.iter().any(f);
+    if name == "send-email" {
+        let reasons = super::git_send_email::Reasons {
+            program: EXTERNAL,
+            editor: EDITOR,
+        };
+        let left = super::git_send_email::check(rest, &reasons)?;
+        if let Some(reason) = crate::trusted::gitguard::git_write_reason(name, rest) {
+            return Err(reason);
+        }
+        // The rest goes to `git format-patch`.
+        let mut format_patch = vec!["format-patch".to_string()];
+        format_patch.extend(left);
+        return check(&format_patch);
+    }
+    // An ambiguous abbreviation is read both ways (taking the next argument, and not):
+    // `git grep --max -OP` is `--max-depth -OP` or `--max` and `-O P`.
+    // git grep reads `(` and `)` (its expression's parentheses) as options without a dash.
+    let parsed: Vec<String> = rest
+        .iter()
+        .filter(|a| name != "grep" || (*a != "(" && *a != ")"))
+        .cloned()
+        .collect();
+    let [items, other_reading] = grammar_for(name).readings(&parsed);
+    let any = |f: &dyn Fn(&Item) -> bool| items.iter().chain(&other_reading).any(f);
     let operands: Vec<&str> = items
         .iter()
         .filter_map(|i| match i {
@@ -259,7 +290,7 @@ pub fn check(args: &[String]) -> Result<(), String> {
         "grep" => any(&|i| long(i, &["open-files-in-pager"]) || short(i, &['O'])),
         "init" | "init-db" => any(&|i| long(i, &["template"])),
         "submodule" => rest.iter().any(|a| a == "foreach"),
-        "bisect" => operands.first() == Some(&"run"),
+        "bisect" => rest.first().is_some_and(|a| a == "run"),
         "help" => any(&|i| long(i, &["web"]) || short(i, &['w'])),
         _ => false,
     };
@@ -274,9 +305,11 @@ pub fn check(args: &[String]) -> Result<(), String> {
         "merge" | "pull" | "rebase" => &['s'],
         _ => &[],
     };
-    for item in &items {
+    for item in items.iter().chain(&other_reading) {
         if (long(item, &["strategy"]) || short(item, strategy_letter))
-            && !item.value().is_some_and(|v| STRATEGIES.contains(&v))
+            && !item
+                .value()
+                .is_some_and(|v| STRATEGIES.contains(&v) || v.starts_with('-'))
         {
             {
                 return Err(format!(
@@ -307,6 +340,8 @@ fn starts_editor(name: &str, items: &[Item], operands: &[&str]) -> bool {
     let message =
         |letters: &[char], options: &[&str]| any(&|i| short(i, letters) || long(i, options));
     match name {
+        // A dry run only shows what would be committed.
+        "commit" if any(&|i| long(i, &["dry-run"])) => false,
         "commit" => {
             let fixup_edits = any(&|i| {
                 long(i, &["fixup"])

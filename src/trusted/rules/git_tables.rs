@@ -12,6 +12,7 @@ use Arg::{No, Optional as Opt, Required as Req};
 /// git's own commands, other than those refused outright; anything else is an alias or a
 /// `git-<name>` program found in the exec path or `PATH`.
 pub const KNOWN: &[&str] = &[
+    "send-email",
     "add",
     "am",
     "annotate",
@@ -153,7 +154,6 @@ pub const DENIED: &[&str] = &[
     "merge-resolve",
     "filter-branch",
     "filter-repo",
-    "send-email",
     "instaweb",
     "web--browse",
     "daemon",
@@ -203,6 +203,7 @@ const fn grammar(short: &'static [(char, Arg)], long: &'static [(&'static str, A
         stop_at_operand: false,
         w_long: false,
         negation: true,
+        ambiguous_takes_value: true,
     }
 }
 
@@ -451,21 +452,32 @@ pub fn grammar_for(subcommand: &str) -> Grammar {
         "send-pack" | "fetch-pack" => grammar(&[], PACK_LONG),
         "archive" => grammar(&[('o', Req)], ARCHIVE_LONG),
         "rebase" => grammar(
-            &[('s', Req), ('X', Req), ('x', Req), ('C', Req), ('S', Opt)],
+            &[
+                ('s', Req),
+                ('X', Req),
+                ('x', Req),
+                ('C', Req),
+                ('S', Opt),
+                ('r', Opt),
+            ],
             REBASE_LONG,
         ),
-        "grep" => grammar(
-            &[
-                ('A', Req),
-                ('B', Req),
-                ('C', Req),
-                ('e', Req),
-                ('f', Req),
-                ('m', Req),
-                ('O', Opt),
-            ],
-            GREP_LONG,
-        ),
+        // `git grep` stops at its first operand (PARSE_OPT_STOP_AT_NON_OPTION).
+        "grep" => Grammar {
+            stop_at_operand: true,
+            ..grammar(
+                &[
+                    ('A', Req),
+                    ('B', Req),
+                    ('C', Req),
+                    ('e', Req),
+                    ('f', Req),
+                    ('m', Req),
+                    ('O', Opt),
+                ],
+                GREP_LONG,
+            )
+        },
         "commit" => grammar(
             &[
                 ('m', Req),

@@ -8,6 +8,7 @@ pub mod awk;
 pub mod awk_scan;
 pub mod find;
 pub mod git;
+pub mod git_send_email;
 pub mod git_tables;
 pub mod misc;
 pub mod sort;

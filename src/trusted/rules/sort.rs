@@ -1,5 +1,8 @@
-//! sort (GNU): options are read with getopt_long (clusters, values that look like options,
-//! abbreviations, options after operands until a separate `--`).
+//! sort (GNU, and the BSD sort of FreeBSD and macOS, whose extra long options choose a sorting
+//! algorithm or a memory strategy, take no value and run nothing): options
+//! are read with getopt_long (clusters, values that look like options, abbreviations, options
+//! after operands until a separate `--`), and an ambiguous abbreviation both ways (taking the
+//! next argument as its value, and not), so that a value never hides an option.
 //!
 //! Refused (the original's rule): `-o`/`--output` and `-T`/`--temporary-directory` (paths
 //! outside the contained redirections), `--compress-program` (runs a program) and
@@ -54,6 +57,7 @@ const GRAMMAR: Grammar = Grammar {
     stop_at_operand: false,
     w_long: false,
     negation: false,
+    ambiguous_takes_value: true,
 };
 
 const PROHIBITED_LONG: &[&str] = &[
@@ -63,11 +67,14 @@ const PROHIBITED_LONG: &[&str] = &[
     "temporary-directory",
 ];
 
-/// Checks sort's arguments.
+/// Checks sort's arguments, under both readings of an ambiguous abbreviation (taking the
+/// next argument as its value, and not).
 pub fn check(args: &[String]) -> Result<(), String> {
-    for item in GRAMMAR.parse(args) {
-        if item.long_is(PROHIBITED_LONG) || item.short_is(&['o', 'T']) {
-            return Err(REASON.to_string());
+    for items in GRAMMAR.readings(args) {
+        for item in items {
+            if item.long_is(PROHIBITED_LONG) || item.short_is(&['o', 'T']) {
+                return Err(REASON.to_string());
+            }
         }
     }
     Ok(())

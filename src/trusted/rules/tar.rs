@@ -1,22 +1,33 @@
-//! tar (GNU tar, and bsdtar under the same rules): the options are read as tar reads them,
-//! after expanding the bundled first argument (`tar cvf a.tar d` is `-c -v -f a.tar d`:
-//! letters that take a value take the following arguments in order), with getopt_long's
-//! rules: long options by any unambiguous prefix (`--checkpoint-a`), a value may be `--` or
-//! start with `-` (`-f -- --use-compress-program=X` names the archive `--`, and the option
-//! after it is real), and `--exclude --to-command=x` excludes a pattern.
+//! tar in both dialects: GNU tar and bsdtar (libarchive). Each reads its options its own way,
+//! and the same argv can mean different things to each: `-H` takes a value under GNU tar
+//! (`--format`) and none under bsdtar (follow symlinks), so `tar -cH --use-compress-program=X`
+//! compresses through `X` under bsdtar only; bsdtar's `-W name=value` is `--name=value`
+//! (GNU's `-W` is `--verify`); bsdtar's `-I` is a file list where GNU's runs a compressor.
+//! `bsdtar` is judged as bsdtar; `tar`, `gtar` and every other name under both (a `gtar` on
+//! the path is not always GNU tar, and MCP Shell Server judges it so): dangerous under either
+//! reading means refused. Within a dialect the options are read
+//! as that tar reads them, after expanding the bundled first argument (`tar cvf a.tar d` is
+//! `-c -v -f a.tar d`: letters that take a value take the following arguments in order),
+//! with getopt_long's rules: long options by any unambiguous prefix (`--checkpoint-a`), a
+//! value may be `--` or start with `-` (`-f -- --use-compress-program=X` names the archive
+//! `--`, and the option after it is real), and `--exclude --to-command=x` excludes a pattern.
+//! An ambiguous abbreviation is read both ways (taking the next argument as its value, and
+//! not), since tar refuses it and neither reading is the real one.
 //!
-//! Refused: every option that runs a program (`--to-command`, `--use-compress-program`/`-I`,
-//! `--rsh-command`, `--rmt-command`, `--info-script`/`--new-volume-script`/`-F`, and
-//! `--checkpoint-action` with an `exec` action), multi-volume mode (`-M`, `--multi-volume`,
-//! and `-L`/`--tape-length`, which implies it: the volume prompt reads `!` from stdin and
-//! starts a shell), and remote archives (`-f host:file` runs rsh/ssh with a caller-chosen
-//! host, which can be an ssh option such as `-oProxyCommand=...`) unless `--force-local` is
-//! given. A file list (`-T`/`--files-from`) is refused unless `--verbatim-files-from` or
-//! `--null` comes before it: by default tar reads a line starting with `-` in it as an option,
-//! so the list's content (which a redirection can write, or stdin for `-T -`) could hold
-//! `--to-command=...`. An ambiguous abbreviation that could be one of these is refused too (tar would
-//! refuse it anyway). GNU tar's `-W` is `--verify`; a grammar where `-W name` means `--name`
-//! is read as well, and the stricter verdict wins.
+//! Refused: every option that runs a caller-chosen program (`--to-command`,
+//! `--use-compress-program`/`-I`, `--rsh-command`, `--rmt-command`,
+//! `--info-script`/`--new-volume-script`/`-F`, and `--checkpoint-action` in any spelling and
+//! with any action, as MCP Shell Server does), in GNU tar multi-volume mode (`-M`,
+//! `--multi-volume`, and `-L`/`--tape-length`, which implies it: the volume prompt reads `!`
+//! from stdin and starts a shell), and GNU remote archives (`-f host:file` runs rsh/ssh with a
+//! caller-chosen host, which can be an ssh option such as `-oProxyCommand=...`) unless
+//! `--force-local` is given. An abbreviation that could be one of these is refused, and so is
+//! an unknown long option that abbreviates one in the other dialect. bsdtar's compression
+//! options that start a fixed external compressor when libarchive lacks the library
+//! (`--lrzip`, `--lz4`, `--lzop`, `--grzip`, `--zstd`...) run no caller-chosen program and are
+//! accepted, as are `-s` substitutions (no program). A file list (`-T`) is data: GNU tar reads
+//! only its file-selection options (`-C`, `--exclude`...) from one, none of which runs a
+//! program.
 
 use crate::trusted::getopt::{Arg, Grammar, Item};
 
@@ -212,21 +223,157 @@ const LONG: &[(&str, Arg)] = &[
     ("zstd", Arg::No),
 ];
 
-const GRAMMAR: Grammar = Grammar {
+/// GNU tar's grammar.
+const GNU: Grammar = Grammar {
     short: SHORT,
     long: LONG,
     stop_at_operand: false,
     w_long: false,
     negation: false,
+    ambiguous_takes_value: true,
 };
 
-/// The same grammar where `-W name` means `--name`.
-const GRAMMAR_W: Grammar = Grammar {
+/// bsdtar's short options (`aBb:C:cf:HhI:JjkLlmnOoPpqrSs:T:tUuvW:wX:xyZz`).
+const BSD_SHORT: &[(char, Arg)] = &[
+    ('b', Arg::Required),
+    ('C', Arg::Required),
+    ('f', Arg::Required),
+    ('I', Arg::Required),
+    ('s', Arg::Required),
+    ('T', Arg::Required),
+    ('W', Arg::Required),
+    ('X', Arg::Required),
+];
+
+/// bsdtar's long options (libarchive 3.5 to 3.7, `tar/cmdline.c`); none takes an optional
+/// value.
+const BSD_LONG: &[(&str, Arg)] = &[
+    ("absolute-paths", Arg::No),
+    ("acls", Arg::No),
+    ("append", Arg::No),
+    ("auto-compress", Arg::No),
+    ("b64encode", Arg::No),
+    ("block-size", Arg::Required),
+    ("blocking-factor", Arg::Required),
+    ("bunzip2", Arg::No),
+    ("bzip", Arg::No),
+    ("bzip2", Arg::No),
+    ("cd", Arg::Required),
+    ("check-links", Arg::No),
+    ("chroot", Arg::No),
+    ("clear-nochange-fflags", Arg::No),
+    ("compress", Arg::No),
+    ("confirmation", Arg::No),
+    ("create", Arg::No),
+    ("dereference", Arg::No),
+    ("directory", Arg::Required),
+    ("disable-copyfile", Arg::No),
+    ("exclude", Arg::Required),
+    ("exclude-from", Arg::Required),
+    ("exclude-vcs", Arg::No),
+    ("extract", Arg::No),
+    ("fast-read", Arg::No),
+    ("fflags", Arg::No),
+    ("file", Arg::Required),
+    ("files-from", Arg::Required),
+    ("format", Arg::Required),
+    ("gid", Arg::Required),
+    ("gname", Arg::Required),
+    ("group", Arg::Required),
+    ("grzip", Arg::No),
+    ("gunzip", Arg::No),
+    ("gzip", Arg::No),
+    ("help", Arg::No),
+    ("hfsCompression", Arg::No),
+    ("ignore-zeros", Arg::No),
+    ("include", Arg::Required),
+    ("insecure", Arg::No),
+    ("interactive", Arg::No),
+    ("keep-newer-files", Arg::No),
+    ("keep-old-files", Arg::No),
+    ("list", Arg::No),
+    ("lrzip", Arg::No),
+    ("lz4", Arg::No),
+    ("lzip", Arg::No),
+    ("lzma", Arg::No),
+    ("lzop", Arg::No),
+    ("mac-metadata", Arg::No),
+    ("modification-time", Arg::No),
+    ("newer", Arg::Required),
+    ("newer-ctime", Arg::Required),
+    ("newer-ctime-than", Arg::Required),
+    ("newer-mtime", Arg::Required),
+    ("newer-mtime-than", Arg::Required),
+    ("newer-than", Arg::Required),
+    ("no-acls", Arg::No),
+    ("no-fflags", Arg::No),
+    ("no-mac-metadata", Arg::No),
+    ("no-read-sparse", Arg::No),
+    ("no-recursion", Arg::No),
+    ("no-safe-writes", Arg::No),
+    ("no-same-owner", Arg::No),
+    ("no-same-permissions", Arg::No),
+    ("no-xattr", Arg::No),
+    ("no-xattrs", Arg::No),
+    ("nodump", Arg::No),
+    ("nopreserveHFSCompression", Arg::No),
+    ("norecurse", Arg::No),
+    ("null", Arg::No),
+    ("numeric-owner", Arg::No),
+    ("older", Arg::Required),
+    ("older-ctime", Arg::Required),
+    ("older-ctime-than", Arg::Required),
+    ("older-mtime", Arg::Required),
+    ("older-mtime-than", Arg::Required),
+    ("older-than", Arg::Required),
+    ("one-file-system", Arg::No),
+    ("options", Arg::Required),
+    ("owner", Arg::Required),
+    ("passphrase", Arg::Required),
+    ("posix", Arg::No),
+    ("preserve-permissions", Arg::No),
+    ("read-full-blocks", Arg::No),
+    ("read-sparse", Arg::No),
+    ("safe-writes", Arg::No),
+    ("same-owner", Arg::No),
+    ("same-permissions", Arg::No),
+    ("strip-components", Arg::Required),
+    ("to-stdout", Arg::No),
+    ("totals", Arg::No),
+    ("uid", Arg::Required),
+    ("uname", Arg::Required),
+    ("uncompress", Arg::No),
+    ("unlink", Arg::No),
+    ("unlink-first", Arg::No),
+    ("update", Arg::No),
+    ("use-compress-program", Arg::Required),
+    ("uuencode", Arg::No),
+    ("verbose", Arg::No),
+    ("version", Arg::No),
+    ("xattrs", Arg::No),
+    ("xz", Arg::No),
+    ("zstd", Arg::No),
+];
+
+/// bsdtar's grammar: `-W name=value` is `--name=value`. bsdtar stops at its first operand;
+/// reading on is stricter and costs nothing a caller needs.
+const BSD: Grammar = Grammar {
+    short: BSD_SHORT,
+    long: BSD_LONG,
+    stop_at_operand: false,
     w_long: true,
-    ..GRAMMAR
+    negation: false,
+    ambiguous_takes_value: true,
 };
 
-/// Long options that run a program.
+/// Which tar a name can be.
+#[derive(Clone, Copy, PartialEq)]
+enum Dialect {
+    Gnu,
+    Bsd,
+}
+
+/// Long options that run a caller-chosen program.
 const EXECUTING_LONG: &[&str] = &[
     "to-command",
     "use-compress-program",
@@ -234,20 +381,44 @@ const EXECUTING_LONG: &[&str] = &[
     "rmt-command",
     "info-script",
     "new-volume-script",
+    "checkpoint-action",
 ];
 const MULTI_VOLUME_LONG: &[&str] = &["multi-volume", "tape-length"];
+/// GNU's `-I` (`--use-compress-program`) and `-F` (`--info-script`); bsdtar's `-I` is a file
+/// list, refused with them because a `tar` may be either.
 const EXECUTING_SHORT: &[char] = &['I', 'F'];
 const MULTI_VOLUME_SHORT: &[char] = &['M', 'L'];
 
-/// Checks tar's arguments.
+/// Checks the arguments of a `tar` that may be GNU tar or bsdtar: both readings must pass.
 pub fn check(args: &[String]) -> Result<(), String> {
-    let args = expand_bundle(args);
-    check_items(&GRAMMAR.parse(&args))?;
-    check_items(&GRAMMAR_W.parse(&args))
+    check_gnu(args)?;
+    check_bsd(args)
 }
 
-/// `cvf a.tar d` → `-c -v -f a.tar d`.
-fn expand_bundle(args: &[String]) -> Vec<String> {
+/// Checks the arguments under GNU tar's reading.
+fn check_gnu(args: &[String]) -> Result<(), String> {
+    check_dialect(args, Dialect::Gnu)
+}
+
+/// Checks the arguments of bsdtar.
+pub fn check_bsd(args: &[String]) -> Result<(), String> {
+    check_dialect(args, Dialect::Bsd)
+}
+
+fn check_dialect(args: &[String], dialect: Dialect) -> Result<(), String> {
+    let grammar = match dialect {
+        Dialect::Gnu => GNU,
+        Dialect::Bsd => BSD,
+    };
+    let args = expand_bundle(args, grammar.short);
+    for items in grammar.readings(&args) {
+        check_items(&items, dialect)?;
+    }
+    Ok(())
+}
+
+/// `cvf a.tar d` → `-c -v -f a.tar d`, with the dialect's letters that take a value.
+fn expand_bundle(args: &[String], short: &[(char, Arg)]) -> Vec<String> {
     let Some(first) = args.first().filter(|a| !a.starts_with('-')) else {
         return args.to_vec();
     };
@@ -255,7 +426,7 @@ fn expand_bundle(args: &[String]) -> Vec<String> {
     let mut values = args[1..].iter();
     for letter in first.chars() {
         options.push(format!("-{letter}"));
-        if SHORT
+        if short
             .iter()
             .any(|(c, a)| *c == letter && *a == Arg::Required)
         {
@@ -268,40 +439,30 @@ fn expand_bundle(args: &[String]) -> Vec<String> {
     options
 }
 
-const FILE_LIST: &str = "tar file list read as options (give --verbatim-files-from before -T)";
+/// True when `written` (a long option as written, without dashes, unknown to one dialect)
+/// selects a program-running option in the other one.
+fn other_dialect_executes(written: &str, dialect: Dialect) -> bool {
+    let other = match dialect {
+        Dialect::Gnu => BSD,
+        Dialect::Bsd => GNU,
+    };
+    other
+        .candidates(written)
+        .iter()
+        .any(|c| EXECUTING_LONG.contains(c))
+}
 
-fn check_items(items: &[Item]) -> Result<(), String> {
+fn check_items(items: &[Item], dialect: Dialect) -> Result<(), String> {
     let mut archives: Vec<&str> = Vec::new();
     let mut force_local = false;
-    let mut verbatim = false;
     for item in items {
-        // An ambiguous abbreviation is an error for tar, not a file list.
-        let list = match item {
-            Item::Long { candidates, .. } => candidates.len() == 1 && item.long_is(&["files-from"]),
-            _ => item.short_is(&['T']),
-        };
-        if list && !verbatim {
-            return Err(FILE_LIST.to_string());
-        }
-        if let Item::Long {
-            candidates,
-            negated: false,
-            ..
-        } = item
-        {
-            match candidates.as_slice() {
-                ["verbatim-files-from"] | ["null"] => verbatim = true,
-                ["no-verbatim-files-from"] | ["no-null"] => verbatim = false,
-                _ => (),
-            }
-        }
         match item {
             Item::Operand(_) => (),
             Item::Short(letter, value) => {
                 if EXECUTING_SHORT.contains(letter) {
                     return Err(REASON.to_string());
                 }
-                if MULTI_VOLUME_SHORT.contains(letter) {
+                if dialect == Dialect::Gnu && MULTI_VOLUME_SHORT.contains(letter) {
                     return Err(MULTI_VOLUME.to_string());
                 }
                 if *letter == 'f' {
@@ -309,20 +470,18 @@ fn check_items(items: &[Item]) -> Result<(), String> {
                 }
             }
             Item::Long {
-                candidates, value, ..
+                candidates,
+                written,
+                value,
+                ..
             } => {
-                if item.long_is(EXECUTING_LONG) {
+                if item.long_is(EXECUTING_LONG)
+                    || (candidates.is_empty() && other_dialect_executes(written, dialect))
+                {
                     return Err(REASON.to_string());
                 }
-                if item.long_is(MULTI_VOLUME_LONG) {
+                if dialect == Dialect::Gnu && item.long_is(MULTI_VOLUME_LONG) {
                     return Err(MULTI_VOLUME.to_string());
-                }
-                if item.long_is(&["checkpoint-action"]) {
-                    // An ambiguous prefix, a missing value or an `exec` action.
-                    let exec = value.is_none_or(|v| v.to_ascii_lowercase().contains("exec"));
-                    if candidates.len() > 1 || exec {
-                        return Err(REASON.to_string());
-                    }
                 }
                 if candidates.as_slice() == ["force-local"] {
                     force_local = true;
@@ -333,7 +492,7 @@ fn check_items(items: &[Item]) -> Result<(), String> {
             }
         }
     }
-    if !force_local && archives.iter().any(|a| is_remote_archive(a)) {
+    if dialect == Dialect::Gnu && !force_local && archives.iter().any(|a| is_remote_archive(a)) {
         return Err(REASON.to_string());
     }
     Ok(())
