@@ -195,12 +195,16 @@ impl CommandGroup {
 
     /// The processes in the cgroup now (read from its `cgroup.procs`: it costs what the
     /// cgroup holds, not what the host runs).
+    /// A v1 `cgroup.procs` may name a process once per thread: each comes once here.
     pub fn pids(&self) -> Vec<u32> {
-        fs::read_to_string(self.dir.join("cgroup.procs"))
+        let mut pids: Vec<u32> = fs::read_to_string(self.dir.join("cgroup.procs"))
             .unwrap_or_default()
             .lines()
             .filter_map(|l| l.trim().parse().ok())
-            .collect()
+            .collect();
+        pids.sort_unstable();
+        pids.dedup();
+        pids
     }
 
     /// Whether no process is left in the cgroup. A cgroup that cannot be read counts as

@@ -15,6 +15,7 @@ mod lifecycle;
 mod memory;
 mod modern;
 mod nondumpable;
+mod ownership;
 mod policy;
 mod protocol;
 mod reliability;
