@@ -52,8 +52,11 @@ impl Drop for Sweep {
     }
 }
 
-/// The daemon shapes of issue 18: the command that starts one, given its tag.
-fn shapes() -> Vec<(&'static str, fn(&str) -> String)> {
+/// A daemon shape: its label and the command that starts one, given its tag.
+type Shape = (&'static str, fn(&str) -> String);
+
+/// The daemon shapes of issue 18.
+fn shapes() -> Vec<Shape> {
     vec![
         ("setsid", |t| {
             format!("setsid sleep {t} >/dev/null 2>&1 </dev/null & echo started")
