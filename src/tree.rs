@@ -208,7 +208,11 @@ pub fn signal_strays(marker: &str, pgids: &[u32], signal: i32) -> usize {
     } else {
         Adopt::Nothing
     };
-    for (pid, entry, marked) in ours(marker, false, pgids, adopt) {
+    let found = match adopt {
+        Adopt::Unattributed(prefix, born) => record_tree(marker, pgids, prefix, born),
+        _ => ours(marker, false, pgids, adopt),
+    };
+    for (pid, entry, marked) in found {
         if pgids.contains(&entry.pgid) {
             continue;
         }
@@ -217,6 +221,55 @@ pub fn signal_strays(marker: &str, pgids: &[u32], signal: i32) -> usize {
         }
     }
     sent
+}
+
+/// A record's processes in the binary, without looking at the rest of the host: every
+/// process of a record descends from one of its stages or from an orphan re-parented to the
+/// server (a child subreaper). The seeds are the stages (`pgids`) and the orphans that are
+/// the record's: in one of its groups, carrying its `marker`, or adopted as in
+/// [`Adopt::Unattributed`]; then their descendants. Costs the record's processes plus the
+/// server's children.
+fn record_tree(
+    marker: &str,
+    pgids: &[u32],
+    prefix: &str,
+    born: Option<u64>,
+) -> Vec<(u32, Entry, bool)> {
+    let me = std::process::id();
+    let guardian = guardian::pid();
+    // A stage is a seed while it is the server's live child leading its live group (a pid
+    // is not reused while it is unreaped or its group has members).
+    let mut seeds: Vec<(u32, bool)> = pgids
+        .iter()
+        .filter(|&&p| guardian::is_live_group(p) && read_stat(p).is_some_and(|e| e.ppid == me))
+        .map(|&p| (p, false))
+        .collect();
+    for pid in main_thread_children() {
+        if guardian == Some(pid) || guardian::is_live_group(pid) {
+            continue;
+        }
+        let Some(e) = read_stat(pid) else { continue };
+        if pgids.contains(&e.pgid) {
+            seeds.push((pid, false));
+        } else if has_marker(pid, marker, false) {
+            seeds.push((pid, true));
+        } else if adopted(pid, &e, me, guardian, Adopt::Unattributed(prefix, born)) {
+            seeds.push((pid, false));
+        }
+    }
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    let mut queue: std::collections::VecDeque<(u32, bool)> = seeds.into_iter().collect();
+    while let Some((pid, marked)) = queue.pop_front() {
+        if pid == me || !seen.insert(pid) {
+            continue;
+        }
+        if let Some(e) = read_stat(pid) {
+            out.push((pid, e, marked));
+        }
+        queue.extend(children_of(pid).into_iter().map(|c| (c, false)));
+    }
+    out
 }
 
 /// Signals every process that carries a marker starting with `prefix` (all records of this
