@@ -86,14 +86,32 @@ struct Setup {
 
 static SETUP: OnceLock<Setup> = OnceLock::new();
 
-/// Reads the limits of `config` and, when `pids` is set, finds where per-command cgroups
-/// can be made; warns once at startup when they cannot.
+/// Reads the limits of `config` and finds where per-command cgroups can be made: they hold
+/// `pids` of `YIELDSHELL_LIMITS` and, on Linux, every command's processes (SPEC section
+/// 15: the record owns what is in its cgroup, whatever session or group they move to).
+/// `YIELDSHELL_CGROUP=off` (without `pids`) keeps commands out of cgroups. Warns once at
+/// startup when `pids` cannot be enforced.
 pub fn init(config: &Config) {
     SETUP.get_or_init(|| {
         let limits = config.limits;
+        let wanted = cfg!(target_os = "linux")
+            && std::env::var("YIELDSHELL_CGROUP").map_or(true, |v| v.trim() != "off");
         let cgroups = match limits.pids {
-            None => None,
-            Some(max) => match Cgroups::probe(max) {
+            None if !wanted => None,
+            None => match Cgroups::probe(None) {
+                Ok(c) => {
+                    crate::info!("a {:?} cgroup per command holds its processes", c.version());
+                    Some(c)
+                }
+                Err(why) => {
+                    crate::info!(
+                        "no cgroup per command ({why}); a command's processes are found through \
+                         its process groups, its marker and the server's subreaper"
+                    );
+                    None
+                }
+            },
+            Some(max) => match Cgroups::probe(Some(max)) {
                 Ok(c) => {
                     crate::info!("pids={max}: a {:?} pids cgroup per command", c.version());
                     Some(c)
@@ -106,18 +124,22 @@ pub fn init(config: &Config) {
                 }
             },
         };
+        if let Some(c) = &cgroups {
+            crate::guardian::configure_cgroups(c.prefix());
+            crate::tree::use_cgroups();
+        }
         Setup { limits, cgroups }
     });
 }
 
-/// A new cgroup for one command, when `pids` is enforced.
+/// A new cgroup for one command, when cgroups are in use.
 pub fn new_cgroup() -> Result<Option<CommandGroup>, String> {
     match SETUP.get().and_then(|s| s.cgroups.as_ref()) {
         None => Ok(None),
         Some(c) => c
             .create()
             .map(Some)
-            .map_err(|e| format!("cannot create the command's pids cgroup: {e}")),
+            .map_err(|e| format!("cannot create the command's cgroup: {e}")),
     }
 }
 
@@ -140,7 +162,7 @@ pub struct RecordExtras {
     pub terminal: Option<Terminal>,
     /// What the command's stdin is, when the server holds its other end.
     pub input: Option<Input>,
-    /// The command's pids cgroup.
+    /// The command's cgroup: every process it starts (SPEC section 15), capped by `pids`.
     pub cgroup: Option<CommandGroup>,
     /// The secrets its output is redacted with (server's and call's), for a terminal's
     /// reads: removing escape sequences can join the pieces of a secret that the stream's

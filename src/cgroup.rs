@@ -35,7 +35,8 @@ pub struct Cgroups {
     version: Version,
     /// The server's own pids cgroup directory (parent of the per-command ones).
     parent: PathBuf,
-    max: u64,
+    /// `pids.max` of each command's cgroup (`None`: the cgroup only tracks ownership).
+    max: Option<u64>,
     counter: AtomicU64,
 }
 
@@ -43,6 +44,7 @@ pub struct Cgroups {
 #[derive(Debug)]
 pub struct CommandGroup {
     dir: PathBuf,
+    version: Version,
 }
 
 /// The line of `/proc/self/cgroup` for the v1 `pids` hierarchy, or the v2 line.
@@ -92,8 +94,10 @@ fn mount_points(mountinfo: &str) -> (Option<PathBuf>, Option<PathBuf>) {
 
 impl Cgroups {
     /// Finds where per-command cgroups with `pids.max = max` can be made, and proves it by
-    /// making and removing one. The error is the startup warning's text.
-    pub fn probe(max: u64) -> Result<Cgroups, String> {
+    /// making and removing one. The error is the startup warning's text. Without `max` the
+    /// cgroups only hold a command's processes (SPEC section 15): a v2 hierarchy then needs
+    /// no controller.
+    pub fn probe(max: Option<u64>) -> Result<Cgroups, String> {
         if !cfg!(target_os = "linux") {
             return Err("cgroups are a Linux kernel feature, not available on this system".into());
         }
@@ -116,7 +120,7 @@ impl Cgroups {
                 .unwrap_or_default()
                 .split_whitespace()
                 .any(|c| c == "pids");
-            if enabled {
+            if enabled || max.is_none() {
                 match Cgroups::try_make(Version::V2, parent, max) {
                     Ok(c) => return Ok(c),
                     Err(e) => reasons.push(format!("cgroup v2: {e}")),
@@ -135,7 +139,7 @@ impl Cgroups {
         Err(reasons.join("; "))
     }
 
-    fn try_make(version: Version, parent: PathBuf, max: u64) -> Result<Cgroups, String> {
+    fn try_make(version: Version, parent: PathBuf, max: Option<u64>) -> Result<Cgroups, String> {
         let c = Cgroups {
             version,
             parent,
@@ -145,6 +149,12 @@ impl Cgroups {
         let g = c.create().map_err(|e| e.to_string())?;
         g.remove();
         Ok(c)
+    }
+
+    /// The path prefix of every cgroup [`Cgroups::create`] makes (for the guardian).
+    pub fn prefix(&self) -> PathBuf {
+        self.parent
+            .join(format!("yieldshell-{}-", std::process::id()))
     }
 
     /// The cgroup version in use.
@@ -159,9 +169,14 @@ impl Cgroups {
             .parent
             .join(format!("yieldshell-{}-{n}", std::process::id()));
         fs::create_dir(&dir).map_err(|e| annotate(e, &dir, "create"))?;
-        let g = CommandGroup { dir };
-        fs::write(g.dir.join("pids.max"), self.max.to_string())
-            .map_err(|e| annotate(e, &g.dir.join("pids.max"), "write"))?;
+        let g = CommandGroup {
+            dir,
+            version: self.version,
+        };
+        if let Some(max) = self.max {
+            fs::write(g.dir.join("pids.max"), max.to_string())
+                .map_err(|e| annotate(e, &g.dir.join("pids.max"), "write"))?;
+        }
         Ok(g)
     }
 }
@@ -176,13 +191,64 @@ impl CommandGroup {
         &self.dir
     }
 
-    /// The processes in the cgroup now.
+    /// The cgroup's version.
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    /// The processes in the cgroup now (read from its `cgroup.procs`: it costs what the
+    /// cgroup holds, not what the host runs).
+    /// A v1 `cgroup.procs` may name a process once per thread: each comes once here.
     pub fn pids(&self) -> Vec<u32> {
-        fs::read_to_string(self.dir.join("cgroup.procs"))
+        let mut pids: Vec<u32> = fs::read_to_string(self.dir.join("cgroup.procs"))
             .unwrap_or_default()
             .lines()
             .filter_map(|l| l.trim().parse().ok())
-            .collect()
+            .collect();
+        pids.sort_unstable();
+        pids.dedup();
+        pids
+    }
+
+    /// Whether no process is left in the cgroup. A cgroup that cannot be read counts as
+    /// empty (it was removed, or the hierarchy is gone).
+    pub fn is_empty(&self) -> bool {
+        use std::io::Read;
+        let Ok(mut f) = fs::File::open(self.dir.join("cgroup.procs")) else {
+            return true;
+        };
+        let mut first = [0u8; 16];
+        !matches!(f.read(&mut first), Ok(n) if n > 0)
+    }
+
+    /// Runs `f` on a new thread that joined this cgroup first (cgroup v1 moves a single
+    /// thread: writing 0 to `tasks` moves the writer), so that every process it spawns
+    /// starts inside, before it can fork, without a launcher. Only for v1; v2 moves whole
+    /// processes, so there the launcher joins (see `sandbox::plan`). The thread inherits the
+    /// caller's Landlock domain and seccomp filter.
+    pub fn spawn_inside<T: Send>(
+        &self,
+        f: impl FnOnce() -> Result<T, String> + Send,
+    ) -> Result<T, String> {
+        let tasks = self.dir.join("tasks");
+        std::thread::scope(|scope| {
+            let joined = std::thread::Builder::new()
+                .name("cgroup-spawn".into())
+                .stack_size(256 * 1024)
+                .spawn_scoped(scope, move || {
+                    fs::write(&tasks, "0").map_err(|e| {
+                        format!(
+                            "cannot join the command's cgroup through {}: {e}",
+                            tasks.display()
+                        )
+                    })?;
+                    f()
+                })
+                .map_err(|e| format!("cannot start the spawning thread: {e}"))?;
+            joined
+                .join()
+                .unwrap_or_else(|_| Err("the spawning thread panicked".into()))
+        })
     }
 
     /// Removes the cgroup if it is empty; true when it is gone.
@@ -227,7 +293,7 @@ mod tests {
     /// child spawned inside counts against the cgroup and a fork beyond the cap fails.
     #[test]
     fn a_child_spawned_inside_is_capped() {
-        let cgroups = match Cgroups::probe(5) {
+        let cgroups = match Cgroups::probe(Some(5)) {
             Ok(c) => c,
             Err(why) => {
                 eprintln!("skipped: no pids cgroup can be made here: {why}");

@@ -711,8 +711,14 @@ impl Engine {
                 latest_seq: st.output.latest_seq(),
                 stdin_error: st.stdin_error.clone(),
                 input: Default::default(),
+                processes: None,
             };
             drop(st);
+            let mut entry = entry;
+            entry.processes = match status {
+                Status::Running => proc.live_processes(),
+                _ => Some(0),
+            };
             list.push((entry, proc));
         }
         // Whether each waits for input, with one pass over /proc for all of them.

@@ -12,6 +12,11 @@
 //! and to every announced orphan still running with the same start time (and their
 //! descendants), twice to catch processes forked during the first sweep, then exits. After a clean shutdown there is nothing left for it to do.
 //!
+//! Where commands run in cgroups (SPEC section 15), the server writes once, first,
+//! `c<path prefix>` (`<parent>/yieldshell-<server pid>-`): at end of file the guardian also
+//! kills every process in each of the server's command cgroups, found by listing the
+//! parent, and removes the emptied cgroups.
+//!
 //! The guardian is started lazily, by the first spawn: a server that never runs a command
 //! (a client's probe that only asks `server/discover`, say) starts no process at all. And
 //! since it is spawned (`posix_spawn`) rather than forked, it can be started at any time,
@@ -33,6 +38,14 @@ pub const ARG: &str = "__yieldshell_guardian";
 
 static PIPE: OnceLock<Option<Mutex<File>>> = OnceLock::new();
 static PREFIX: OnceLock<String> = OnceLock::new();
+/// The path prefix of this server's command cgroups, when commands run in cgroups.
+static CGROUPS: OnceLock<std::path::PathBuf> = OnceLock::new();
+
+/// Tells the guardian (once it starts) where this server's command cgroups are: every path
+/// that starts with `prefix` (see `cgroup::Cgroups`).
+pub fn configure_cgroups(prefix: std::path::PathBuf) {
+    let _ = CGROUPS.set(prefix);
+}
 /// The guardian's pid (0 until it started): a child of the server that is not a command.
 static PID: AtomicU32 = AtomicU32::new(0);
 /// The process groups of live records, as announced (so `tree` can tell a record's stage
@@ -118,7 +131,11 @@ fn spawn() -> std::io::Result<File> {
         terminal: None,
     })?;
     PID.store(started.pid, Ordering::Relaxed);
-    Ok(File::from(std::os::fd::OwnedFd::from(write)))
+    let mut pipe = File::from(std::os::fd::OwnedFd::from(write));
+    if let Some(prefix) = CGROUPS.get().and_then(|p| p.to_str()) {
+        pipe.write_all(format!("c{prefix}\n").as_bytes())?;
+    }
+    Ok(pipe)
 }
 
 /// The path that executes this very binary (also after it was replaced on disk, on Linux).
@@ -144,9 +161,14 @@ pub fn main(args: &[OsString]) -> std::process::ExitCode {
         .to_string();
     let mut groups: HashSet<u32> = HashSet::new();
     let mut orphans: HashSet<(u32, u64)> = HashSet::new();
+    let mut cgroups: Option<std::path::PathBuf> = None;
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };
         let (sign, rest) = line.split_at(line.len().min(1));
+        if sign == "c" {
+            cgroups = Some(rest.into());
+            continue;
+        }
         if sign == "o" {
             // `o<pid> <start time>`: a process the server saw re-parented to it.
             let mut parts = rest.split(' ');
@@ -173,6 +195,12 @@ pub fn main(args: &[OsString]) -> std::process::ExitCode {
         if !prefix.is_empty() {
             tree::signal_all_with(&prefix, &orphans, libc::SIGKILL);
         }
+        if let Some(prefix) = &cgroups {
+            kill_cgroups(prefix);
+        }
+    }
+    if let Some(prefix) = &cgroups {
+        remove_cgroups(prefix);
     }
     std::process::ExitCode::SUCCESS
 }
@@ -219,5 +247,49 @@ pub fn announce_orphan(pid: u32, start: u64) {
     if let Some(Some(pipe)) = PIPE.get() {
         let line = format!("o{pid} {start}\n");
         let _ = pipe.lock().write_all(line.as_bytes());
+    }
+}
+
+/// The command cgroups whose paths start with `prefix` (`<parent>/yieldshell-<pid>-`).
+fn cgroups_under(prefix: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let (Some(parent), Some(start)) = (prefix.parent(), prefix.file_name()) else {
+        return Vec::new();
+    };
+    let start = start.to_string_lossy().into_owned();
+    let Ok(dir) = std::fs::read_dir(parent) else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&start))
+        .map(|e| e.path())
+        .collect()
+}
+
+/// SIGKILL to every process in the server's command cgroups.
+fn kill_cgroups(prefix: &std::path::Path) {
+    for dir in cgroups_under(prefix) {
+        let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+        for pid in procs.lines().filter_map(|l| l.trim().parse::<u32>().ok()) {
+            // Still in the cgroup (checked through the handle's pid) means still ours.
+            if let Ok(handle) = sys::ProcHandle::open(pid) {
+                let _ = handle.signal(libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// Removes the server's command cgroups once their processes are gone (a killed process
+/// leaves its cgroup when it is reaped: wait up to a second).
+fn remove_cgroups(prefix: &std::path::Path) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    loop {
+        let left: Vec<_> = cgroups_under(prefix)
+            .into_iter()
+            .filter(|d| std::fs::remove_dir(d).is_err())
+            .collect();
+        if left.is_empty() || std::time::Instant::now() > deadline {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }

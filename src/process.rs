@@ -346,7 +346,10 @@ impl Proc {
     /// Returns true when it is (and records it).
     pub fn check_group(&self) -> bool {
         let mut st = self.state.lock();
-        if !st.group_gone && !self.info.stages.iter().any(|&pgid| sys::group_exists(pgid)) {
+        if !st.group_gone
+            && !self.info.stages.iter().any(|&pgid| sys::group_exists(pgid))
+            && self.info.agent.cgroup.as_ref().is_none_or(|g| g.is_empty())
+        {
             st.group_gone = true;
             for &pgid in &self.info.stages {
                 crate::guardian::announce(pgid, false);
@@ -382,14 +385,20 @@ impl Proc {
         sent
     }
 
-    /// Sends `signal` to the process group only (shutdown signals the strays of all records
-    /// with one scan of `/proc` instead of one per record).
+    /// Sends `signal` to the process groups and the cgroup only (shutdown signals the
+    /// strays of all records with one walk of the server's descendants instead of one per
+    /// record).
     pub fn signal_group(&self, signal: i32) -> bool {
-        let st = self.state.lock();
-        !st.group_gone && self.killpg_all(signal)
+        let sent_group = {
+            let st = self.state.lock();
+            !st.group_gone && self.killpg_all(signal)
+        };
+        sent_group | (self.info.agent.signal_cgroup(signal) > 0)
     }
 
-    /// Sends `signal` to the process group and to every marked descendant that left it.
+    /// Sends `signal` to every process of the record: its process groups and its cgroup
+    /// (which holds all of them, wherever they moved: the cost is what the record holds);
+    /// without a cgroup, also to every marked or adopted descendant that left the groups.
     /// Returns false when nothing was left to signal.
     pub fn signal(&self, signal: i32) -> bool {
         let sent_group = {
@@ -400,9 +409,16 @@ impl Proc {
                 self.killpg_all(signal)
             }
         };
+        if self.info.agent.cgroup.is_some() {
+            return sent_group | (self.info.agent.signal_cgroup(signal) > 0);
+        }
         let outside = tree::signal_strays(&self.info.marker, &self.info.stages, signal);
-        let in_cgroup = self.info.agent.signal_cgroup(signal);
-        sent_group || outside > 0 || in_cgroup > 0
+        sent_group || outside > 0
+    }
+
+    /// How many processes of the record live now, when it has a cgroup to count them in.
+    pub fn live_processes(&self) -> Option<usize> {
+        self.info.agent.cgroup.as_ref().map(|g| g.pids().len())
     }
 
     /// Ends the record even though a pipe is still open (a descendant we could not find

@@ -187,6 +187,9 @@ pub struct PsEntry {
     pub stdin_error: Option<String>,
     /// Whether it waits for input, and its prompt (SPEC section 13).
     pub input: crate::agents::InputState,
+    /// How many of its processes live now, wherever they moved (SPEC section 15); `None`
+    /// without a cgroup to count them in.
+    pub processes: Option<usize>,
 }
 
 /// `shell_execute`'s answer, a failure included (it keeps the output captured so far).

@@ -219,42 +219,54 @@ impl Engine {
         let terminal_slot = &mut terminal;
         let env_ref = &env;
         // The kernel sandbox hook: the stages start confined to the call's Landlock domain.
-        let started = self.sandbox.spawn(
-            &launch.stages,
-            cwd,
-            &rlimits,
-            cgroup.as_ref().map(|g| g.dir()),
-            move |stages| match on_terminal {
-                Some((rows, cols)) => {
-                    let stage = stages.first().ok_or_else(|| "nothing to run".to_string())?;
-                    let command = stage_command(stage);
-                    let t = crate::pty::spawn(
-                        &command.program,
-                        &command.arg0,
-                        &command.args,
-                        env_ref,
-                        cwd,
-                        rows,
-                        cols,
+        // The command starts inside its cgroup (SPEC section 15). Cgroup v1 moves one
+        // thread: the stages are spawned by a thread that joined first (no launcher). v2
+        // moves whole processes: the launcher joins before it executes the command.
+        let (plan_cgroup, thread_cgroup) = match &cgroup {
+            Some(g) if g.version() == crate::cgroup::Version::V1 => (None, Some(g)),
+            Some(g) => (Some(g.dir()), None),
+            None => (None, None),
+        };
+        let spawn_stages_of = move |stages: &[Stage]| match on_terminal {
+            Some((rows, cols)) => {
+                let stage = stages.first().ok_or_else(|| "nothing to run".to_string())?;
+                let command = stage_command(stage);
+                let t = crate::pty::spawn(
+                    &command.program,
+                    &command.arg0,
+                    &command.args,
+                    env_ref,
+                    cwd,
+                    rows,
+                    cols,
+                )
+                .map_err(|e| {
+                    format!(
+                        "cannot start {} on a terminal: {}",
+                        stage.program,
+                        config::plain_io(&e)
                     )
-                    .map_err(|e| {
-                        format!(
-                            "cannot start {} on a terminal: {}",
-                            stage.program,
-                            config::plain_io(&e)
-                        )
-                    })?;
-                    *terminal_slot = Some(t.terminal);
-                    Ok(Started {
-                        pids: vec![t.pid],
-                        stdin: Some(t.input),
-                        stdout: Some(t.output),
-                        stderr: None,
-                    })
-                }
-                None => spawn_stages(stages, env_ref, cwd, stdin, stdout_file),
-            },
-        );
+                })?;
+                *terminal_slot = Some(t.terminal);
+                Ok(Started {
+                    pids: vec![t.pid],
+                    stdin: Some(t.input),
+                    stdout: Some(t.output),
+                    stderr: None,
+                })
+            }
+            None => spawn_stages(stages, env_ref, cwd, stdin, stdout_file),
+        };
+        let sandbox = &self.sandbox;
+        let stages = &launch.stages;
+        let spawn_confined =
+            move || sandbox.spawn(stages, cwd, &rlimits, plan_cgroup, spawn_stages_of);
+        // The thread joins before the sandbox confines it (Landlock would refuse the write
+        // to the cgroup); the sandbox's thread, started from it, starts inside too.
+        let started = match thread_cgroup {
+            Some(g) => g.spawn_inside(spawn_confined),
+            None => spawn_confined(),
+        };
         let started = started?;
         let input = match (&terminal, &started.stdin) {
             (Some(t), _) => Some(crate::inputwait::Input::Tty(t.path.clone())),

@@ -36,6 +36,16 @@ static SOLE: AtomicBool = AtomicBool::new(false);
 /// Orphans already announced to the guardian, as (pid, start time).
 static ANNOUNCED: Mutex<Option<HashSet<(u32, u64)>>> = Mutex::new(None);
 
+/// Whether every command runs in a cgroup of its own (SPEC section 15): the cgroups then
+/// hold every process of every record, the guardian kills what they hold, and orphans need
+/// not be announced to it one by one.
+static CGROUPS: AtomicBool = AtomicBool::new(false);
+
+/// Declares that every command runs in a cgroup of its own (see `agents::init`).
+pub fn use_cgroups() {
+    CGROUPS.store(true, Ordering::SeqCst);
+}
+
 /// Declares that every child of this process belongs to this server (call once, from the
 /// binary's `run`, before any command starts).
 pub fn claim_children() {
@@ -128,8 +138,6 @@ fn all_pids() -> Vec<u32> {
 enum Adopt<'a> {
     /// None (an in-process server, or the guardian without announced orphans).
     Nothing,
-    /// Every child but the guardian (shutdown of the binary).
-    All,
     /// Children that are neither a live record's stage nor marked with one of this
     /// server's markers (`prefix`): orphans no readable marker gives to another record.
     /// `born` is the earliest start time of the record's stage leaders, when known: an
@@ -200,7 +208,11 @@ pub fn signal_strays(marker: &str, pgids: &[u32], signal: i32) -> usize {
     } else {
         Adopt::Nothing
     };
-    for (pid, entry, marked) in ours(marker, false, pgids, adopt) {
+    let found = match adopt {
+        Adopt::Unattributed(prefix, born) => record_tree(marker, pgids, prefix, born),
+        _ => ours(marker, false, pgids, adopt),
+    };
+    for (pid, entry, marked) in found {
         if pgids.contains(&entry.pgid) {
             continue;
         }
@@ -211,17 +223,117 @@ pub fn signal_strays(marker: &str, pgids: &[u32], signal: i32) -> usize {
     sent
 }
 
+/// A record's processes in the binary, without looking at the rest of the host: every
+/// process of a record descends from one of its stages or from an orphan re-parented to the
+/// server (a child subreaper). The seeds are the stages (`pgids`) and the orphans that are
+/// the record's: in one of its groups, carrying its `marker`, or adopted as in
+/// [`Adopt::Unattributed`]; then their descendants. Costs the record's processes plus the
+/// server's children.
+fn record_tree(
+    marker: &str,
+    pgids: &[u32],
+    prefix: &str,
+    born: Option<u64>,
+) -> Vec<(u32, Entry, bool)> {
+    let me = std::process::id();
+    let guardian = guardian::pid();
+    // A stage is a seed while it is the server's live child leading its live group (a pid
+    // is not reused while it is unreaped or its group has members).
+    let mut seeds: Vec<(u32, bool)> = pgids
+        .iter()
+        .filter(|&&p| guardian::is_live_group(p) && read_stat(p).is_some_and(|e| e.ppid == me))
+        .map(|&p| (p, false))
+        .collect();
+    for pid in main_thread_children() {
+        if guardian == Some(pid) || guardian::is_live_group(pid) {
+            continue;
+        }
+        let Some(e) = read_stat(pid) else { continue };
+        if pgids.contains(&e.pgid) {
+            seeds.push((pid, false));
+        } else if has_marker(pid, marker, false) {
+            seeds.push((pid, true));
+        } else if adopted(pid, &e, me, guardian, Adopt::Unattributed(prefix, born)) {
+            seeds.push((pid, false));
+        }
+    }
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    let mut queue: std::collections::VecDeque<(u32, bool)> = seeds.into_iter().collect();
+    while let Some((pid, marked)) = queue.pop_front() {
+        if pid == me || !seen.insert(pid) {
+            continue;
+        }
+        if let Some(e) = read_stat(pid) {
+            out.push((pid, e, marked));
+        }
+        queue.extend(children_of(pid).into_iter().map(|c| (c, false)));
+    }
+    out
+}
+
 /// Signals every process that carries a marker starting with `prefix` (all records of this
 /// server), and their descendants. Returns how many were signalled.
-/// In the binary, every child of the server but the guardian counts too (and their
-/// descendants).
+/// In the binary every process of every record is a descendant of the server (a child
+/// subreaper: an orphan is re-parented to it, wherever it moved), so it signals every
+/// descendant but the guardian, found by walking the children lists down from the server:
+/// the cost is what the server started, not what the host runs.
 pub fn signal_all(prefix: &str, signal: i32) -> usize {
-    let adopt = if SOLE.load(Ordering::SeqCst) {
-        Adopt::All
-    } else {
-        Adopt::Nothing
+    if SOLE.load(Ordering::SeqCst) {
+        let mut sent = 0;
+        for (pid, entry) in server_descendants() {
+            let Ok(handle) = sys::ProcHandle::open(pid) else {
+                continue;
+            };
+            // The handle holds the pid: the same start time means the same process.
+            if read_stat(pid).is_some_and(|e| e.start == entry.start)
+                && handle.signal(signal).is_ok()
+            {
+                sent += 1;
+            }
+        }
+        return sent;
+    }
+    signal_with(prefix, Adopt::Nothing, signal)
+}
+
+/// The children of process `pid`, over all its threads (`/proc/<pid>/task/*/children`).
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
     };
-    signal_with(prefix, adopt, signal)
+    let mut out = Vec::new();
+    for task in tasks.flatten() {
+        let mut path = task.path();
+        path.push("children");
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            out.extend(
+                text.split_ascii_whitespace()
+                    .filter_map(|p| p.parse::<u32>().ok()),
+            );
+        }
+    }
+    out
+}
+
+/// Every live descendant of the server but the guardian (and its own children), with its
+/// stat entry, parents before children.
+fn server_descendants() -> Vec<(u32, Entry)> {
+    let guardian = guardian::pid();
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    let mut queue: std::collections::VecDeque<u32> =
+        children_of(std::process::id()).into_iter().collect();
+    while let Some(pid) = queue.pop_front() {
+        if guardian == Some(pid) || !seen.insert(pid) {
+            continue;
+        }
+        if let Some(e) = read_stat(pid) {
+            out.push((pid, e));
+        }
+        queue.extend(children_of(pid));
+    }
+    out
 }
 
 /// [`signal_all`] for the guardian: `orphans` are the (pid, start time) pairs the server
@@ -273,7 +385,6 @@ fn adopted(pid: u32, e: &Entry, me: u32, guardian: Option<u32>, adopt: Adopt<'_>
         Adopt::Nothing => false,
         Adopt::Listed(list) => list.contains(&(pid, e.start)),
         _ if e.ppid != me || guardian == Some(pid) => false,
-        Adopt::All => true,
         // When the record's start is no longer known (its groups were announced gone), no
         // orphan can be attributed to it: never signal what is not provably ours.
         Adopt::Unattributed(prefix, born) => {
@@ -305,13 +416,15 @@ fn main_thread_children() -> Vec<u32> {
 /// record ends and on every `stop`, timeout and shutdown scan; does nothing outside the
 /// binary.
 pub fn note_orphans() {
-    if !SOLE.load(Ordering::SeqCst) {
+    if !SOLE.load(Ordering::SeqCst) || CGROUPS.load(Ordering::SeqCst) {
         return;
     }
     let guardian = guardian::pid();
     let mut seen = HashSet::new();
     for pid in main_thread_children() {
-        if guardian == Some(pid) {
+        // A live record's stage leader (its pid is its group's id) is not an orphan: told
+        // apart without reading its stat, so this costs little with thousands of records.
+        if guardian == Some(pid) || guardian::is_live_group(pid) {
             continue;
         }
         let Some(e) = read_stat(pid) else { continue };
@@ -348,7 +461,10 @@ pub fn wake_watch() {
 /// Only in the binary, once; called when the guardian started.
 pub fn watch_orphans() {
     static STARTED: AtomicBool = AtomicBool::new(false);
-    if !SOLE.load(Ordering::SeqCst) || STARTED.swap(true, Ordering::SeqCst) {
+    if !SOLE.load(Ordering::SeqCst)
+        || CGROUPS.load(Ordering::SeqCst)
+        || STARTED.swap(true, Ordering::SeqCst)
+    {
         return;
     }
     let spawned = std::thread::Builder::new()

@@ -256,6 +256,7 @@ fn ps_entry(e: PsEntry) -> Map<String, Value> {
     m.insert("idle_ms".into(), Value::from(e.idle_ms));
     m.insert("latest_seq".into(), Value::from(e.latest_seq));
     m.insert("stdin_error".into(), opt(e.stdin_error));
+    m.insert("processes".into(), opt(e.processes.map(|n| n as u64)));
     input_fields(&mut m, e.input);
     if let Some(Value::String(p)) = m.get_mut("prompt") {
         *p = clip(std::mem::take(p));

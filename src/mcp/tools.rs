@@ -133,7 +133,7 @@ pub(super) const TOOLS: &[ToolDef] = &[
         name: "stop",
         title: "Stop a process",
         description: "Stop a process and everything it started: sends signal (default SIGTERM) \
-            to its whole process group, sends SIGKILL after force_after_ms (default 10000) if \
+            to all of it (setsid daemons too), sends SIGKILL after force_after_ms (default 10000) if \
             anything is left, and returns once all of it is gone.",
         input: stop_input,
         output: stop_output,
@@ -148,7 +148,7 @@ pub(super) const TOOLS: &[ToolDef] = &[
         name: "ps",
         title: "List processes",
         description: "List the processes started by exec, newest first, with status, exit \
-            code, output sizes and idle time.",
+            code, output sizes, idle time and how many of their processes live.",
         input: ps_input,
         output: ps_output,
         read_only: true,

@@ -45,6 +45,9 @@ pub(crate) fn call_once(config: Config, tool: &str, arguments: Value) -> Result<
     crate::sys::cloexec_from(3);
     let marker_prefix = crate::stamp::new_marker_prefix();
     crate::guardian::configure(marker_prefix.clone());
+    // Like the binary's server (SPEC section 15): every child of this process is the
+    // call's, so whatever the command left, wherever it moved, ends with the call.
+    crate::tree::claim_children();
     let _ = crate::sys::set_child_subreaper();
     let engine = start_engine(Arc::new(config), marker_prefix)
         .map_err(|_| "the engine did not start (see above)".to_string())?;

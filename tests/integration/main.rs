@@ -19,6 +19,7 @@ mod memory;
 mod modern;
 #[cfg(target_os = "linux")] // prctl(PR_SET_DUMPABLE), /proc
 mod nondumpable;
+mod ownership;
 mod policy;
 mod protocol;
 mod reliability;
