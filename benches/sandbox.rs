@@ -3,7 +3,8 @@
 //! all alike).
 //!
 //! - Trusted mode, `echo hi` with a ten-name allowlist: `YIELDSHELL_SANDBOX=off` (the
-//!   baseline), `on` (the call's domain is built, a thread confines itself and spawns), and
+//!   baseline), `on` (the allowlist is resolved, the call's ruleset identified, and a kept
+//!   thread already confined to that domain enters a layer of its own and spawns), and
 //!   `on` through the launcher (`YIELDSHELL_TEST_SANDBOX_LAUNCHER=1`: each stage re-executes
 //!   our binary, which applies the plan and then executes the program; used in production
 //!   only when a call needs rlimits or a cgroup).
@@ -13,7 +14,8 @@
 //! - Why the launcher costs what it costs: spawning and reaping our binary as a launcher of
 //!   `/bin/true` against spawning `/bin/true` directly, done by this process.
 //!
-//! Target: at most 0.3 ms added to an `exec` round trip (SPEC section 10).
+//! Target: at most 0.15 ms added to an `exec` round trip (issue 16; SPEC section 10 asked
+//! for 0.3 ms), the median with the sandbox on minus the median with it off, same run.
 #![allow(clippy::print_stdout)]
 
 mod common;
@@ -25,6 +27,8 @@ use common::{ms, size, Figure, Report, Server, Stats, Target};
 use serde_json::json;
 
 const ALLOW: &str = "echo,cat,ls,grep,head,tail,wc,sort,git,printf";
+/// Most ms the sandbox may add to an `exec` round trip (issue 16).
+const TARGET: f64 = 0.15;
 
 fn main() {
     let mut report = Report::new("sandbox");
@@ -116,7 +120,7 @@ fn trusted(report: &mut Report) {
         "trusted exec, sandbox on",
         &on,
         &off,
-        Target::AtMost(0.3),
+        Target::AtMost(TARGET),
     );
     added(
         report,
@@ -144,7 +148,7 @@ fn shell(report: &mut Report) {
         "shell exec, workspace",
         &on,
         &off,
-        Target::AtMost(0.3),
+        Target::AtMost(TARGET),
     );
 }
 

@@ -35,6 +35,7 @@
 //! for what each path costs.
 
 pub mod cwd;
+pub mod domains;
 pub mod filter;
 pub mod launcher;
 pub mod plan;
@@ -176,6 +177,8 @@ pub struct Sandbox {
     launcher: bool,
     /// The seccomp filter can be installed (architecture and kernel).
     seccomp: bool,
+    /// Confined threads kept per distinct domain (`domains`).
+    domains: domains::Domains,
 }
 
 impl Sandbox {
@@ -289,6 +292,7 @@ impl Sandbox {
             missing,
             launcher,
             seccomp,
+            domains: domains::Domains::default(),
         };
         Ok((sandbox, warning))
     }
@@ -364,8 +368,15 @@ impl Sandbox {
     /// The plan for a call's processes started in `cwd`. Fails when a stage is a script
     /// whose interpreter the domain would not let run.
     pub fn plan(&self, cwd: &Path, stages: &[Stage]) -> Result<Plan, String> {
+        self.plan_known(cwd, stages).map(|(plan, _)| plan)
+    }
+
+    /// [`Sandbox::plan`], with the device and inode of the files its first grants (the
+    /// executable files) resolved to, from the resolution's own `stat`.
+    fn plan_known(&self, cwd: &Path, stages: &[Stage]) -> Result<(Plan, Vec<(u64, u64)>), String> {
+        let mut known = Vec::new();
         if !self.is_active() {
-            return Ok(Plan::default());
+            return Ok((Plan::default(), known));
         }
         let fs_mask = fs_supported(self.abi);
         let mut rules = Rules {
@@ -398,6 +409,7 @@ impl Sandbox {
                     for stage in stages {
                         resolve::check_script(Path::new(&stage.program), &files)?;
                     }
+                    known = files.iter().map(|f| f.id).collect();
                     rules
                         .grants
                         .extend(files.into_iter().map(|f| (ll::FS_EXECUTE, f.path)));
@@ -422,11 +434,12 @@ impl Sandbox {
                 ));
             }
         }
-        Ok(Plan {
+        let plan = Plan {
             rules: Some(rules),
             rlimits: Vec::new(),
             cgroup: None,
-        })
+        };
+        Ok((plan, known))
     }
 
     /// Starts a call's stages under its plan: `start` gets the stages to spawn and runs
@@ -441,7 +454,7 @@ impl Sandbox {
         cgroup: Option<&Path>,
         start: impl FnOnce(&[Stage]) -> Result<T, String> + Send,
     ) -> Result<T, String> {
-        let mut plan = self.plan(cwd, stages)?;
+        let (mut plan, known) = self.plan_known(cwd, stages)?;
         plan.rlimits.extend_from_slice(limits);
         plan.cgroup = cgroup.map(Path::to_path_buf);
         if plan.is_empty() {
@@ -464,6 +477,14 @@ impl Sandbox {
         let Some(rules) = &plan.rules else {
             return start(stages);
         };
+        if let Some(layer) = domains::layer(rules) {
+            return self
+                .domains
+                .run(rules, &known, layer, |entered| {
+                    entered.and_then(|()| start(stages))
+                })
+                .map_err(hint);
+        }
         let seccomp = rules.filter;
         let ruleset = rules.ruleset().map_err(|e| {
             format!(
