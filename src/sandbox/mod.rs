@@ -23,12 +23,14 @@
 //!
 //! Enforcement (`Sandbox::spawn`): `posix_spawn` leaves no room for code between fork and
 //! exec, but Landlock confines a *thread*, and a child inherits the credentials of the
-//! thread that spawned it. So the server builds the call's ruleset, starts a short-lived
-//! thread that drops its capabilities, sets `no_new_privs`, installs the seccomp filter and
-//! restricts itself, and that thread spawns every stage:
-//! all of them, and all their descendants, share one domain made for the call, and an exec
-//! the domain forbids fails inside `posix_spawn`, so the caller gets the error. This costs
-//! one thread start per call. Rlimits and a cgroup, which belong to a process and not to a
+//! thread that spawned it. So the stages are spawned from a confined thread: all of them,
+//! and all their descendants, share one domain made for the call, and an exec the domain
+//! forbids fails inside `posix_spawn`, so the caller gets the error. Confining a thread
+//! (capabilities, `no_new_privs`, the seccomp filter, a ruleset of a dozen rules) is done
+//! once per distinct ruleset by a kept thread (`domains`); per call, a standby thread it
+//! started enters a nested domain of the call's own and spawns. A ruleset with nothing to
+//! nest (never in practice) gets a short-lived thread that confines itself, as before.
+//! Rlimits and a cgroup, which belong to a process and not to a
 //! thread, need code in the child: when a plan has them, each stage is started through the
 //! launcher instead (`launcher`: our own binary re-executed with the plan as arguments),
 //! which applies them and the domain and then executes the program. See `benches/sandbox.rs`

@@ -90,9 +90,15 @@ impl Resolver {
             }
         }
         let programs = out.len();
-        let interps: Vec<PathBuf> = (0..programs)
-            .filter_map(|i| self.elf_interpreter(&out[i].path, &metas[i]))
-            .collect();
+        let mut interps: Vec<PathBuf> = Vec::new();
+        for i in 0..programs {
+            if let Some(interp) = self.elf_interpreter(&out[i].path, &metas[i]) {
+                // Most programs name the same loader: look it up once.
+                if !interps.contains(&interp) {
+                    interps.push(interp);
+                }
+            }
+        }
         for interp in interps {
             push((&mut out, &mut metas), interp, None);
         }
