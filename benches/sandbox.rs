@@ -3,7 +3,8 @@
 //! all alike).
 //!
 //! - Trusted mode, `echo hi` with a ten-name allowlist: `YIELDSHELL_SANDBOX=off` (the
-//!   baseline), `on` (the call's domain is built, a thread confines itself and spawns), and
+//!   baseline), `on` (the allowlist is resolved, the call's ruleset identified, and a kept
+//!   thread already confined to that domain enters a layer of its own and spawns), and
 //!   `on` through the launcher (`YIELDSHELL_TEST_SANDBOX_LAUNCHER=1`: each stage re-executes
 //!   our binary, which applies the plan and then executes the program; used in production
 //!   only when a call needs rlimits or a cgroup).
@@ -13,7 +14,8 @@
 //! - Why the launcher costs what it costs: spawning and reaping our binary as a launcher of
 //!   `/bin/true` against spawning `/bin/true` directly, done by this process.
 //!
-//! Target: at most 0.3 ms added to an `exec` round trip (SPEC section 10).
+//! Target: at most 0.15 ms added to an `exec` round trip (issue 16; SPEC section 10 asked
+//! for 0.3 ms), the median with the sandbox on minus the median with it off, same run.
 #![allow(clippy::print_stdout)]
 
 mod common;
@@ -25,6 +27,8 @@ use common::{ms, size, Figure, Report, Server, Stats, Target};
 use serde_json::json;
 
 const ALLOW: &str = "echo,cat,ls,grep,head,tail,wc,sort,git,printf";
+/// Most ms the sandbox may add to an `exec` round trip (issue 16).
+const TARGET: f64 = 0.15;
 
 fn main() {
     if !cfg!(target_os = "linux") {
@@ -42,12 +46,35 @@ fn server(env: &[(&str, &str)]) -> Server {
     Server::start(&env)
 }
 
-/// Round trips of `command` on each server in turn; one `Vec` of samples per server.
-fn interleaved(servers: &mut [Server], command: &str) -> Vec<Vec<f64>> {
+/// CPU time (user and system, every thread, ended ones included) the process `pid` used so
+/// far, in ms, from `/proc/<pid>/stat` (clock ticks of 10 ms).
+fn cpu_ms(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) * 10.0
+}
+
+/// Round trips of `command` on each server in turn: one `Vec` of samples per server, and
+/// each server's CPU time per measured call (ms), which the load of a shared machine
+/// disturbs far less than the round trip.
+fn interleaved(servers: &mut [Server], command: &str) -> (Vec<Vec<f64>>, Vec<f64>) {
     let n = size(300, 1);
     let warmup = size(20, 0);
     let mut samples = vec![Vec::with_capacity(n); servers.len()];
+    let mut cpu = vec![0.0; servers.len()];
     for i in 0..warmup + n {
+        if i == warmup {
+            for (s, c) in servers.iter().zip(cpu.iter_mut()) {
+                *c = cpu_ms(s.pid());
+            }
+        }
         for (s, out) in servers.iter_mut().zip(samples.iter_mut()) {
             let t = Instant::now();
             let r = s.exec(command, json!({}));
@@ -59,7 +86,21 @@ fn interleaved(servers: &mut [Server], command: &str) -> Vec<Vec<f64>> {
             }
         }
     }
-    samples
+    for (s, c) in servers.iter().zip(cpu.iter_mut()) {
+        *c = (cpu_ms(s.pid()) - *c) / n as f64;
+    }
+    (samples, cpu)
+}
+
+/// The server's CPU time per call with the sandbox on against off (same run).
+fn cpu_added(report: &mut Report, name: &str, on: f64, off: f64) {
+    report.add(
+        Figure::new(&format!("{name}: server CPU added"), "ms", on - off).note(format!(
+            "server CPU per exec {} ms on vs {} ms off (10 ms ticks over all calls)",
+            common::num(on),
+            common::num(off)
+        )),
+    );
 }
 
 fn added(report: &mut Report, name: &str, on: &Stats, off: &Stats, target: Target) {
@@ -95,7 +136,7 @@ fn trusted(report: &mut Report) {
             ("YIELDSHELL_TEST_NO_SECCOMP", "1"),
         ]),
     ];
-    let samples = interleaved(&mut servers, "echo hi");
+    let (samples, cpu) = interleaved(&mut servers, "echo hi");
     drop(servers);
     let [off, on, launcher, no_filter]: [Stats; 4] = samples
         .into_iter()
@@ -120,8 +161,9 @@ fn trusted(report: &mut Report) {
         "trusted exec, sandbox on",
         &on,
         &off,
-        Target::AtMost(0.3),
+        Target::AtMost(TARGET),
     );
+    cpu_added(report, "trusted exec, sandbox on", cpu[1], cpu[0]);
     added(
         report,
         "trusted exec, via the launcher",
@@ -136,7 +178,7 @@ fn shell(report: &mut Report) {
         server(&[("YIELDSHELL_SANDBOX", "off")]),
         server(&[("YIELDSHELL_SANDBOX", "workspace")]),
     ];
-    let samples = interleaved(&mut servers, "echo hi");
+    let (samples, cpu) = interleaved(&mut servers, "echo hi");
     drop(servers);
     let mut it = samples.into_iter().map(Stats::new);
     let (off, on) = (
@@ -148,8 +190,9 @@ fn shell(report: &mut Report) {
         "shell exec, workspace",
         &on,
         &off,
-        Target::AtMost(0.3),
+        Target::AtMost(TARGET),
     );
+    cpu_added(report, "shell exec, workspace", cpu[1], cpu[0]);
 }
 
 /// Spawn and reap of our binary as a launcher of `/bin/true`, against `/bin/true` alone:

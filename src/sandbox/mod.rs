@@ -23,18 +23,21 @@
 //!
 //! Enforcement (`Sandbox::spawn`): `posix_spawn` leaves no room for code between fork and
 //! exec, but Landlock confines a *thread*, and a child inherits the credentials of the
-//! thread that spawned it. So the server builds the call's ruleset, starts a short-lived
-//! thread that drops its capabilities, sets `no_new_privs`, installs the seccomp filter and
-//! restricts itself, and that thread spawns every stage:
-//! all of them, and all their descendants, share one domain made for the call, and an exec
-//! the domain forbids fails inside `posix_spawn`, so the caller gets the error. This costs
-//! one thread start per call. Rlimits and a cgroup, which belong to a process and not to a
+//! thread that spawned it. So the stages are spawned from a confined thread: all of them,
+//! and all their descendants, share one domain made for the call, and an exec the domain
+//! forbids fails inside `posix_spawn`, so the caller gets the error. Confining a thread
+//! (capabilities, `no_new_privs`, the seccomp filter, a ruleset of a dozen rules) is done
+//! once per distinct ruleset by a kept thread (`domains`); per call, a standby thread it
+//! started enters a nested domain of the call's own and spawns. A ruleset with nothing to
+//! nest (never in practice) gets a short-lived thread that confines itself, as before.
+//! Rlimits and a cgroup, which belong to a process and not to a
 //! thread, need code in the child: when a plan has them, each stage is started through the
 //! launcher instead (`launcher`: our own binary re-executed with the plan as arguments),
 //! which applies them and the domain and then executes the program. See `benches/sandbox.rs`
 //! for what each path costs.
 
 pub mod cwd;
+pub mod domains;
 pub mod filter;
 pub mod launcher;
 pub mod plan;
@@ -176,6 +179,8 @@ pub struct Sandbox {
     launcher: bool,
     /// The seccomp filter can be installed (architecture and kernel).
     seccomp: bool,
+    /// Confined threads kept per distinct domain (`domains`).
+    domains: domains::Domains,
 }
 
 impl Sandbox {
@@ -291,6 +296,7 @@ impl Sandbox {
             missing,
             launcher,
             seccomp,
+            domains: domains::Domains::default(),
         };
         Ok((sandbox, warning))
     }
@@ -366,8 +372,15 @@ impl Sandbox {
     /// The plan for a call's processes started in `cwd`. Fails when a stage is a script
     /// whose interpreter the domain would not let run.
     pub fn plan(&self, cwd: &Path, stages: &[Stage]) -> Result<Plan, String> {
+        self.plan_known(cwd, stages).map(|(plan, _)| plan)
+    }
+
+    /// [`Sandbox::plan`], with the device and inode of the files its first grants (the
+    /// executable files) resolved to, from the resolution's own `stat`.
+    fn plan_known(&self, cwd: &Path, stages: &[Stage]) -> Result<(Plan, Vec<(u64, u64)>), String> {
+        let mut known = Vec::new();
         if !self.is_active() {
-            return Ok(Plan::default());
+            return Ok((Plan::default(), known));
         }
         let fs_mask = fs_supported(self.abi);
         let mut rules = Rules {
@@ -400,6 +413,7 @@ impl Sandbox {
                     for stage in stages {
                         resolve::check_script(Path::new(&stage.program), &files)?;
                     }
+                    known = files.iter().map(|f| f.id).collect();
                     rules
                         .grants
                         .extend(files.into_iter().map(|f| (ll::FS_EXECUTE, f.path)));
@@ -424,11 +438,12 @@ impl Sandbox {
                 ));
             }
         }
-        Ok(Plan {
+        let plan = Plan {
             rules: Some(rules),
             rlimits: Vec::new(),
             cgroup: None,
-        })
+        };
+        Ok((plan, known))
     }
 
     /// Starts a call's stages under its plan: `start` gets the stages to spawn and runs
@@ -443,7 +458,7 @@ impl Sandbox {
         cgroup: Option<&Path>,
         start: impl FnOnce(&[Stage]) -> Result<T, String> + Send,
     ) -> Result<T, String> {
-        let mut plan = self.plan(cwd, stages)?;
+        let (mut plan, known) = self.plan_known(cwd, stages)?;
         plan.rlimits.extend_from_slice(limits);
         plan.cgroup = cgroup.map(Path::to_path_buf);
         if plan.is_empty() {
@@ -466,6 +481,14 @@ impl Sandbox {
         let Some(rules) = &plan.rules else {
             return start(stages);
         };
+        if let Some(layer) = domains::layer(rules) {
+            return self
+                .domains
+                .run(rules, &known, layer, |entered| {
+                    entered.and_then(|()| start(stages))
+                })
+                .map_err(hint);
+        }
         let seccomp = rules.filter;
         let ruleset = rules.ruleset().map_err(|e| {
             format!(

@@ -11,6 +11,7 @@ use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use super::filter::{self, Filter};
@@ -31,6 +32,10 @@ pub struct Rules {
     pub filter: Filter,
 }
 
+/// What each grant of a ruleset landed on, in order: device and inode, `None` for a grant
+/// skipped (no such file, or no right this ABI handles).
+pub type Identity = Vec<Option<(u64, u64)>>;
+
 /// Everything applied to a process between its start and the `exec` of its program.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Plan {
@@ -46,6 +51,15 @@ impl Rules {
     /// Creates the ruleset: each grant's path is opened (symlinks followed, so the rule
     /// lands on the file the path resolves to now); a path that does not exist is skipped.
     pub fn ruleset(&self) -> io::Result<OwnedFd> {
+        self.build().map(|(ruleset, _)| ruleset)
+    }
+
+    /// [`Rules::ruleset`], with what each grant landed on: the device and inode of the file
+    /// its path resolved to (`fstat` of the descriptor the rule was made from), `None` for
+    /// a grant skipped. Landlock keys its rules on inodes, so two rulesets with the same
+    /// rights and the same identities are the same domain's rules.
+    pub fn build(&self) -> io::Result<(OwnedFd, Identity)> {
+        let mut ids = Vec::with_capacity(self.grants.len());
         let attr = sys::landlock::RulesetAttr {
             handled_access_fs: self.handled_fs,
             handled_access_net: self.handled_net,
@@ -55,17 +69,48 @@ impl Rules {
         for (access, path) in &self.grants {
             let access = access & self.handled_fs;
             if access == 0 {
+                ids.push(None);
                 continue;
             }
             let fd = match sys::open_path(path) {
                 Ok(fd) => fd,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    ids.push(None);
+                    continue;
+                }
                 Err(e) => return Err(annotate(e, "open", path)),
             };
+            let file = std::fs::File::from(fd);
+            let m = file.metadata().map_err(|e| annotate(e, "look at", path))?;
+            ids.push(Some((m.dev(), m.ino())));
+            let fd = OwnedFd::from(file);
             sys::landlock_add_path_rule(&ruleset, &fd, access)
                 .map_err(|e| annotate(e, "add a Landlock rule for", path))?;
         }
-        Ok(ruleset)
+        Ok((ruleset, ids))
+    }
+
+    /// What [`Rules::build`] would find now, without building: each grant's path looked up
+    /// (symlinks followed), but for the first ones, whose identities are `known` (found by
+    /// the same lookup when the plan was made). An error where `build` would fail.
+    pub fn identity(&self, known: &[(u64, u64)]) -> io::Result<Identity> {
+        let mut ids = Vec::with_capacity(self.grants.len());
+        for (i, (access, path)) in self.grants.iter().enumerate() {
+            if access & self.handled_fs == 0 {
+                ids.push(None);
+                continue;
+            }
+            if let Some(id) = known.get(i) {
+                ids.push(Some(*id));
+                continue;
+            }
+            match std::fs::metadata(path) {
+                Ok(m) => ids.push(Some((m.dev(), m.ino()))),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => ids.push(None),
+                Err(e) => return Err(annotate(e, "look at", path)),
+            }
+        }
+        Ok(ids)
     }
 
     /// Confines the calling thread (and everything it starts from now on) for good:

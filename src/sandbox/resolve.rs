@@ -54,20 +54,25 @@ impl Resolver {
     pub fn exec_set(&self, cwd: &Path) -> Vec<ExecFile> {
         let mut names: Vec<String> = Vec::new();
         let mut out: Vec<ExecFile> = Vec::new();
-        let push = |out: &mut Vec<ExecFile>, path: PathBuf| {
-            if let Ok(m) = std::fs::metadata(&path) {
+        // One `stat` per file: its identity and its interpreter's cache key come from it.
+        let mut metas: Vec<std::fs::Metadata> = Vec::new();
+        let push = |(out, metas): (&mut Vec<ExecFile>, &mut Vec<std::fs::Metadata>),
+                    path: PathBuf,
+                    m: Option<std::fs::Metadata>| {
+            if let Some(m) = m.or_else(|| std::fs::metadata(&path).ok()) {
                 let id = (m.dev(), m.ino());
                 if !out.iter().any(|f| f.id == id) {
                     out.push(ExecFile { path, id });
+                    metas.push(m);
                 }
             }
         };
         for name in self.allow.names() {
             if name.contains('/') {
-                push(&mut out, cwd.join(name));
-            } else if let Some(p) = self.lookup(name) {
+                push((&mut out, &mut metas), cwd.join(name), None);
+            } else if let Some((p, m)) = self.lookup(name) {
                 names.push(name.clone());
-                push(&mut out, p);
+                push((&mut out, &mut metas), p, Some(m));
             }
         }
         if self.allow.patterns().next().is_some() {
@@ -77,26 +82,35 @@ impl Resolver {
                         continue;
                     }
                     // The first directory of the PATH that has the name wins, as in lookup.
-                    if let Some(p) = self.lookup(&name) {
-                        push(&mut out, p);
+                    if let Some((p, m)) = self.lookup(&name) {
+                        push((&mut out, &mut metas), p, Some(m));
                     }
                     names.push(name);
                 }
             }
         }
         let programs = out.len();
+        let mut interps: Vec<PathBuf> = Vec::new();
         for i in 0..programs {
-            if let Some(interp) = self.elf_interpreter(&out[i].path.clone()) {
-                push(&mut out, interp);
+            if let Some(interp) = self.elf_interpreter(&out[i].path, &metas[i]) {
+                // Most programs name the same loader: look it up once.
+                if !interps.contains(&interp) {
+                    interps.push(interp);
+                }
             }
+        }
+        for interp in interps {
+            push((&mut out, &mut metas), interp, None);
         }
         out
     }
 
-    /// The first executable `name` in the safe `PATH`.
-    fn lookup(&self, name: &str) -> Option<PathBuf> {
-        self.dirs.iter().map(|d| d.join(name)).find(|p| {
-            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    /// The first executable `name` in the safe `PATH`, with what `stat` said of it.
+    fn lookup(&self, name: &str) -> Option<(PathBuf, std::fs::Metadata)> {
+        self.dirs.iter().find_map(|d| {
+            let p = d.join(name);
+            let m = std::fs::metadata(&p).ok()?;
+            (m.is_file() && m.permissions().mode() & 0o111 != 0).then_some((p, m))
         })
     }
 
@@ -124,9 +138,9 @@ impl Resolver {
         names
     }
 
-    /// The `PT_INTERP` of the ELF file at `path`, cached by inode and mtime.
-    fn elf_interpreter(&self, path: &Path) -> Option<PathBuf> {
-        let m = std::fs::metadata(path).ok()?;
+    /// The `PT_INTERP` of the ELF file at `path` (whose `stat` is `m`), cached by inode and
+    /// mtime.
+    fn elf_interpreter(&self, path: &Path, m: &std::fs::Metadata) -> Option<PathBuf> {
         let key = (m.dev(), m.ino());
         if let Some((mtime, interp)) = self.interps.lock().get(&key) {
             if *mtime == m.mtime() {

@@ -483,3 +483,103 @@ pub fn seccomp_filter_available() -> bool {
 pub fn install_seccomp_filter(_program: &[crate::sandbox::filter::Insn]) -> io::Result<()> {
     Err(linux_only("seccomp"))
 }
+
+/// A job for a long-lived thread (the sandbox's domain threads): a closure whose borrows of
+/// its caller's stack were erased by [`run_elsewhere`], which keeps them alive until the
+/// job has run and been dropped. The thread calls [`ErasedJob::run`] with whether it could
+/// enter the call's own domain; dropping the job unrun is always allowed.
+pub struct ErasedJob(Box<dyn FnOnce(Result<(), String>) + Send + 'static>);
+
+impl ErasedJob {
+    /// Runs the job; `entered` is passed on to it.
+    pub fn run(self, entered: Result<(), String>) {
+        (self.0)(entered)
+    }
+}
+
+impl std::fmt::Debug for ErasedJob {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ErasedJob")
+    }
+}
+
+/// Runs `f` on another thread: `submit` hands the job to that thread (or gives it back when
+/// it cannot), and this returns only once the job has finished *and* been dropped, wherever
+/// that happened. `None` when the job was dropped without running or panicked.
+pub fn run_elsewhere<'a, T: Send + 'a>(
+    f: impl FnOnce(Result<(), String>) -> T + Send + 'a,
+    submit: impl FnOnce(ErasedJob) -> Result<(), ErasedJob>,
+) -> Option<T> {
+    /// Fields drop in order: `f` (with everything it borrows) before `done`, whose drop is
+    /// what the caller waits for.
+    struct Parts<F, T> {
+        f: F,
+        done: crossbeam_channel::Sender<T>,
+    }
+    let (done, finished) = crossbeam_channel::bounded::<T>(1);
+    let parts = Parts { f, done };
+    let job: Box<dyn FnOnce(Result<(), String>) + Send + 'a> = Box::new(move |entered| {
+        let Parts { f, done } = parts;
+        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || f(entered)));
+        if let Ok(value) = out {
+            let _ = done.send(value);
+        }
+        drop(done);
+    });
+    // SAFETY: only the lifetime bound changes (same layout). The job and everything it
+    // borrows for 'a stay valid while it exists: this function does not return before
+    // `done`, the last part the job owns, is dropped (the `recv` loop below ends only on
+    // disconnection), whether the job ran, was dropped unrun on the other thread, was given
+    // back by `submit`, or panicked (caught inside the job). A job that is never dropped
+    // blocks this caller for good instead of outliving its borrows.
+    let job: Box<dyn FnOnce(Result<(), String>) + Send + 'static> =
+        unsafe { std::mem::transmute(job) };
+    if let Err(back) = submit(ErasedJob(job)) {
+        drop(back);
+    }
+    let mut value = None;
+    while let Ok(v) = finished.recv() {
+        value = Some(v);
+    }
+    value
+}
+
+#[cfg(test)]
+mod run_elsewhere_tests {
+    use super::*;
+
+    #[test]
+    fn a_job_borrows_the_callers_data_and_is_waited_for() {
+        let mut seen = vec![1, 2];
+        let got = run_elsewhere(
+            |entered: Result<(), String>| {
+                seen.push(3);
+                entered.map(|()| seen.len())
+            },
+            |job| {
+                std::thread::spawn(move || job.run(Ok(())));
+                Ok(())
+            },
+        );
+        assert_eq!(got, Some(Ok(3)));
+        assert_eq!(seen, [1, 2, 3]);
+        // A job given back, or dropped unrun on the other thread, is None; so is a panic.
+        assert_eq!(run_elsewhere(|_| 1, Err), None);
+        let dropped = run_elsewhere(
+            |_| 1,
+            |job| {
+                std::thread::spawn(move || drop(job));
+                Ok(())
+            },
+        );
+        assert_eq!(dropped, None);
+        let panicked: Option<u8> = run_elsewhere(
+            |_| panic!("in the job"),
+            |job| {
+                std::thread::spawn(move || job.run(Ok(())));
+                Ok(())
+            },
+        );
+        assert_eq!(panicked, None);
+    }
+}

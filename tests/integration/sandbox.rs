@@ -648,3 +648,92 @@ fn the_launcher_applies_rlimits_and_the_cgroup_before_exec() {
     assert_eq!(out.status.code(), Some(127));
     assert!(String::from_utf8_lossy(&out.stderr).contains("malformed launcher argument"));
 }
+
+/// Domains are kept between calls (issue 16): the calls of one directory share a confined
+/// thread, and a call in another directory never gets it. Alternating twice, so the second
+/// round runs on the kept domains: each directory's calls write only beneath it.
+#[test]
+fn a_kept_domain_serves_only_its_own_working_directory() {
+    if !kernel_has(1, "a_kept_domain_serves_only_its_own_working_directory") {
+        return;
+    }
+    let fx = Fixture::new("sbx-keep");
+    let server = fx.trusted(&[]);
+    let write = |dir: &Path, target: &Path| {
+        let r = server.call(
+            "shell_execute",
+            json!({ "command": ["writer", path_str(target)], "directory": path_str(dir) }),
+        );
+        (!is_error(&r), r.to_string())
+    };
+    for round in 0..2 {
+        for (cwd, other) in [(&fx.work, &fx.outside), (&fx.outside, &fx.work)] {
+            let mine = cwd.join(format!("mine{round}"));
+            let theirs = other.join(format!("theirs{round}"));
+            let (ok, text) = write(cwd, &mine);
+            assert!(
+                ok && mine.exists(),
+                "round {round}, {}: {text}",
+                cwd.display()
+            );
+            let (ok, text) = write(cwd, &theirs);
+            assert!(
+                !ok,
+                "round {round}: a call in {} wrote {}: {text}",
+                cwd.display(),
+                theirs.display()
+            );
+            assert!(text.contains("Permission denied"), "{text}");
+            assert!(!theirs.exists());
+        }
+    }
+    // The same calls without the sandbox write across: the kernel did the refusing.
+    let server = fx.trusted(&[OFF]);
+    let theirs = fx.outside.join("theirs-off");
+    let r = server.call(
+        "shell_execute",
+        json!({ "command": ["writer", path_str(&theirs)], "directory": path_str(&fx.work) }),
+    );
+    assert!(!is_error(&r) && theirs.exists(), "{r}");
+}
+
+/// Calls that share a kept domain (same directory, same rules) still cannot reach each
+/// other's processes: each call enters a nested domain of its own, as when every call built
+/// its domain.
+#[test]
+fn calls_sharing_a_kept_domain_cannot_signal_or_read_each_other() {
+    if !kernel_has(
+        6,
+        "calls_sharing_a_kept_domain_cannot_signal_or_read_each_other",
+    ) {
+        return;
+    }
+    let fx = Fixture::new("sbx-apart");
+    for sandbox in ["workspace", "off"] {
+        let server = fx.shell(&[
+            ("YIELDSHELL_SANDBOX", sandbox),
+            ("YIELDSHELL_ALLOWED_CWDS", path_str(&fx.work)),
+        ]);
+        let first = server.exec(json!({ "command": "sleep 30", "yield_ms": 100 }));
+        assert_eq!(first["status"], "backgrounded", "{first}");
+        let pid = first["pid"].as_u64().expect("pid");
+        // Two more calls, so a kept domain is certainly reused.
+        for _ in 0..2 {
+            let (code, text) = sh(&server, &format!("kill -0 {pid}"));
+            let (rcode, rtext) = sh(&server, &format!("head -c 1 /proc/{pid}/environ"));
+            if sandbox == "off" {
+                assert_eq!(code, Some(0), "{text}");
+                assert_eq!(rcode, Some(0), "{rtext}");
+            } else {
+                assert_ne!(
+                    code,
+                    Some(0),
+                    "another call's process was signalled: {text}"
+                );
+                assert_ne!(rcode, Some(0), "another call's environ was read: {rtext}");
+            }
+        }
+        let id = first["process_id"].as_str().expect("process_id");
+        server.call_ok("stop", json!({ "process_id": id, "force_after_ms": 1000 }));
+    }
+}
