@@ -20,7 +20,7 @@ use parking_lot::{Condvar, Mutex};
 pub const QUEUED_BYTES: usize = crate::transport::MAX_LINE;
 
 /// Jobs that may wait for a worker at once.
-pub const QUEUED_JOBS: usize = 32;
+pub const QUEUED_JOBS: usize = 16;
 
 /// A count of bytes and jobs held, with limits; see the module documentation.
 pub struct Budget {

@@ -113,10 +113,11 @@ impl Server {
                         // Large outputs: serialise once, straight into the line that goes out.
                         ReplyTo::Out => {
                             let line = mcp::call_response_line(id.value(), r, version);
-                            crate::debug!("-> answer to request {key}: {} bytes", line.len());
+                            let bytes = line.len();
                             // Tagged with its id: a cancel that comes while it still waits
                             // for stdout drops it.
                             this.out.send_for(&key, line);
+                            crate::debug!("-> answer to request {key} queued: {bytes} bytes");
                         }
                         batch => {
                             let response =

@@ -102,20 +102,12 @@ impl Server {
 
     /// Starts the binary with the given environment additions and arguments.
     pub fn spawn(env: &[(&str, &str)], args: &[&str]) -> Server {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_yieldshell"));
+        let mut command = scrubbed_command();
         command
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        for (name, _) in std::env::vars_os() {
-            let Some(name) = name.to_str() else { continue };
-            if SCRUBBED_PREFIXES.iter().any(|p| name.starts_with(p))
-                || SCRUBBED_NAMES.contains(&name)
-            {
-                command.env_remove(name);
-            }
-        }
         for (name, value) in env {
             command.env(name, value);
         }
@@ -825,18 +817,25 @@ fn tail_chars(text: &str, n: usize) -> &str {
 /// Runs the binary to completion with a scrubbed environment (for `--help`, `--version` and
 /// startup errors); stdin is `/dev/null`.
 pub fn run_binary(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_yieldshell"));
+    let mut command = scrubbed_command();
     command.args(args).stdin(Stdio::null());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.output().expect("run the yieldshell binary")
+}
+
+/// A command for the binary under test, with the developer's configuration variables
+/// removed from its environment (for tests that drive stdio themselves).
+pub fn scrubbed_command() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_yieldshell"));
     for (name, _) in std::env::vars_os() {
         let Some(name) = name.to_str() else { continue };
         if SCRUBBED_PREFIXES.iter().any(|p| name.starts_with(p)) || SCRUBBED_NAMES.contains(&name) {
             command.env_remove(name);
         }
     }
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    command.output().expect("run the yieldshell binary")
+    command
 }
 
 /// True when a CallToolResult has `isError: true`.
