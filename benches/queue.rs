@@ -88,10 +88,7 @@ fn stalled_client(count: usize, page: usize, bound: Option<&str>) -> Run {
     }
     if !common::full() {
         // Smoke: a small bound, so that the stall happens with small answers too.
-        command.env(
-            "YIELDSHELL_MAX_QUEUED_BYTES",
-            bound.unwrap_or("64K").to_string(),
-        );
+        command.env("YIELDSHELL_MAX_QUEUED_BYTES", bound.unwrap_or("64K"));
     }
     let mut child = command.spawn().expect("spawn yieldshell");
     let pid = child.id();
