@@ -12,7 +12,7 @@
 //! Figures: the peak RSS (VmHWM) with the default bound (64 MiB of queued answers), against
 //! the same server with the bound lifted (`YIELDSHELL_MAX_QUEUED_BYTES=1024G`, the
 //! behaviour before the bound) as the baseline measured in the same run; and the RSS after
-//! the drain minus the idle RSS before the stall.
+//! the drain against the idle RSS before the stall (target: within 16 MiB).
 #![allow(clippy::print_stdout)]
 
 mod common;
@@ -45,17 +45,13 @@ fn main() {
             )),
     );
     report.add(
-        Figure::new(
-            "RSS after the drain, above idle",
-            "MiB",
-            bounded.after - bounded.idle,
-        )
-        .baseline(lifted.after - lifted.idle, "bound lifted")
-        .target(Target::AtMost(16.0))
-        .note(format!(
-            "all {count} answers read in {:.1} s after the stall",
-            bounded.drain_s
-        )),
+        Figure::new("RSS after the drain", "MiB", bounded.after)
+            .baseline(bounded.idle, "idle, before the stall")
+            .target(Target::AtMost(bounded.idle + 16.0))
+            .note(format!(
+                "all {count} answers read in {:.1} s after the stall; bound lifted: {:.1} MiB after",
+                bounded.drain_s, lifted.after
+            )),
     );
 }
 
