@@ -50,7 +50,7 @@ fn cancelled_exec_stops_the_group_and_sends_no_response() {
         json!({"requestId": id, "reason": "test"}),
     );
     assert!(
-        wait_until(Duration::from_secs(5), || pgid_gone(pgid)),
+        wait_until(Duration::from_secs(20), || pgid_gone(pgid)),
         "the group survived cancellation"
     );
     assert!(marked_processes(&marker).is_empty(), "a process survived");
@@ -250,7 +250,7 @@ fn start_stubborn_children(server: &Server, marker: &str) -> Vec<u32> {
         pids.push(pid_of(&server.ps_entry(id).expect("listed")));
     }
     assert!(
-        wait_until(Duration::from_secs(5), || marked_processes(marker).len()
+        wait_until(Duration::from_secs(20), || marked_processes(marker).len()
             >= 5),
         "expected sh, sleep, sh and two sleeps: {:?}",
         marked_processes(marker)
@@ -356,7 +356,7 @@ fn sigkill_of_the_server_leaves_no_child_behind() {
     server.wait_for_output(&id, "ready");
     // `ready` comes before the shell forks sleep.
     assert!(
-        wait_until(Duration::from_secs(5), || marked_processes(&marker).len()
+        wait_until(Duration::from_secs(20), || marked_processes(&marker).len()
             == 2),
         "sh and sleep: {:?}",
         marked_processes(&marker)
@@ -364,7 +364,7 @@ fn sigkill_of_the_server_leaves_no_child_behind() {
     server.signal(libc::SIGKILL);
     server.wait_exit(Duration::from_secs(5)).expect("killed");
     assert!(
-        wait_until(Duration::from_secs(5), || marked_processes(&marker)
+        wait_until(Duration::from_secs(20), || marked_processes(&marker)
             .is_empty()),
         "children survived SIGKILL of the server: {:?}",
         marked_processes(&marker)
@@ -379,7 +379,7 @@ fn stop_reaches_a_descendant_that_left_the_group() {
         "command": "setsid sleep 100 & echo ready; sleep 100", "env": {"YS_MARKER": marker}}));
     server.wait_for_output(&id, "ready");
     assert!(
-        wait_until(Duration::from_secs(5), || marked_processes(&marker).len()
+        wait_until(Duration::from_secs(20), || marked_processes(&marker).len()
             == 3),
         "sh, sleep and the setsid sleep: {:?}",
         marked_processes(&marker)
@@ -387,7 +387,7 @@ fn stop_reaches_a_descendant_that_left_the_group() {
     let stopped = server.call_ok("stop", json!({"process_id": id, "force_after_ms": 1000}));
     assert_eq!(stopped["stopped"], true, "{stopped}");
     assert!(
-        wait_until(Duration::from_secs(3), || marked_processes(&marker)
+        wait_until(Duration::from_secs(20), || marked_processes(&marker)
             .is_empty()),
         "left behind: {:?}",
         marked_processes(&marker)
@@ -403,7 +403,7 @@ fn shutdown_reaches_a_descendant_that_left_the_group() {
         "env": {"YS_MARKER": marker}}));
     server.wait_for_output(&id, "ready");
     assert!(
-        wait_until(Duration::from_secs(5), || marked_processes(&marker).len()
+        wait_until(Duration::from_secs(20), || marked_processes(&marker).len()
             == 4),
         "{:?}",
         marked_processes(&marker)
@@ -433,7 +433,7 @@ fn no_zombies_after_commands_finish() {
     let id = server.spawn_bg("(sleep 0.2; exit 1) & (sleep 0.2; exit 2) & wait");
     server.wait_exit_of(&id);
     assert!(
-        wait_until(Duration::from_secs(3), || zombie_children(server.pid())
+        wait_until(Duration::from_secs(20), || zombie_children(server.pid())
             .is_empty()),
         "zombies of the server: {:?}",
         zombie_children(server.pid())
@@ -479,7 +479,7 @@ fn a_timeout_reaches_a_descendant_that_left_the_group() {
         "env": {"YS_MARKER": marker}, "timeout_ms": 700, "yield_ms": 20000}));
     assert_eq!(result["status"], "timed_out", "{result}");
     assert!(
-        wait_until(Duration::from_secs(3), || marked_processes(&marker)
+        wait_until(Duration::from_secs(20), || marked_processes(&marker)
             .is_empty()),
         "left behind: {:?}",
         marked_processes(&marker)

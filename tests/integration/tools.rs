@@ -298,7 +298,7 @@ fn exec_timeout_stops_the_group() {
     );
     let pid = pid_of(&result);
     assert!(
-        wait_until(Duration::from_secs(3), || pgid_gone(pid)),
+        wait_until(Duration::from_secs(20), || pgid_gone(pid)),
         "group is gone"
     );
     let id = process_id(&result);
@@ -316,7 +316,7 @@ fn exec_timeout_applies_after_backgrounding() {
     assert_eq!(waited["signal"], "SIGTERM", "{waited}");
     let pid = pid_of(&result);
     assert!(
-        wait_until(Duration::from_secs(3), || pgid_gone(pid)),
+        wait_until(Duration::from_secs(20), || pgid_gone(pid)),
         "group is gone"
     );
 }
@@ -594,7 +594,7 @@ fn stop_terminates_with_sigterm() {
     assert_eq!(stopped["exit_code"], Value::Null, "{stopped}");
     assert!(pgid_gone(pid), "stop returns once the group is gone");
     assert!(
-        wait_until(Duration::from_secs(2), || zombie_children(server.pid())
+        wait_until(Duration::from_secs(20), || zombie_children(server.pid())
             .is_empty()),
         "zombies left: {:?}",
         zombie_children(server.pid())
@@ -781,7 +781,7 @@ fn server_descriptors_return_to_baseline() {
         json!({"process_id": id, "input": "x", "close_stdin": true}),
     );
     server.wait_exit_of(&id);
-    let settled = wait_until(Duration::from_secs(3), || {
+    let settled = wait_until(Duration::from_secs(20), || {
         crate::support::fd_count(server.pid()) == baseline
     });
     assert!(
