@@ -260,7 +260,7 @@ impl Server {
                 Input::TooLong { id } => {
                     crate::warn!("input line longer than {MAX_LINE} bytes dropped");
                     self.send(jsonrpc::error(
-                        id.as_ref(),
+                        id.as_ref().map(RequestId::value),
                         jsonrpc::INVALID_REQUEST,
                         &format!("message too long: a line may hold at most {MAX_LINE} bytes; send large inputs in several calls (for example several write calls)"),
                     ));

@@ -21,7 +21,7 @@ use std::time::Instant;
 use crossbeam_channel::{Receiver, Sender};
 use parking_lot::{Condvar, Mutex};
 
-use crate::jsonrpc::IdScan;
+use crate::jsonrpc::{IdScan, RequestId};
 
 /// Longest accepted input line.
 pub const MAX_LINE: usize = 64 * 1024 * 1024;
@@ -34,8 +34,8 @@ pub enum Input {
     /// A line longer than [`MAX_LINE`], dropped; `id` is the message's top-level `id` when
     /// a streaming scan could read it (`jsonrpc::IdScan`), so that the refusal names it.
     TooLong {
-        /// The request's id (a string or a number), when readable.
-        id: Option<serde_json::Value>,
+        /// The request's id, when readable.
+        id: Option<RequestId>,
     },
 }
 
@@ -378,7 +378,7 @@ enum Line {
     Eof,
     Data,
     /// A line over `MAX_LINE`, and its id when the scan read one.
-    TooLong(Option<serde_json::Value>),
+    TooLong(Option<RequestId>),
 }
 
 /// Reads one line into `buf` (without the newline), refusing lines over `MAX_LINE`. A
@@ -394,7 +394,7 @@ fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<Line> {
         };
         if chunk.is_empty() {
             return Ok(match too_long {
-                Some(scan) => Line::TooLong(scan.id()),
+                Some(scan) => Line::TooLong(scan.id().and_then(RequestId::new)),
                 None if buf.is_empty() => Line::Eof,
                 None => Line::Data,
             });
@@ -419,7 +419,7 @@ fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<Line> {
         input.consume(used);
         if done {
             return Ok(match too_long {
-                Some(scan) => Line::TooLong(scan.id()),
+                Some(scan) => Line::TooLong(scan.id().and_then(RequestId::new)),
                 None => Line::Data,
             });
         }
@@ -513,7 +513,7 @@ mod tests {
             lines,
             vec![
                 Input::TooLong {
-                    id: Some(serde_json::json!("big"))
+                    id: RequestId::new(serde_json::json!("big"))
                 },
                 Input::Line(br#"{"id":2}"#.to_vec())
             ]

@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use yieldshell::internals::jsonrpc::RequestId;
 use yieldshell::internals::serve_in_memory;
 use yieldshell::internals::transport::Input;
 
@@ -59,7 +60,7 @@ fn handshake_ping_list_and_errors_in_process() {
     client
         .to_server
         .send(Input::TooLong {
-            id: Some(json!("long")),
+            id: RequestId::new(json!("long")),
         })
         .expect("server alive");
     send(
