@@ -145,6 +145,9 @@ pub struct Config {
     pub env: Vec<(OsString, OsString)>,
     /// First bytes of each stream kept for good beside the ring (`YIELDSHELL_HEAD_BYTES`).
     pub head_bytes: usize,
+    /// Bytes of answers waiting for stdout past which no new request is read
+    /// (`YIELDSHELL_MAX_QUEUED_BYTES`).
+    pub max_queued_bytes: usize,
     /// Per-command limits (`YIELDSHELL_LIMITS`).
     pub limits: crate::limits::Limits,
     /// Add the non-interactive defaults to children (`YIELDSHELL_NONINTERACTIVE`).
@@ -367,6 +370,12 @@ const OPTIONS: &[Opt] = &[
         "first bytes of each stream kept beside the ring, so the first error is never evicted",
     ),
     opt(
+        "--max-queued-bytes",
+        "YIELDSHELL_MAX_QUEUED_BYTES",
+        "64M",
+        "answers waiting for the client to read stdout past which no new request is read (K/M/G suffixes)",
+    ),
+    opt(
         "--limits",
         "YIELDSHELL_LIMITS",
         "",
@@ -562,6 +571,20 @@ impl Reader<'_> {
         }
     }
 
+    /// A byte count with an optional K, M or G suffix (powers of 1024).
+    fn size(&self, env: &str, min: u64, max: u64) -> Result<u64, String> {
+        let (name, value) = match self.get(env) {
+            Some((n, v)) => (n.to_string(), v.to_string()),
+            None => (env.to_string(), self.text(env)),
+        };
+        match crate::limits::parse_number(value.trim(), true) {
+            Some(n) if n >= min && n <= max => Ok(n),
+            _ => Err(format!(
+                "invalid {name}={value:?}: expected a number of bytes from {min} (64K) to {max} (1024G), optionally ending in K, M or G, for example 64M"
+            )),
+        }
+    }
+
     fn regex(&self, env: &str) -> Result<Option<Regex>, String> {
         let Some((name, value)) = self.get(env) else {
             return Ok(None);
@@ -722,6 +745,7 @@ fn build(
         child_env_allowlist,
         env,
         head_bytes: r.int("YIELDSHELL_HEAD_BYTES", 0, 1 << 30)? as usize,
+        max_queued_bytes: r.size("YIELDSHELL_MAX_QUEUED_BYTES", 64 << 10, 1 << 40)? as usize,
         limits,
         noninteractive,
         sandbox,
@@ -902,5 +926,22 @@ mod tests {
         assert!(e.contains("YIELDSHELL_NONINTERACTIVE=\"maybe\""), "{e}");
         let e = run(&[], &[("YIELDSHELL_HEAD_BYTES", "-5")]).unwrap_err();
         assert!(e.contains("YIELDSHELL_HEAD_BYTES"), "{e}");
+    }
+
+    #[test]
+    fn max_queued_bytes() {
+        assert_eq!(run(&[], &[]).unwrap().max_queued_bytes, 64 << 20);
+        let c = run(&[], &[("YIELDSHELL_MAX_QUEUED_BYTES", "1G")]).unwrap();
+        assert_eq!(c.max_queued_bytes, 1 << 30);
+        let c = run(&["--max-queued-bytes=65536"], &[]).unwrap();
+        assert_eq!(c.max_queued_bytes, 65536);
+        for bad in ["lots", "1K", "-1", "2048G", ""] {
+            let e = run(&[], &[("YIELDSHELL_MAX_QUEUED_BYTES", bad)]).unwrap_err();
+            assert!(
+                e.contains(&format!("YIELDSHELL_MAX_QUEUED_BYTES={bad:?}"))
+                    && e.contains("for example 64M"),
+                "{bad}: {e}"
+            );
+        }
     }
 }

@@ -8,9 +8,11 @@
 use serde_json::{json, Map, Value};
 
 mod raw;
+mod scan;
 mod write;
 
 pub use raw::*;
+pub use scan::{scan_id, IdScan};
 pub use write::{json_len_estimate, write_str, write_value, write_value_in_string};
 
 /// Invalid JSON (or not UTF-8).
@@ -417,7 +419,7 @@ mod raw_tests {
         assert!(kind("{} x").starts_with("error Parse error: invalid JSON"));
         assert!(matches!(
             parse_line(b"{\"x\":\"\xff\xfe\"}"),
-            Err(e) if e.starts_with("Parse error: input is not valid UTF-8")
+            Err(e) if e.message.starts_with("Parse error: input is not valid UTF-8")
         ));
     }
 
@@ -478,10 +480,30 @@ mod raw_tests {
     }
 
     #[test]
+    fn a_line_refused_for_its_depth_keeps_its_id() {
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":"deep","method":"ping","params":{{"x":{}1{}}}}}"#,
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        let Err(refused) = parse_line(deep.as_bytes()) else {
+            panic!("a 100,000-deep line was accepted")
+        };
+        assert!(
+            refused.message.contains("nesting deeper than 128"),
+            "{refused}"
+        );
+        assert_eq!(refused.id, Some(json!("deep")));
+        // A syntax error has no id to give.
+        let broken = parse_line(br#"{"id":1,"method":"#).expect_err("invalid JSON");
+        assert_eq!(broken.id, None);
+    }
+
+    #[test]
     fn batches_are_capped() {
         let line = format!("[{}]", vec!["1"; MAX_BATCH + 1].join(","));
         assert!(
-            matches!(parse_line(line.as_bytes()), Err(e) if e.contains("at most 10000 messages"))
+            matches!(parse_line(line.as_bytes()), Err(e) if e.message.contains("at most 10000 messages"))
         );
     }
 }

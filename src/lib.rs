@@ -120,7 +120,7 @@ pub mod internals {
     /// Wire types.
     pub mod jsonrpc {
         pub use crate::jsonrpc::{
-            classify, error, response, to_line, Incoming, INVALID_REQUEST, PARSE_ERROR,
+            classify, error, response, to_line, Incoming, RequestId, INVALID_REQUEST, PARSE_ERROR,
         };
     }
     /// The MCP layer.

@@ -115,7 +115,9 @@ impl Limits {
     }
 }
 
-fn parse_number(text: &str, sized: bool) -> Option<u64> {
+/// A decimal integer; when `sized`, with an optional `K`, `M` or `G` suffix (powers of
+/// 1024). `None` when malformed or beyond a `u64`.
+pub(crate) fn parse_number(text: &str, sized: bool) -> Option<u64> {
     let (digits, mult) = match text.as_bytes().last()? {
         b'k' | b'K' if sized => (&text[..text.len() - 1], 1u64 << 10),
         b'm' | b'M' if sized => (&text[..text.len() - 1], 1 << 20),

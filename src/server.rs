@@ -158,7 +158,7 @@ pub fn run(config: Config) -> std::process::ExitCode {
         let shutdown = shutdown.clone();
         move || shutdown.trigger("stdout closed", false)
     };
-    let (outbox, input, io_threads) = match transport::stdio(on_gone) {
+    let (outbox, input, io_threads) = match transport::stdio(config.max_queued_bytes, on_gone) {
         Ok(t) => t,
         Err(e) => {
             crate::error!("cannot start the stdio threads: {e}");
@@ -242,20 +242,30 @@ impl Server {
             inflight: Mutex::new(HashMap::new()),
             idle: Condvar::new(),
             batches: Default::default(),
-            queued: Arc::new(Budget::new(crate::budget::QUEUED_BYTES)),
+            queued: Arc::new(Budget::new(
+                crate::budget::QUEUED_BYTES,
+                crate::budget::QUEUED_JOBS,
+            )),
         })
     }
 
-    /// Dispatches every input until the input ends.
+    /// Dispatches every input until the input ends. Before taking each line it waits while
+    /// the answers queued for stdout pass their bound (`Outbox::wait_for_room`): a client
+    /// that does not read stdout is not read either, so the queue cannot grow without end.
+    /// Calls already taken still run and answer (a sender never waits).
     fn serve(self: &Arc<Self>, input: &Receiver<Input>) {
-        for item in input {
+        loop {
+            self.out.wait_for_room();
+            let Ok(item) = input.recv() else {
+                return;
+            };
             match item {
-                Input::TooLong => {
+                Input::TooLong { id } => {
                     crate::warn!("input line longer than {MAX_LINE} bytes dropped");
                     self.send(jsonrpc::error(
-                        None,
+                        id.as_ref().map(RequestId::value),
                         jsonrpc::INVALID_REQUEST,
-                        &format!("message too long: a line may hold at most {MAX_LINE} bytes"),
+                        &format!("message too long: a line may hold at most {MAX_LINE} bytes; send large inputs in several calls (for example several write calls)"),
                     ));
                 }
                 Input::Line(line) => {
@@ -281,6 +291,18 @@ impl Server {
         self.out.send(line);
     }
 
+    /// Sends a message of the request whose id has the JSON text `key` (`Outbox::send_for`).
+    fn send_for(&self, key: &str, message: Value) {
+        let line = jsonrpc::to_line(&message);
+        if crate::log::enabled(crate::log::Level::Debug) {
+            crate::debug!(
+                "-> {}",
+                String::from_utf8_lossy(&line[..line.len().min(500)])
+            );
+        }
+        self.out.send_for(key, line);
+    }
+
     fn version(&self) -> ProtocolVersion {
         self.version.lock().unwrap_or(mcp::LATEST)
     }
@@ -304,13 +326,14 @@ impl Server {
             );
         }
         let answer = match jsonrpc::parse_line(&line) {
-            Err(message) => {
-                let code = if message.starts_with("Invalid Request") {
+            Err(refused) => {
+                let code = if refused.message.starts_with("Invalid Request") {
                     jsonrpc::INVALID_REQUEST
                 } else {
                     jsonrpc::PARSE_ERROR
                 };
-                Answer::Now(Some(jsonrpc::error(None, code, &message)))
+                let id = refused.id.as_ref();
+                Answer::Now(Some(jsonrpc::error(id, code, &refused.message)))
             }
             Ok(jsonrpc::Line::Single(raw)) => self.handle(raw, &ReplyTo::Out),
             Ok(jsonrpc::Line::Batch(items)) => {
@@ -430,6 +453,9 @@ impl Server {
     fn handle(self: &Arc<Self>, raw: &RawValue, to: &ReplyTo) -> Answer {
         match jsonrpc::classify_raw(raw) {
             IncomingRaw::Request { id, method, params } => {
+                if self.inflight.lock().contains_key(&id.to_string()) {
+                    return Answer::Now(Some(id_in_use(&id)));
+                }
                 let map = match jsonrpc::params_map(params, PARAMS_READ) {
                     Ok(map) => map,
                     Err(e) => {
@@ -566,6 +592,8 @@ impl Server {
         }
     }
 
+    /// `notifications/cancelled`: the call in flight stops and sends nothing; an answer
+    /// (or progress) of the request still waiting for stdout is dropped.
     fn cancel(&self, params: &Map<String, Value>) {
         let Some(id) = params.get("requestId").cloned().and_then(RequestId::new) else {
             return;
@@ -573,6 +601,15 @@ impl Server {
         if let Some(c) = self.inflight.lock().get(id.key()) {
             crate::info!("request {} cancelled by the client", id.key());
             c.cancel();
+        }
+        // A call that answered left the in-flight set once its answer was queued: if the
+        // client has not read it yet, it does not get it.
+        let dropped = self.out.discard(id.key());
+        if dropped > 0 {
+            crate::info!(
+                "request {} cancelled by the client: dropped {dropped} bytes it had not read yet",
+                id.key()
+            );
         }
     }
 }
@@ -584,6 +621,14 @@ fn instructions(config: &Config, yield_ms: u64) -> String {
         crate::config::Api::V1_1 => mcp::compat::text(&text),
         crate::config::Api::Current => text,
     }
+}
+
+/// The refusal of a request whose id is that of a request still in flight.
+fn id_in_use(id: &Value) -> Value {
+    let message = format!(
+        "Invalid Request: id {id} is already in use by a request still in flight; give every request its own id (this one was not run; the first one goes on)"
+    );
+    jsonrpc::error(Some(id), jsonrpc::INVALID_REQUEST, &message)
 }
 
 /// Where the answer of a message goes.

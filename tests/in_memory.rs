@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use yieldshell::internals::jsonrpc::RequestId;
 use yieldshell::internals::serve_in_memory;
 use yieldshell::internals::transport::Input;
 
@@ -52,7 +53,16 @@ fn handshake_ping_list_and_errors_in_process() {
         &client,
         json!({"jsonrpc": "2.0", "id": 4, "method": "nope"}),
     );
-    client.to_server.send(Input::TooLong).expect("server alive");
+    client
+        .to_server
+        .send(Input::TooLong { id: None })
+        .expect("server alive");
+    client
+        .to_server
+        .send(Input::TooLong {
+            id: RequestId::new(json!("long")),
+        })
+        .expect("server alive");
     send(
         &client,
         json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
@@ -82,5 +92,11 @@ fn handshake_ping_list_and_errors_in_process() {
     assert_eq!(by_id(5)["result"]["isError"], false);
     let too_long = messages.iter().filter(|m| m["id"].is_null()).count();
     assert_eq!(too_long, 1, "{messages:?}");
-    assert_eq!(messages.len(), 6, "{messages:?}");
+    // A refused line whose id was read is answered with it.
+    let long = messages
+        .iter()
+        .find(|m| m["id"] == json!("long"))
+        .unwrap_or_else(|| panic!("no answer to \"long\": {messages:?}"));
+    assert_eq!(long["error"]["code"], -32600, "{long}");
+    assert_eq!(messages.len(), 7, "{messages:?}");
 }

@@ -27,18 +27,46 @@ pub enum Line<'a> {
     Batch(Vec<&'a RawValue>),
 }
 
-/// Parses one input line as far as routing needs. `Err` is the text of a `-32700` answer.
-pub fn parse_line(line: &[u8]) -> Result<Line<'_>, String> {
+/// Why a line was refused before routing: the text of the error answer, and the id of
+/// the message when it could still be read.
+#[derive(Debug)]
+pub struct Refused {
+    /// The error message (`Parse error: ...` or `Invalid Request: ...`).
+    pub message: String,
+    /// The message's id: set for a valid line refused for its depth, so the client can
+    /// match the answer.
+    pub id: Option<Value>,
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<String> for Refused {
+    fn from(message: String) -> Refused {
+        Refused { message, id: None }
+    }
+}
+
+/// Parses one input line as far as routing needs. `Err` is the text of a `-32700` (or
+/// `-32600`) answer, with the id when the line is valid JSON refused for its depth.
+pub fn parse_line(line: &[u8]) -> Result<Line<'_>, Refused> {
     let text = std::str::from_utf8(line)
         .map_err(|e| format!("Parse error: input is not valid UTF-8 ({e})"))?;
     let raw: &RawValue =
         serde_json::from_str(text).map_err(|e| format!("Parse error: invalid JSON ({e})"))?;
     // Skipping a value has no depth limit; parsing one into a `Value` has (128). Refuse
-    // deeper lines here, as a whole-line parse did, so no later step meets them.
+    // deeper lines here, as a whole-line parse did, so no later step meets them. The line
+    // is valid JSON: its top-level id is read by a scan that does not recurse.
     if let Some(column) = too_deep(text, MAX_DEPTH) {
-        return Err(format!(
-            "Parse error: invalid JSON (nesting deeper than {MAX_DEPTH} at column {column})"
-        ));
+        return Err(Refused {
+            message: format!(
+                "Parse error: invalid JSON (nesting deeper than {MAX_DEPTH} at column {column})"
+            ),
+            id: super::scan_id(line),
+        });
     }
     if raw.get().starts_with('[') {
         let items = batch_items(raw).map_err(|e| format!("Invalid Request: {e}"))?;

@@ -21,7 +21,7 @@ pub fn serve_in_memory(config: Config, drain: Duration) -> io::Result<MemoryClie
     crate::guardian::configure(marker_prefix.clone());
     let engine = start_engine(Arc::new(config), marker_prefix)
         .map_err(|_| io::Error::other("the engine did not start (see stderr)"))?;
-    let (outbox, input, client) = transport::memory();
+    let (outbox, input, client) = transport::memory()?;
     std::thread::Builder::new()
         .name("memory-server".into())
         .spawn(move || {
@@ -51,7 +51,8 @@ pub(crate) fn call_once(config: Config, tool: &str, arguments: Value) -> Result<
     let _ = crate::sys::set_child_subreaper();
     let engine = start_engine(Arc::new(config), marker_prefix)
         .map_err(|_| "the engine did not start (see above)".to_string())?;
-    let (outbox, input, client) = transport::memory();
+    let (outbox, input, client) =
+        transport::memory().map_err(|e| format!("cannot start the output thread: {e}"))?;
     let server = Server::new(engine.clone(), outbox);
     let serving = std::thread::Builder::new()
         .name("memory-server".into())

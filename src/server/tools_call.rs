@@ -102,10 +102,19 @@ impl Server {
         };
         let key = id.key().to_string();
         let cancel = Arc::new(Cancel::default());
-        self.inflight.lock().insert(key.clone(), cancel.clone());
+        {
+            // Checked and entered under one lock: of two calls with one id, the second is
+            // refused and the first keeps its entry (a cancel for the id still reaches it).
+            let mut inflight = self.inflight.lock();
+            if inflight.contains_key(&key) {
+                return Err(super::id_in_use(id.value()));
+            }
+            inflight.insert(key.clone(), cancel.clone());
+        }
         let version = era.version;
         let progress = token.map(|token| {
             let this = self.clone();
+            let progress_key = key.clone();
             let send: Progress = Arc::new(move |elapsed: u64, bytes: u64| {
                 let mut p = json!({"progressToken": token, "progress": elapsed});
                 if mcp::has_annotations(version) {
@@ -114,7 +123,8 @@ impl Server {
                         elapsed as f64 / 1000.0
                     ));
                 }
-                this.send(jsonrpc::notification("notifications/progress", p));
+                let note = jsonrpc::notification("notifications/progress", p);
+                this.send_for(&progress_key, note);
             });
             send
         });
@@ -132,8 +142,12 @@ impl Server {
                     match &reply_to {
                         // Large outputs: serialise once, straight into the line that goes out.
                         ReplyTo::Out => {
-                            this.out
-                                .send(mcp::call_response_line(id.value(), r, version));
+                            let line = mcp::call_response_line(id.value(), r, version);
+                            let bytes = line.len();
+                            // Tagged with its id: a cancel that comes while it still waits
+                            // for stdout drops it.
+                            this.out.send_for(&key, line);
+                            crate::debug!("-> answer to request {key} queued: {bytes} bytes");
                         }
                         batch => {
                             let response =

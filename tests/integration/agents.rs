@@ -705,8 +705,9 @@ fn a_fork_bomb_stays_under_its_pids_cap_and_stop_ends_it() {
     );
     let id = process_id(&r);
     let group = || cap.command_groups().into_iter().next();
+    // Generous: on a loaded machine the shells fork slowly.
     assert!(
-        wait_until(Duration::from_secs(20), || group().is_some_and(|g| {
+        wait_until(Duration::from_secs(120), || group().is_some_and(|g| {
             std::fs::read_to_string(g.join("pids.current"))
                 .ok()
                 .and_then(|s| s.trim().parse::<u64>().ok())
@@ -727,7 +728,10 @@ fn a_fork_bomb_stays_under_its_pids_cap_and_stop_ends_it() {
         "ping during the bomb: median {median:?}, max {:?}",
         pings[pings.len() - 1]
     );
-    assert!(median <= Duration::from_millis(5), "ping median {median:?}");
+    assert!(
+        median <= crate::support::loaded(Duration::from_millis(5)),
+        "ping median {median:?}"
+    );
     let g = group().expect("the bomb's cgroup");
     let peak: u64 = std::fs::read_to_string(g.join("pids.peak"))
         .or_else(|_| std::fs::read_to_string(g.join("pids.current")))

@@ -62,7 +62,7 @@ fn eof_on_an_empty_stdin_exits_zero_with_nothing_on_stdout() {
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     assert!(output.stdout.is_empty(), "{output:?}");
     assert!(
-        started.elapsed() < Duration::from_secs(2),
+        started.elapsed() < crate::support::loaded(Duration::from_secs(2)),
         "{:?}",
         started.elapsed()
     );
@@ -108,7 +108,7 @@ fn max_yield_ms_clamps_the_requested_yield() {
     let elapsed = started.elapsed();
     assert_eq!(result["status"], "backgrounded", "{result}");
     assert!(
-        elapsed >= Duration::from_millis(250) && elapsed < Duration::from_millis(2500),
+        elapsed >= Duration::from_millis(250) && elapsed < Duration::from_secs(8),
         "clamped to 300 ms, returned after {elapsed:?}"
     );
     server.call_ok(
@@ -125,7 +125,7 @@ fn default_yield_ms_applies_when_none_is_given() {
     let elapsed = started.elapsed();
     assert_eq!(result["status"], "backgrounded", "{result}");
     assert!(
-        elapsed >= Duration::from_millis(250) && elapsed < Duration::from_millis(2500),
+        elapsed >= Duration::from_millis(250) && elapsed < Duration::from_secs(8),
         "returned after {elapsed:?}"
     );
     server.call_ok(

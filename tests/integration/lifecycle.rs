@@ -50,7 +50,7 @@ fn cancelled_exec_stops_the_group_and_sends_no_response() {
         json!({"requestId": id, "reason": "test"}),
     );
     assert!(
-        wait_until(Duration::from_secs(5), || pgid_gone(pgid)),
+        wait_until(Duration::from_secs(20), || pgid_gone(pgid)),
         "the group survived cancellation"
     );
     assert!(marked_processes(&marker).is_empty(), "a process survived");
@@ -113,6 +113,40 @@ fn cancelling_an_unknown_or_finished_request_is_ignored() {
     server.assert_ping_is_next();
 }
 
+/// A file whose creation lets a command go on: tests hold a command with it instead of
+/// guessing how long it must run.
+struct Gate {
+    dir: crate::support::TempDir,
+}
+
+impl Gate {
+    fn new(label: &str) -> Gate {
+        Gate {
+            dir: crate::support::TempDir::new(label),
+        }
+    }
+
+    fn path(&self) -> String {
+        crate::support::path_str(&self.dir.path().join("open")).to_owned()
+    }
+
+    /// Shell text that waits until the gate is open.
+    fn wait_command(&self) -> String {
+        format!("while [ ! -e '{}' ]; do sleep 0.05; done", self.path())
+    }
+
+    /// Opens the gate once two progress notifications for `token` arrived.
+    fn open_after_progress(&self, server: &Server, token: &Value) {
+        assert!(
+            wait_until(Duration::from_secs(30), || progress_for(server, token)
+                .len()
+                >= 2),
+            "fewer than two progress notifications for {token} in 30 s"
+        );
+        std::fs::write(self.path(), b"").expect("open the gate");
+    }
+}
+
 fn progress_for(server: &Server, token: &Value) -> Vec<(usize, Value)> {
     server
         .notifications()
@@ -157,13 +191,16 @@ fn assert_progress(server: &Server, token: &Value, response_id: &Value) {
 fn exec_with_progress_token_sends_progress() {
     let server = Server::ready();
     let token = json!("t1");
+    let gate = Gate::new("progress");
     let id = server.send_request(
         "tools/call",
         json!({"name": "exec", "_meta": {"progressToken": token},
-               "arguments": {"command": "sleep 2.5; echo done", "side_effects": ["NONE"],
-                             "yield_ms": 20000}}),
+               "arguments": {"command": format!("{}; echo done", gate.wait_command()),
+                             "side_effects": ["NONE"], "yield_ms": 50000}}),
     );
-    let response = server.response(&id, Duration::from_secs(20));
+    // The command runs until two notifications came, however slow the machine.
+    gate.open_after_progress(&server, &token);
+    let response = server.response(&id, Duration::from_secs(40));
     let text = response["result"]["content"][0]["text"]
         .as_str()
         .unwrap_or_default();
@@ -174,14 +211,16 @@ fn exec_with_progress_token_sends_progress() {
 #[test]
 fn wait_with_integer_progress_token_sends_progress() {
     let server = Server::ready();
-    let process = server.spawn_bg("sleep 2.5");
+    let gate = Gate::new("progress");
+    let process = server.spawn_bg(&gate.wait_command());
     let token = json!(77);
     let id = server.send_request(
         "tools/call",
         json!({"name": "wait", "_meta": {"progressToken": token},
-               "arguments": {"process_id": process, "timeout_ms": 20000}}),
+               "arguments": {"process_id": process, "timeout_ms": 50000}}),
     );
-    server.response(&id, Duration::from_secs(20));
+    gate.open_after_progress(&server, &token);
+    server.response(&id, Duration::from_secs(40));
     assert_progress(&server, &token, &id);
     assert!(
         progress_for(&server, &json!("77")).is_empty(),
@@ -211,7 +250,7 @@ fn start_stubborn_children(server: &Server, marker: &str) -> Vec<u32> {
         pids.push(pid_of(&server.ps_entry(id).expect("listed")));
     }
     assert!(
-        wait_until(Duration::from_secs(5), || marked_processes(marker).len()
+        wait_until(Duration::from_secs(20), || marked_processes(marker).len()
             >= 5),
         "expected sh, sleep, sh and two sleeps: {:?}",
         marked_processes(marker)
@@ -227,7 +266,7 @@ fn assert_shutdown(server: &Server, marker: &str, pids: &[u32], started: Instant
     let elapsed = started.elapsed();
     assert_eq!(status.code(), Some(0), "exit status {status:?}");
     assert!(
-        elapsed < Duration::from_secs(2),
+        elapsed < crate::support::loaded(Duration::from_secs(2)),
         "shutdown took {elapsed:?}, more than 2 s"
     );
     let left = marked_processes(marker);
@@ -301,7 +340,7 @@ fn eof_during_a_blocked_exec_still_exits_promptly() {
     let elapsed = started.elapsed();
     assert_eq!(status.code(), Some(0), "{status:?}");
     assert!(
-        elapsed < Duration::from_secs(2),
+        elapsed < crate::support::loaded(Duration::from_secs(2)),
         "shutdown took {elapsed:?}"
     );
     assert!(marked_processes(&marker).is_empty());
@@ -317,7 +356,7 @@ fn sigkill_of_the_server_leaves_no_child_behind() {
     server.wait_for_output(&id, "ready");
     // `ready` comes before the shell forks sleep.
     assert!(
-        wait_until(Duration::from_secs(5), || marked_processes(&marker).len()
+        wait_until(Duration::from_secs(20), || marked_processes(&marker).len()
             == 2),
         "sh and sleep: {:?}",
         marked_processes(&marker)
@@ -325,7 +364,7 @@ fn sigkill_of_the_server_leaves_no_child_behind() {
     server.signal(libc::SIGKILL);
     server.wait_exit(Duration::from_secs(5)).expect("killed");
     assert!(
-        wait_until(Duration::from_secs(5), || marked_processes(&marker)
+        wait_until(Duration::from_secs(20), || marked_processes(&marker)
             .is_empty()),
         "children survived SIGKILL of the server: {:?}",
         marked_processes(&marker)
@@ -340,7 +379,7 @@ fn stop_reaches_a_descendant_that_left_the_group() {
         "command": "setsid sleep 100 & echo ready; sleep 100", "env": {"YS_MARKER": marker}}));
     server.wait_for_output(&id, "ready");
     assert!(
-        wait_until(Duration::from_secs(5), || marked_processes(&marker).len()
+        wait_until(Duration::from_secs(20), || marked_processes(&marker).len()
             == 3),
         "sh, sleep and the setsid sleep: {:?}",
         marked_processes(&marker)
@@ -348,7 +387,7 @@ fn stop_reaches_a_descendant_that_left_the_group() {
     let stopped = server.call_ok("stop", json!({"process_id": id, "force_after_ms": 1000}));
     assert_eq!(stopped["stopped"], true, "{stopped}");
     assert!(
-        wait_until(Duration::from_secs(3), || marked_processes(&marker)
+        wait_until(Duration::from_secs(20), || marked_processes(&marker)
             .is_empty()),
         "left behind: {:?}",
         marked_processes(&marker)
@@ -364,7 +403,7 @@ fn shutdown_reaches_a_descendant_that_left_the_group() {
         "env": {"YS_MARKER": marker}}));
     server.wait_for_output(&id, "ready");
     assert!(
-        wait_until(Duration::from_secs(5), || marked_processes(&marker).len()
+        wait_until(Duration::from_secs(20), || marked_processes(&marker).len()
             == 4),
         "{:?}",
         marked_processes(&marker)
@@ -374,7 +413,7 @@ fn shutdown_reaches_a_descendant_that_left_the_group() {
     let status = server.wait_exit(Duration::from_secs(10)).expect("exit");
     assert_eq!(status.code(), Some(0));
     assert!(
-        started.elapsed() < Duration::from_secs(2),
+        started.elapsed() < crate::support::loaded(Duration::from_secs(2)),
         "{:?}",
         started.elapsed()
     );
@@ -394,7 +433,7 @@ fn no_zombies_after_commands_finish() {
     let id = server.spawn_bg("(sleep 0.2; exit 1) & (sleep 0.2; exit 2) & wait");
     server.wait_exit_of(&id);
     assert!(
-        wait_until(Duration::from_secs(3), || zombie_children(server.pid())
+        wait_until(Duration::from_secs(20), || zombie_children(server.pid())
             .is_empty()),
         "zombies of the server: {:?}",
         zombie_children(server.pid())
@@ -440,7 +479,7 @@ fn a_timeout_reaches_a_descendant_that_left_the_group() {
         "env": {"YS_MARKER": marker}, "timeout_ms": 700, "yield_ms": 20000}));
     assert_eq!(result["status"], "timed_out", "{result}");
     assert!(
-        wait_until(Duration::from_secs(3), || marked_processes(&marker)
+        wait_until(Duration::from_secs(20), || marked_processes(&marker)
             .is_empty()),
         "left behind: {:?}",
         marked_processes(&marker)
@@ -458,7 +497,10 @@ fn a_timeout_escalates_to_sigkill_for_a_term_ignoring_group() {
     assert_eq!(result["signal"], "SIGKILL", "{result}");
     assert_eq!(result["exit_code"], Value::Null, "{result}");
     assert_eq!(result["stdout"], "ready\n", "{result}");
-    assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
+    assert!(
+        elapsed < crate::support::loaded(Duration::from_secs(3)),
+        "{elapsed:?}"
+    );
     assert!(pgid_gone(pid_of(&result)));
 }
 

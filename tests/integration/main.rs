@@ -6,6 +6,7 @@
 //! Tests synchronise on output (`ready`) and on polled conditions, never on fixed sleeps.
 
 mod agents;
+mod backpressure;
 mod cli;
 mod config;
 mod cursors;

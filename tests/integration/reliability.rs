@@ -411,7 +411,7 @@ fn ten_thousand_execs_leave_descriptors_threads_and_memory_flat() {
     }
     // Pump threads end with their pipes; give the last ones a moment to exit.
     assert!(
-        wait_until(Duration::from_secs(5), || fd_count(pid) <= base_fds
+        wait_until(Duration::from_secs(20), || fd_count(pid) <= base_fds
             && threads() <= base_threads + 1),
         "fds {} (baseline {base_fds}), threads {} (baseline {base_threads})",
         fd_count(pid),
@@ -529,7 +529,7 @@ fn two_hundred_concurrent_calls_all_yield_and_all_stop() {
         );
     }
     assert!(
-        wait_until(Duration::from_secs(5), || marked_processes(&marker)
+        wait_until(Duration::from_secs(20), || marked_processes(&marker)
             .is_empty()),
         "survivors: {:?}",
         marked_processes(&marker)
@@ -558,7 +558,7 @@ fn a_client_that_closes_stdout_ends_the_server_and_its_children() {
     let mut first = String::new();
     std::io::BufRead::read_line(&mut reader, &mut first).expect("read");
     assert!(first.contains("backgrounded"), "{first}");
-    assert!(wait_until(Duration::from_secs(5), || !marked_processes(
+    assert!(wait_until(Duration::from_secs(20), || !marked_processes(
         &marker
     )
     .is_empty()));
@@ -594,7 +594,7 @@ fn a_client_that_closes_stdout_ends_the_server_and_its_children() {
         "the server kept running after its stdout was closed"
     );
     assert!(
-        wait_until(Duration::from_secs(3), || marked_processes(&marker)
+        wait_until(Duration::from_secs(20), || marked_processes(&marker)
             .is_empty()),
         "its child survived"
     );
@@ -677,13 +677,13 @@ fn sigkill_of_the_server_with_twenty_stubborn_processes_leaves_none() {
         .wait_exit(Duration::from_secs(5))
         .expect("the server died");
     assert!(
-        wait_until(Duration::from_secs(3), || marked_processes(&marker)
+        wait_until(Duration::from_secs(20), || marked_processes(&marker)
             .is_empty()),
         "{} of {before} processes survived SIGKILL of the server by 3 s: {:?}",
         marked_processes(&marker).len(),
         marked_processes(&marker)
     );
-    assert!(killed.elapsed() < Duration::from_secs(3));
+    assert!(killed.elapsed() < crate::support::loaded(Duration::from_secs(3)));
 }
 
 /// Threads of a process, from `/proc/<pid>/status`.
@@ -719,7 +719,7 @@ fn two_thousand_parked_waits_hold_no_thread_and_ps_answers_at_once() {
         let took = start.elapsed();
         assert_eq!(ps["processes"][0]["process_id"], json!(id));
         assert!(
-            took < Duration::from_millis(100),
+            took < crate::support::loaded(Duration::from_millis(100)),
             "ps took {took:?} with 2,000 parked waits"
         );
     }
@@ -727,7 +727,10 @@ fn two_thousand_parked_waits_hold_no_thread_and_ps_answers_at_once() {
         let start = Instant::now();
         server.result("ping", json!({}));
         let took = start.elapsed();
-        assert!(took < Duration::from_millis(100), "ping took {took:?}");
+        assert!(
+            took < crate::support::loaded(Duration::from_millis(100)),
+            "ping took {took:?}"
+        );
     }
     // Ending the process completes every wait, each with its own answer.
     server.call_ok("stop", json!({"process_id": id, "signal": "SIGKILL"}));

@@ -479,7 +479,7 @@ fn network_deny_blocks_tcp_in_both_modes() {
     let server = fx.shell(&[]);
     let (code, text) = sh(&server, &format!("curl -sS -m 5 {url}"));
     assert!(code == Some(0) && text.contains("hello"), "{text}");
-    assert!(wait_until(Duration::from_secs(5), || count
+    assert!(wait_until(Duration::from_secs(20), || count
         .load(Ordering::SeqCst)
         == 2));
 }

@@ -102,20 +102,12 @@ impl Server {
 
     /// Starts the binary with the given environment additions and arguments.
     pub fn spawn(env: &[(&str, &str)], args: &[&str]) -> Server {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_yieldshell"));
+        let mut command = scrubbed_command();
         command
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        for (name, _) in std::env::vars_os() {
-            let Some(name) = name.to_str() else { continue };
-            if SCRUBBED_PREFIXES.iter().any(|p| name.starts_with(p))
-                || SCRUBBED_NAMES.contains(&name)
-            {
-                command.env_remove(name);
-            }
-        }
         for (name, value) in env {
             command.env(name, value);
         }
@@ -825,18 +817,25 @@ fn tail_chars(text: &str, n: usize) -> &str {
 /// Runs the binary to completion with a scrubbed environment (for `--help`, `--version` and
 /// startup errors); stdin is `/dev/null`.
 pub fn run_binary(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_yieldshell"));
+    let mut command = scrubbed_command();
     command.args(args).stdin(Stdio::null());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.output().expect("run the yieldshell binary")
+}
+
+/// A command for the binary under test, with the developer's configuration variables
+/// removed from its environment (for tests that drive stdio themselves).
+pub fn scrubbed_command() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_yieldshell"));
     for (name, _) in std::env::vars_os() {
         let Some(name) = name.to_str() else { continue };
         if SCRUBBED_PREFIXES.iter().any(|p| name.starts_with(p)) || SCRUBBED_NAMES.contains(&name) {
             command.env_remove(name);
         }
     }
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    command.output().expect("run the yieldshell binary")
+    command
 }
 
 /// True when a CallToolResult has `isError: true`.
@@ -1020,6 +1019,19 @@ static LOAD: parking_lot::RwLock<()> = parking_lot::const_rwlock(());
 /// tests with a time bound never run beside it on a small machine.
 pub fn heavy_load() -> parking_lot::RwLockWriteGuard<'static, ()> {
     LOAD.write()
+}
+
+/// `bound` stretched by how busy the machine is: times the 1-minute load average per CPU
+/// when that is above 1 (at most 20 times). A promise such as "exits within 2 s" is checked
+/// as written on a quiet machine; on a machine shared by parallel builds, where the server
+/// waits for a CPU like everything else, it is checked against the time the machine gave.
+pub fn loaded(bound: Duration) -> Duration {
+    let load: f64 = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0.0);
+    let cpus = thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    bound.mul_f64((load / cpus).clamp(1.0, 20.0))
 }
 
 /// Held by a test that asserts a time bound (shutdown within 2 s, ping within 100 ms).
