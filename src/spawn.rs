@@ -259,8 +259,17 @@ impl Engine {
         };
         let sandbox = &self.sandbox;
         let stages = &launch.stages;
-        let spawn_confined =
-            move || sandbox.spawn(stages, cwd, &rlimits, plan_cgroup, spawn_stages_of);
+        let may_keep = thread_cgroup.is_none();
+        let spawn_confined = move || {
+            sandbox.spawn(
+                stages,
+                cwd,
+                &rlimits,
+                plan_cgroup,
+                may_keep,
+                spawn_stages_of,
+            )
+        };
         // The thread joins before the sandbox confines it (Landlock would refuse the write
         // to the cgroup); the sandbox's thread, started from it, starts inside too.
         let started = match thread_cgroup {

@@ -450,12 +450,16 @@ impl Sandbox {
     /// either on a thread confined to the call's domain (whose children inherit it) or, when
     /// the plan needs per-process settings, with every stage wrapped in the launcher.
     /// `limits` and `cgroup` are added to the plan (issue 10's per-command limits).
+    /// `may_keep` says whether a kept domain's thread may spawn the stages: not when the
+    /// calling thread joined the command's cgroup (cgroup v1 moves threads, and the stages
+    /// must be born from a thread inside it, which a kept thread is not).
     pub fn spawn<T: Send>(
         &self,
         stages: &[Stage],
         cwd: &Path,
         limits: &[(u32, u64)],
         cgroup: Option<&Path>,
+        may_keep: bool,
         start: impl FnOnce(&[Stage]) -> Result<T, String> + Send,
     ) -> Result<T, String> {
         let (mut plan, known) = self.plan_known(cwd, stages)?;
@@ -481,7 +485,7 @@ impl Sandbox {
         let Some(rules) = &plan.rules else {
             return start(stages);
         };
-        if let Some(layer) = domains::layer(rules) {
+        if let Some(layer) = domains::layer(rules).filter(|_| may_keep) {
             return self
                 .domains
                 .run(rules, &known, layer, |entered| {
