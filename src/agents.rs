@@ -17,8 +17,8 @@ use crate::cgroup::{Cgroups, CommandGroup};
 use crate::config::Config;
 use crate::inputwait::{self, Input};
 use crate::limits::Limits;
+use crate::process::RecordExtras;
 use crate::process::{Proc, State};
-use crate::pty::Terminal;
 use crate::ring::{ReadOut, STDERR, STDOUT};
 
 /// Environment defaults that keep tools from stopping to ask (SPEC section 13).
@@ -153,21 +153,6 @@ pub fn rlimits() -> Vec<(u32, u64)> {
             .map(|r| (r.resource as u32, r.soft))
             .collect()
     })
-}
-
-/// What a record carries for this section.
-#[derive(Debug, Default)]
-pub struct RecordExtras {
-    /// The command's terminal (`tty: true`).
-    pub terminal: Option<Terminal>,
-    /// What the command's stdin is, when the server holds its other end.
-    pub input: Option<Input>,
-    /// The command's cgroup: every process it starts (SPEC section 15), capped by `pids`.
-    pub cgroup: Option<CommandGroup>,
-    /// The secrets its output is redacted with (server's and call's), for a terminal's
-    /// reads: removing escape sequences can join the pieces of a secret that the stream's
-    /// filter saw apart (`hunt\x1b[0mer2`), so the cleaned text is redacted again.
-    pub secrets: std::sync::Arc<crate::redact::Secrets>,
 }
 
 impl RecordExtras {

@@ -17,11 +17,11 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::config::{self, Config, Mode, Parsed};
 use crate::mcp;
 use crate::policy::{check_command_regex, resolve_dir};
 use crate::sandbox::Sandbox;
 use crate::trusted::{tokenize, Policy};
+use crate::{config, config::Config, config::Mode, options::Parsed};
 
 /// What a subcommand prints on stdout, and its exit code.
 pub(crate) struct Outcome {
@@ -45,7 +45,7 @@ pub(crate) fn main(
     options: &[OsString],
     env: Vec<(OsString, OsString)>,
 ) -> Outcome {
-    let config = match config::parse(options, env) {
+    let config = match crate::options::parse(options, env) {
         Ok(Parsed::Run(config)) => *config,
         Ok(Parsed::Print(text)) => return Outcome::print(text, 0),
         Err(message) => return usage(&message),

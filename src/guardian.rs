@@ -26,17 +26,17 @@ use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{BufRead, Write};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
 
 use parking_lot::Mutex;
 
+use crate::groups::{LIVE, PID, PIPE, STARTS, STARTS_KEPT};
 use crate::{sys, tree};
 
 /// The hidden first argument that makes the binary a guardian.
 pub const ARG: &str = "__yieldshell_guardian";
 
-static PIPE: OnceLock<Option<Mutex<File>>> = OnceLock::new();
 static PREFIX: OnceLock<String> = OnceLock::new();
 /// The path prefix of this server's command cgroups, when commands run in cgroups.
 static CGROUPS: OnceLock<std::path::PathBuf> = OnceLock::new();
@@ -46,47 +46,6 @@ static CGROUPS: OnceLock<std::path::PathBuf> = OnceLock::new();
 pub fn configure_cgroups(prefix: std::path::PathBuf) {
     let _ = CGROUPS.set(prefix);
 }
-/// The guardian's pid (0 until it started): a child of the server that is not a command.
-static PID: AtomicU32 = AtomicU32::new(0);
-/// The process groups of live records, as announced (so `tree` can tell a record's stage
-/// leader, a child of the server, from an orphan that was re-parented to it).
-/// Each maps to its leader's start time (see `tree::start_of`), when it could be read.
-static LIVE: Mutex<Option<HashMap<u32, Option<u64>>>> = Mutex::new(None);
-
-/// The guardian's pid, if it was started.
-pub fn pid() -> Option<u32> {
-    Some(PID.load(Ordering::Relaxed)).filter(|&p| p != 0)
-}
-
-/// Whether some record's process group is live.
-pub fn any_live_group() -> bool {
-    LIVE.lock().as_ref().is_some_and(|set| !set.is_empty())
-}
-
-/// Whether `pgid` is the process group of a live record.
-pub fn is_live_group(pgid: u32) -> bool {
-    LIVE.lock()
-        .as_ref()
-        .is_some_and(|set| set.contains_key(&pgid))
-}
-
-/// The start time of the leader of group `pgid` (live, or among the last `STARTS_KEPT`
-/// groups announced), if known: no descendant of the group's record started earlier. Kept
-/// after the group is gone, so that a `stop` whose leader died first can still tell its
-/// record's strays from older ones; a pid reused as a group later gives a later time, which
-/// only attributes fewer processes.
-pub fn group_start(pgid: u32) -> Option<u64> {
-    STARTS.lock().as_ref()?.0.get(&pgid).copied()
-}
-
-/// How many groups' start times are kept after they are gone.
-const STARTS_KEPT: usize = 4096;
-
-/// Start times of groups by pgid, and their order of arrival (to forget the oldest).
-#[allow(clippy::type_complexity)]
-static STARTS: Mutex<Option<(HashMap<u32, u64>, std::collections::VecDeque<u32>)>> =
-    Mutex::new(None);
-
 /// Sets the marker prefix of this server's processes; the guardian starts with the first
 /// command ([`ensure_started`]).
 pub fn configure(prefix: String) {
@@ -235,17 +194,6 @@ pub fn announce(pgid: u32, alive: bool) {
     }
     if let Some(Some(pipe)) = PIPE.get() {
         let line = format!("{}{pgid}\n", if alive { '+' } else { '-' });
-        let _ = pipe.lock().write_all(line.as_bytes());
-    }
-}
-
-/// Tells the guardian about a process that was re-parented to the server (`pid`, with its
-/// start time from `/proc/<pid>/stat`, which tells it from a later process of the same
-/// pid): a SIGKILL of the server must not let it survive, even when its environment (and
-/// so its marker) cannot be read.
-pub fn announce_orphan(pid: u32, start: u64) {
-    if let Some(Some(pipe)) = PIPE.get() {
-        let line = format!("o{pid} {start}\n");
         let _ = pipe.lock().write_all(line.as_bytes());
     }
 }

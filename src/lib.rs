@@ -39,11 +39,14 @@ pub(crate) mod cli;
 pub(crate) mod clients;
 pub(crate) mod config;
 pub(crate) mod engine;
+pub(crate) mod groups;
 pub(crate) mod guardian;
 #[cfg(target_os = "linux")]
 pub(crate) mod ingest;
 pub(crate) mod jsonrpc;
+pub(crate) mod launch;
 pub(crate) mod mcp;
+pub(crate) mod options;
 pub(crate) mod policy;
 pub(crate) mod pool;
 pub(crate) mod process;
@@ -84,7 +87,7 @@ pub fn main() -> ExitCode {
         return guardian::main(&args[1..]);
     }
     let env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
-    if let (options, Some((name, rest))) = config::split_subcommand(&args) {
+    if let (options, Some((name, rest))) = options::split_subcommand(&args) {
         let outcome = cli::main(&name, &rest, &options, env);
         // The built-in client's output: no server runs, so stdout is ours.
         let _ = std::io::stdout()
@@ -92,13 +95,13 @@ pub fn main() -> ExitCode {
             .write_all(outcome.stdout.as_bytes());
         return ExitCode::from(outcome.code);
     }
-    match config::parse(&args, env) {
-        Ok(config::Parsed::Print(text)) => {
+    match options::parse(&args, env) {
+        Ok(options::Parsed::Print(text)) => {
             // Help and version are not the protocol: the server is not running.
             let _ = std::io::stdout().lock().write_all(text.as_bytes());
             ExitCode::SUCCESS
         }
-        Ok(config::Parsed::Run(config)) => server::run(*config),
+        Ok(options::Parsed::Run(config)) => server::run(*config),
         Err(message) => {
             let _ = writeln!(std::io::stderr().lock(), "yieldshell: {message}");
             ExitCode::from(2)
@@ -115,7 +118,7 @@ pub mod internals {
 
     /// Options.
     pub mod config {
-        pub use crate::config::{parse, Config, Parsed};
+        pub use crate::{config::Config, options::parse, options::Parsed};
     }
     /// Wire types.
     pub mod jsonrpc {

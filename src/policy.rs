@@ -1,15 +1,9 @@
 //! Policy of shell mode: declared side effects, the command regexes, the process limit,
 //! and how an `exec` call becomes a launch (shell or trusted pipeline, environment, cwd).
 
-use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 
 use crate::config::{Config, SIDE_EFFECTS};
-use crate::engine::{Engine, ExecArgs};
-use crate::spawn::{Launch, StdinSource};
-use crate::tree::MARKER_VAR;
-use crate::trusted::{tokenize, Stage};
 
 /// What a safer next step looks like for each blocked category.
 fn safer_step(category: &str) -> &'static str {
@@ -115,113 +109,6 @@ pub(crate) fn resolve_dir(
     }
     crate::sandbox::cwd::check(config, &resolved, param)?;
     Ok(resolved)
-}
-
-impl Engine {
-    pub(crate) fn check_policy(&self, args: &ExecArgs) -> Result<(), String> {
-        if self.shutting_down.load(Ordering::SeqCst) {
-            return Err("the server is shutting down".into());
-        }
-        check_side_effects(&args.side_effects, &self.config.blocked)?;
-        check_command_regex(&self.config, &args.command, "command")?;
-        if let Some(shell) = &args.shell {
-            if shell.trim().is_empty() {
-                return Err(
-                    "shell is empty: give a shell path such as /bin/bash, or omit it".into(),
-                );
-            }
-            check_command_regex(&self.config, shell, "shell")?;
-        }
-        Ok(())
-    }
-
-    /// Builds the launch of an `exec` call: `<shell> -c <command>` in shell mode, the parsed
-    /// and checked pipeline in trusted mode.
-    pub(crate) fn exec_launch(&self, args: &ExecArgs, cwd: PathBuf) -> Result<Launch, String> {
-        let wants_stdin = args.stdin.is_some() || !args.close_stdin;
-        let stdin = if wants_stdin {
-            StdinSource::Pipe
-        } else {
-            StdinSource::Null
-        };
-        let mut launch = Launch {
-            stages: Vec::new(),
-            env: Vec::new(),
-            cwd,
-            stdin,
-            stdout_file: None,
-            display: args.command.clone(),
-            name: args.name.clone(),
-            ring_bytes: self.config.max_buffer_bytes,
-            output_cap: None,
-            timeout_ms: args.timeout_ms.unwrap_or(self.config.default_timeout_ms),
-            overlay: args.env.clone(),
-            initial_stdin: args
-                .stdin
-                .clone()
-                .map(|s| (s.into_bytes(), args.close_stdin)),
-            terminal: None,
-            head_bytes: None,
-            git_ticket: None,
-        };
-        if let Some(size) = crate::agents::terminal_of(&args.agent, self.trusted.is_some())? {
-            // A terminal is both input and output: it is never closed by `exec`.
-            launch.terminal = Some(size);
-            launch.stdin = StdinSource::Null;
-            if let Some((_, close)) = launch.initial_stdin.as_mut() {
-                *close = false;
-            }
-        }
-        match &self.trusted {
-            None => {
-                let shell = args
-                    .shell
-                    .clone()
-                    .unwrap_or_else(|| self.config.shell.clone());
-                launch.stages.push(Stage {
-                    program: shell.clone(),
-                    arg0: shell,
-                    args: vec!["-c".into(), args.command.clone()],
-                });
-                let mut env: Vec<(OsString, OsString)> = self
-                    .config
-                    .env
-                    .iter()
-                    .filter(|(k, _)| k != MARKER_VAR)
-                    .cloned()
-                    .collect();
-                for (k, v) in &args.env {
-                    let key = OsString::from(k);
-                    env.retain(|(ek, _)| *ek != key);
-                    env.push((key, OsString::from(v)));
-                }
-                launch.env = env;
-            }
-            Some(policy) => {
-                if args.shell.is_some() {
-                    return Err(
-                        "shell cannot be chosen in trusted mode: commands run without a shell"
-                            .into(),
-                    );
-                }
-                let pipeline = tokenize::parse(&args.command)?;
-                launch.stages = policy.check(&pipeline)?;
-                launch.env = policy.env(&args.env)?;
-                launch.git_ticket = Some(policy.check_git_use(&launch.cwd, &launch.stages)?);
-                let (input, output) = policy.open_redirects(&launch.cwd, &pipeline)?;
-                if let Some(f) = input {
-                    if args.stdin.is_some() {
-                        return Err("stdin and an input redirection (<) cannot be combined".into());
-                    }
-                    launch.stdin = StdinSource::File(f);
-                }
-                launch.stdout_file = output;
-                launch.output_cap = Some(self.config.shell_output_limit as u64);
-                launch.ring_bytes = launch.ring_bytes.max(self.config.shell_output_limit + 1);
-            }
-        }
-        Ok(launch)
-    }
 }
 
 #[cfg(test)]

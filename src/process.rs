@@ -25,6 +25,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
+use crate::cgroup::CommandGroup;
+use crate::inputwait::Input;
+use crate::pty::Terminal;
 use crate::redact::Filter;
 #[cfg(not(target_os = "linux"))]
 use crate::redact::Secrets;
@@ -104,7 +107,7 @@ pub struct Info {
     /// Environment marker value that proves a descendant is ours.
     pub marker: String,
     /// Terminal, stdin identity and cgroup (SPEC section 13).
-    pub agent: crate::agents::RecordExtras,
+    pub agent: crate::process::RecordExtras,
 }
 
 /// Mutable state, under the record's lock.
@@ -568,3 +571,23 @@ pub fn read_chunk(file: &mut File, buf: &mut [u8]) -> Option<usize> {
 
 /// How long after the leader's exit a still-busy record is reported as backgrounded.
 pub const LEADER_EXIT_GRACE: Duration = Duration::from_millis(250);
+/// What a record carries for this section.
+#[derive(Debug, Default)]
+pub struct RecordExtras {
+    /// The command's terminal (`tty: true`).
+    pub terminal: Option<Terminal>,
+    /// What the command's stdin is, when the server holds its other end.
+    pub input: Option<Input>,
+    /// The command's cgroup: every process it starts (SPEC section 15), capped by `pids`.
+    pub cgroup: Option<CommandGroup>,
+    /// The secrets its output is redacted with (server's and call's), for a terminal's
+    /// reads: removing escape sequences can join the pieces of a secret that the stream's
+    /// filter saw apart (`hunt\x1b[0mer2`), so the cleaned text is redacted again.
+    pub secrets: std::sync::Arc<crate::redact::Secrets>,
+}
+
+impl crate::trusted::gitlock::Ends for Proc {
+    fn is_finished(&self) -> bool {
+        Proc::is_finished(self)
+    }
+}

@@ -28,6 +28,7 @@
 //! calls (which a 64-bit process can make); on aarch64 the native and the 32-bit ARM (EABI)
 //! tables apply. Any other architecture value is refused. On other architectures there is
 //! no filter, and the sandbox's status says so.
+use crate::sys::Insn;
 
 /// What the filter refuses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -56,19 +57,6 @@ impl Filter {
     pub fn is_empty(self) -> bool {
         !self.processes && !self.network
     }
-}
-
-/// One classic BPF instruction (`struct sock_filter`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Insn {
-    /// Opcode.
-    pub code: u16,
-    /// Jump offset when true.
-    pub jt: u8,
-    /// Jump offset when false.
-    pub jf: u8,
-    /// Operand.
-    pub k: u32,
 }
 
 /// True when this build has tables for its architecture (little-endian aarch64 only: the

@@ -46,62 +46,11 @@ pub mod resolve;
 use std::path::{Path, PathBuf};
 
 use crate::config::{Config, Mode};
+use crate::config::{Network, SandboxMode};
 use crate::sys::landlock as ll;
 use crate::trusted::Stage;
 use plan::{Plan, Rules};
 use resolve::Resolver;
-
-/// `YIELDSHELL_SANDBOX`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SandboxMode {
-    /// Trusted mode: on where the kernel can; shell mode: off.
-    Auto,
-    /// Trusted mode: on, or refuse to start; shell mode: the same as `Workspace`.
-    On,
-    /// No Landlock domain (network rules still apply when requested).
-    Off,
-    /// Shell mode: writes confined to the workspace.
-    Workspace,
-}
-
-impl SandboxMode {
-    /// Parses a value of `name` (the variable or flag, for the message).
-    pub fn parse(name: &str, value: &str, mode: Mode) -> Result<SandboxMode, String> {
-        match (value.trim(), mode) {
-            ("auto" | "", _) => Ok(SandboxMode::Auto),
-            ("on", _) => Ok(SandboxMode::On),
-            ("off", _) => Ok(SandboxMode::Off),
-            ("workspace", Mode::Shell) => Ok(SandboxMode::Workspace),
-            ("workspace", Mode::Trusted) => Err(format!(
-                "invalid {name}=\"workspace\": workspace is a shell-mode setting; in trusted \
-                 mode expected auto, on or off"
-            )),
-            (other, _) => Err(format!(
-                "invalid {name}={other:?}: expected auto, on, off or (shell mode) workspace"
-            )),
-        }
-    }
-}
-
-/// `YIELDSHELL_NETWORK`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Network {
-    /// No network rule.
-    Allow,
-    /// No TCP connect or bind for any process started.
-    Deny,
-}
-
-impl Network {
-    /// Parses a value of `name` (the variable or flag, for the message).
-    pub fn parse(name: &str, value: &str) -> Result<Network, String> {
-        match value.trim() {
-            "allow" | "" => Ok(Network::Allow),
-            "deny" => Ok(Network::Deny),
-            other => Err(format!("invalid {name}={other:?}: expected allow or deny")),
-        }
-    }
-}
 
 /// Test-only: pretend the kernel's Landlock ABI is at most this (`0`: no Landlock).
 pub const TEST_ABI_VAR: &str = "YIELDSHELL_TEST_LANDLOCK_ABI";

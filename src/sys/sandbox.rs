@@ -233,6 +233,19 @@ pub fn set_rlimit(resource: u32, value: u64) -> io::Result<()> {
 }
 
 /// The soft limit of `resource` (a `RLIMIT_*` number).
+/// One classic BPF instruction (`struct sock_filter`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Insn {
+    /// Opcode.
+    pub code: u16,
+    /// Jump offset when true.
+    pub jt: u8,
+    /// Jump offset when false.
+    pub jf: u8,
+    /// Operand.
+    pub k: u32,
+}
+
 #[cfg(test)]
 pub fn get_rlimit(resource: u32) -> io::Result<u64> {
     let mut lim = libc::rlimit {
@@ -386,7 +399,7 @@ pub fn seccomp_filter_available() -> bool {
 /// only (no `TSYNC`): it and everything it starts from now on run under it, for good.
 /// Needs `no_new_privs` (or `CAP_SYS_ADMIN`).
 #[cfg(target_os = "linux")]
-pub fn install_seccomp_filter(program: &[crate::sandbox::filter::Insn]) -> io::Result<()> {
+pub fn install_seccomp_filter(program: &[Insn]) -> io::Result<()> {
     let insns: Vec<libc::sock_filter> = program
         .iter()
         .map(|i| libc::sock_filter {
@@ -480,7 +493,7 @@ pub fn seccomp_filter_available() -> bool {
 
 /// No seccomp outside Linux.
 #[cfg(not(target_os = "linux"))]
-pub fn install_seccomp_filter(_program: &[crate::sandbox::filter::Insn]) -> io::Result<()> {
+pub fn install_seccomp_filter(_program: &[Insn]) -> io::Result<()> {
     Err(linux_only("seccomp"))
 }
 

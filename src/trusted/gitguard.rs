@@ -491,7 +491,7 @@ const GLOBAL_WITH_VALUE: &[&str] = &["--namespace", "--super-prefix", "--attr-so
 /// directories, submodules'), their work trees, the `gitdir:` files and the configuration
 /// files with their includes. `Err` the complete refusal.
 pub fn check_git(cwd: &Path, args: &[String]) -> Result<Vec<PathBuf>, String> {
-    let refuse = |e: String| format!("{}{e}", super::harden::PREFIX);
+    let refuse = |e: String| format!("{}{e}", crate::trusted::rules::PREFIX);
     let mut start = cwd.to_path_buf();
     let mut repositories: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
     let mut work_trees: Vec<PathBuf> = Vec::new();
@@ -648,7 +648,7 @@ pub fn is_multi_call(resolved: &str) -> bool {
         .next()
         .unwrap_or(resolved)
         .to_lowercase();
-    super::identity::derived_names(&base)
+    crate::trusted::names::derived_names(&base)
         .iter()
         .any(|n| matches!(n.as_str(), "busybox" | "toybox" | "coreutils"))
 }
@@ -657,7 +657,7 @@ pub fn is_multi_call(resolved: &str) -> bool {
 /// program but git and the [`READERS`].
 pub fn is_writer(program: &str) -> bool {
     let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
-    !super::identity::derived_names(&base)
+    !crate::trusted::names::derived_names(&base)
         .iter()
         .any(|n| READERS.contains(&n.as_str()) || n == "git" || n.starts_with("git-"))
 }
@@ -667,7 +667,7 @@ pub fn is_writer(program: &str) -> bool {
 /// which only keep files from being written.
 fn path_arguments<'a>(program: &str, args: &'a [String]) -> Vec<&'a String> {
     let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
-    let zip = super::identity::derived_names(&base)
+    let zip = crate::trusted::names::derived_names(&base)
         .iter()
         .any(|n| n == "zip");
     let is_exclude = |a: &str| {
@@ -753,13 +753,13 @@ pub fn check_writer(cwd: &Path, program: &str, args: &[String]) -> Result<(), St
                 return Err(format!(
                     "{}write into a git directory ({text} is a git directory: its config and \
                      hooks would make a later git command run code)",
-                    super::harden::PREFIX
+                    crate::trusted::rules::PREFIX
                 ));
             }
             super::check_git_directories(cwd, text).map_err(|e| {
                 format!(
                     "{}write into a git directory ({})",
-                    super::harden::PREFIX,
+                    crate::trusted::rules::PREFIX,
                     e.trim_start_matches("Redirection target ")
                 )
             })?;

@@ -25,8 +25,6 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 
-use crate::process::Proc;
-
 /// How a stage takes part.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -43,7 +41,7 @@ struct Live {
     program: String,
     roots: Vec<PathBuf>,
     /// `None` while the stage is being spawned.
-    proc: Option<Weak<Proc>>,
+    proc: Option<Weak<dyn Ends>>,
 }
 
 impl Live {
@@ -84,7 +82,7 @@ pub struct Ticket {
 
 impl Ticket {
     /// Ties the admission to the record that was started: it lasts until the record ends.
-    pub fn attach(&self, proc: &Arc<Proc>) {
+    pub fn attach(&self, proc: &Arc<dyn Ends>) {
         let Some(id) = self.id else { return };
         let mut registry = REGISTRY.lock();
         for live in registry.live.iter_mut().filter(|l| l.ticket == id) {
@@ -125,7 +123,7 @@ fn conflict(claim: &Claim, other: &str, (mine, theirs): (&Path, &Path)) -> Strin
          ({git} and {writer}: {git} uses {}, {writer} may write in {}, and {writer} could \
          change the repository's configuration after it was checked); run them one after the \
          other",
-        super::harden::PREFIX,
+        crate::trusted::rules::PREFIX,
         used.display(),
         tree.display()
     )
@@ -291,6 +289,12 @@ fn clean(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// What a ticket is attached to: a record, known here only by whether it has ended.
+pub trait Ends: Send + Sync {
+    /// Whether every process of the record has ended.
+    fn is_finished(&self) -> bool;
 }
 
 #[cfg(test)]

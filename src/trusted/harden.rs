@@ -24,9 +24,7 @@
 
 use super::identity::{self, Policy};
 use super::rules;
-
-/// The prefix of every rejection message.
-pub const PREFIX: &str = "Command rejected by default security policy: ";
+use super::rules::PREFIX;
 
 /// Checks one argv (one pipeline stage) against the default hardening rules.
 ///

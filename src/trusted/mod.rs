@@ -30,6 +30,7 @@ pub mod gitguard;
 pub mod gitlock;
 pub mod harden;
 pub mod identity;
+pub mod names;
 pub mod rules;
 pub mod tokenize;
 
@@ -194,7 +195,7 @@ impl Policy {
         let known_inodes = known_inodes(&path_dirs);
         let writes_confined = matches!(
             config.sandbox,
-            crate::sandbox::SandboxMode::Auto | crate::sandbox::SandboxMode::On
+            crate::config::SandboxMode::Auto | crate::config::SandboxMode::On
         ) && sys::landlock_abi().unwrap_or(0) >= 1;
         Ok(Policy {
             allow,
@@ -436,7 +437,7 @@ fn known_inodes(path_dirs: &[PathBuf]) -> Vec<(u64, u64, String)> {
 /// True for git and its `git-<subcommand>` programs, under any packaging name.
 fn is_git_program(program: &str) -> bool {
     let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
-    identity::derived_names(&base)
+    names::derived_names(&base)
         .iter()
         .any(|n| n == "git" || n.starts_with("git-"))
 }

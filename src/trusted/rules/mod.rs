@@ -14,3 +14,6 @@ pub mod misc;
 pub mod sort;
 pub mod tar;
 pub mod tools;
+
+/// The prefix of every rejection message.
+pub const PREFIX: &str = "Command rejected by default security policy: ";
