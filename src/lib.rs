@@ -30,48 +30,13 @@
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 
+// The layers, top to bottom; each imports only the layers below it (ARCHITECTURE.md).
 #[macro_use]
-pub(crate) mod log;
-pub(crate) mod audit;
-pub(crate) mod budget;
-pub(crate) mod call;
-pub(crate) mod cli;
-pub(crate) mod clients;
-pub(crate) mod config;
-pub(crate) mod engine;
-pub(crate) mod groups;
-pub(crate) mod guardian;
-#[cfg(target_os = "linux")]
-pub(crate) mod ingest;
-pub(crate) mod jsonrpc;
-pub(crate) mod launch;
-pub(crate) mod mcp;
-pub(crate) mod options;
+pub(crate) mod base;
 pub(crate) mod policy;
-pub(crate) mod pool;
 pub(crate) mod process;
-pub(crate) mod reaper;
-pub(crate) mod redact;
-pub(crate) mod results;
-pub(crate) mod ring;
-pub(crate) mod sandbox;
-pub(crate) mod server;
-pub(crate) mod spawn;
-pub(crate) mod stamp;
-pub(crate) mod startup;
-pub(crate) mod sys;
-pub(crate) mod table;
-pub(crate) mod transport;
-pub(crate) mod tree;
-pub(crate) mod trusted;
-pub(crate) mod wait;
-// Agents (SPEC section 13): terminals, input waits, limits.
-pub(crate) mod agents;
-pub(crate) mod ansi;
-pub(crate) mod cgroup;
-pub(crate) mod inputwait;
-pub(crate) mod limits;
-pub(crate) mod pty;
+pub(crate) mod protocol;
+pub(crate) mod tools;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -79,29 +44,29 @@ use std::process::ExitCode;
 /// Entry point of the binary: parses options, then runs the server.
 pub fn main() -> ExitCode {
     // The sandbox launcher runs before anything else (see `sandbox::launcher`).
-    if let Some(code) = sandbox::launcher::main_if_launcher() {
+    if let Some(code) = policy::sandbox::launcher::main_if_launcher() {
         return code;
     }
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    if args.first().is_some_and(|a| a == guardian::ARG) {
-        return guardian::main(&args[1..]);
+    if args.first().is_some_and(|a| a == process::guardian::ARG) {
+        return process::guardian::main(&args[1..]);
     }
     let env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
-    if let (options, Some((name, rest))) = options::split_subcommand(&args) {
-        let outcome = cli::main(&name, &rest, &options, env);
+    if let (options, Some((name, rest))) = protocol::options::split_subcommand(&args) {
+        let outcome = protocol::cli::main(&name, &rest, &options, env);
         // The built-in client's output: no server runs, so stdout is ours.
         let _ = std::io::stdout()
             .lock()
             .write_all(outcome.stdout.as_bytes());
         return ExitCode::from(outcome.code);
     }
-    match options::parse(&args, env) {
-        Ok(options::Parsed::Print(text)) => {
+    match protocol::options::parse(&args, env) {
+        Ok(protocol::options::Parsed::Print(text)) => {
             // Help and version are not the protocol: the server is not running.
             let _ = std::io::stdout().lock().write_all(text.as_bytes());
             ExitCode::SUCCESS
         }
-        Ok(options::Parsed::Run(config)) => server::run(*config),
+        Ok(protocol::options::Parsed::Run(config)) => protocol::server::run(*config),
         Err(message) => {
             let _ = writeln!(std::io::stderr().lock(), "yieldshell: {message}");
             ExitCode::from(2)
@@ -114,54 +79,56 @@ pub fn main() -> ExitCode {
 /// the compiler still reports dead code.
 #[doc(hidden)]
 pub mod internals {
-    pub use crate::server::serve_in_memory;
+    pub use crate::protocol::server::serve_in_memory;
 
     /// Options.
     pub mod config {
-        pub use crate::{config::Config, options::parse, options::Parsed};
+        pub use crate::{
+            base::config::Config, protocol::options::parse, protocol::options::Parsed,
+        };
     }
     /// Wire types.
     pub mod jsonrpc {
-        pub use crate::jsonrpc::{
+        pub use crate::protocol::jsonrpc::{
             classify, error, response, to_line, Incoming, RequestId, INVALID_REQUEST, PARSE_ERROR,
         };
     }
     /// The MCP layer.
     pub mod mcp {
-        pub use crate::mcp::{
+        pub use crate::protocol::mcp::{
             call_response_line, call_result, has_annotations, has_structured, initialize_result,
             negotiate, tools_list, Reply, LATEST, VERSIONS,
         };
     }
     /// Secret redaction.
     pub mod redact {
-        pub use crate::redact::{Filter, Secrets, MIN_SECRET_LEN};
+        pub use crate::policy::redact::{Filter, Secrets, MIN_SECRET_LEN};
     }
     /// Output buffers.
     pub mod ring {
-        pub use crate::ring::{Output, ReadOut, ReadReq, Streams, STDERR, STDOUT};
+        pub use crate::base::ring::{Output, ReadOut, ReadReq, Streams, STDERR, STDOUT};
     }
     /// System calls.
     pub mod sys {
-        pub use crate::sys::{kill, killpg, landlock_abi};
+        pub use crate::base::sys::{kill, killpg, landlock_abi};
     }
     /// Lines in, lines out.
     pub mod transport {
-        pub use crate::transport::{Input, MemoryClient};
+        pub use crate::protocol::transport::{Input, MemoryClient};
     }
     /// Trusted mode.
     pub mod trusted {
         /// The allowlist.
         pub mod allow {
-            pub use crate::trusted::allow::{Allowlist, NOTHING_ALLOWED};
+            pub use crate::policy::trusted::allow::{Allowlist, NOTHING_ALLOWED};
         }
         /// Argument hardening.
         pub mod harden {
-            pub use crate::trusted::harden::check;
+            pub use crate::policy::trusted::harden::check;
         }
         /// The tokenizer.
         pub mod tokenize {
-            pub use crate::trusted::tokenize::{from_argv, parse, tokenize, Pipeline};
+            pub use crate::policy::trusted::tokenize::{from_argv, parse, tokenize, Pipeline};
         }
     }
 }

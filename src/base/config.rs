@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use regex_lite::Regex;
 
-use crate::log::Level;
+use crate::base::log::Level;
 
 /// How commands are run (SPEC section 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,13 +144,13 @@ pub struct Config {
     /// (`YIELDSHELL_MAX_QUEUED_BYTES`).
     pub max_queued_bytes: usize,
     /// Per-command limits (`YIELDSHELL_LIMITS`).
-    pub limits: crate::limits::Limits,
+    pub limits: crate::base::limits::Limits,
     /// Add the non-interactive defaults to children (`YIELDSHELL_NONINTERACTIVE`).
     pub noninteractive: bool,
     /// The kernel sandbox (`YIELDSHELL_SANDBOX`).
-    pub sandbox: crate::config::SandboxMode,
+    pub sandbox: crate::base::config::SandboxMode,
     /// Network access of started processes (`YIELDSHELL_NETWORK`).
-    pub network: crate::config::Network,
+    pub network: crate::base::config::Network,
 }
 
 /// Ceiling of every request-level wait, to stay under clients' 60 s request timeouts.

@@ -67,20 +67,20 @@ pub fn write(level: Level, module: &str, args: std::fmt::Arguments<'_>) {
 /// Logs at error level.
 #[macro_export]
 macro_rules! error {
-    ($($arg:tt)*) => { $crate::log::write($crate::log::Level::Error, module_path!(), format_args!($($arg)*)) };
+    ($($arg:tt)*) => { $crate::base::log::write($crate::base::log::Level::Error, module_path!(), format_args!($($arg)*)) };
 }
 /// Logs at warn level.
 #[macro_export]
 macro_rules! warn {
-    ($($arg:tt)*) => { $crate::log::write($crate::log::Level::Warn, module_path!(), format_args!($($arg)*)) };
+    ($($arg:tt)*) => { $crate::base::log::write($crate::base::log::Level::Warn, module_path!(), format_args!($($arg)*)) };
 }
 /// Logs at info level.
 #[macro_export]
 macro_rules! info {
-    ($($arg:tt)*) => { $crate::log::write($crate::log::Level::Info, module_path!(), format_args!($($arg)*)) };
+    ($($arg:tt)*) => { $crate::base::log::write($crate::base::log::Level::Info, module_path!(), format_args!($($arg)*)) };
 }
 /// Logs at debug level.
 #[macro_export]
 macro_rules! debug {
-    ($($arg:tt)*) => { $crate::log::write($crate::log::Level::Debug, module_path!(), format_args!($($arg)*)) };
+    ($($arg:tt)*) => { $crate::base::log::write($crate::base::log::Level::Debug, module_path!(), format_args!($($arg)*)) };
 }

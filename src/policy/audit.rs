@@ -16,8 +16,8 @@ use std::time::SystemTime;
 
 use parking_lot::Mutex;
 
-use crate::jsonrpc::write_str;
-use crate::redact::Secrets;
+use crate::base::json::write_str;
+use crate::policy::redact::Secrets;
 
 /// Which redirections a trusted-mode command line used.
 #[derive(Clone, Copy, Debug, Default)]
@@ -343,7 +343,7 @@ impl Audit {
         if !self.to_stderr && self.sink.lock().is_none() {
             return;
         }
-        let time = crate::stamp::rfc3339(SystemTime::now());
+        let time = crate::base::stamp::rfc3339(SystemTime::now());
         let mut line = if self.secrets.is_empty() {
             record.to_json(&time)
         } else {

@@ -13,13 +13,13 @@ use std::ffi::OsString;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crate::cgroup::{Cgroups, CommandGroup};
-use crate::config::Config;
-use crate::inputwait::{self, Input};
-use crate::limits::Limits;
-use crate::process::RecordExtras;
-use crate::process::{Proc, State};
-use crate::ring::{ReadOut, STDERR, STDOUT};
+use crate::base::config::Config;
+use crate::base::limits::Limits;
+use crate::base::ring::{ReadOut, STDERR, STDOUT};
+use crate::process::cgroup::{Cgroups, CommandGroup};
+use crate::process::inputwait::{self, Input};
+use crate::process::record::RecordExtras;
+use crate::process::record::{Proc, State};
 
 /// Environment defaults that keep tools from stopping to ask (SPEC section 13).
 pub const NONINTERACTIVE: [(&str, &str); 5] = [
@@ -75,7 +75,7 @@ pub fn terminal_of(args: &ExecExtras, trusted: bool) -> Result<Option<(u16, u16)
     if trusted {
         return Err("tty is not available in trusted mode: its commands run without a shell or a terminal; drop tty, or use a shell-mode server".into());
     }
-    crate::pty::check_size(args.rows, args.cols).map(Some)
+    crate::process::pty::check_size(args.rows, args.cols).map(Some)
 }
 
 /// Per-command limits, found once at startup.
@@ -125,8 +125,8 @@ pub fn init(config: &Config) {
             },
         };
         if let Some(c) = &cgroups {
-            crate::guardian::configure_cgroups(c.prefix());
-            crate::tree::use_cgroups();
+            crate::process::guardian::configure_cgroups(c.prefix());
+            crate::process::tree::use_cgroups();
         }
         Setup { limits, cgroups }
     });
@@ -176,7 +176,7 @@ impl RecordExtras {
             .to_string();
         let mut sent = 0;
         for pid in g.pids() {
-            let Ok(handle) = crate::sys::ProcHandle::open(pid) else {
+            let Ok(handle) = crate::base::sys::ProcHandle::open(pid) else {
                 continue;
             };
             // The pid is held by the handle now: still in our cgroup means still ours.
@@ -238,7 +238,7 @@ pub fn prompt(proc: &Proc, st: &State) -> String {
         proc.info
             .agent
             .secrets
-            .redact_bytes(crate::ansi::strip(&tail).text)
+            .redact_bytes(crate::base::ansi::strip(&tail).text)
     } else {
         tail
     };
@@ -321,7 +321,7 @@ pub fn shape_read(proc: &Proc, out: &mut ReadOut, raw: bool, running: bool) {
     if raw || proc.info.agent.terminal.is_none() {
         return;
     }
-    let stripped = crate::ansi::strip(&out.stdout);
+    let stripped = crate::base::ansi::strip(&out.stdout);
     out.stdout = proc.info.agent.secrets.redact_bytes(stripped.text);
     if running && stripped.held > 0 {
         out.next_seq -= stripped.held as u64;

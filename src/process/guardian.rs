@@ -31,8 +31,8 @@ use std::sync::OnceLock;
 
 use parking_lot::Mutex;
 
-use crate::groups::{LIVE, PID, PIPE, STARTS, STARTS_KEPT};
-use crate::{sys, tree};
+use crate::process::groups::{LIVE, PID, PIPE, STARTS, STARTS_KEPT};
+use crate::{base::sys, process::tree};
 
 /// The hidden first argument that makes the binary a guardian.
 pub const ARG: &str = "__yieldshell_guardian";

@@ -17,10 +17,10 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::process::{self, Proc};
-use crate::redact::{Filter, Secrets};
-use crate::ring::{STDERR, STDOUT};
-use crate::sys;
+use crate::base::ring::{STDERR, STDOUT};
+use crate::base::sys;
+use crate::policy::redact::{Filter, Secrets};
+use crate::process::record::{self as process, Proc};
 
 struct Entry {
     proc: Arc<Proc>,

@@ -110,7 +110,7 @@ fn members(groups: &[u32]) -> Vec<(u32, u32)> {
         let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
             continue;
         };
-        if let Some(st) = crate::tree::parse_stat(&stat) {
+        if let Some(st) = crate::process::tree::parse_stat(&stat) {
             if let Some(&g) = groups.iter().find(|&&g| st.pgid == g || st.session == g) {
                 out.push((pid, g));
             }
@@ -228,7 +228,7 @@ mod tests {
     #[test]
     fn parses_proc_lines() {
         let line = "42 (a (b) c) S 1 42 40 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 777 0";
-        let st = crate::tree::parse_stat(line).expect("a stat line");
+        let st = crate::process::tree::parse_stat(line).expect("a stat line");
         assert_eq!(
             (st.state, st.ppid, st.pgid, st.session, st.start),
             ("S", 1, 42, 40, 777)
@@ -332,11 +332,11 @@ mod tests {
     #[test]
     fn a_reader_on_a_terminal_is_found() {
         use std::os::fd::AsRawFd;
-        let (mut master, slave, path) = crate::sys::open_pty(24, 80).unwrap();
+        let (mut master, slave, path) = crate::base::sys::open_pty(24, 80).unwrap();
         let env: Vec<(std::ffi::OsString, std::ffi::OsString)> =
             vec![("PATH".into(), "/usr/bin:/bin".into())];
         let args = vec!["-c".to_string(), "echo ready; read x".to_string()];
-        let spawned = crate::sys::spawn(crate::sys::SpawnSpec {
+        let spawned = crate::base::sys::spawn(crate::base::sys::SpawnSpec {
             program: "/bin/sh",
             arg0: None,
             args: &args,
@@ -367,6 +367,6 @@ mod tests {
         let _ = master.as_raw_fd();
         // Killed, left as a zombie until the test binary exits (reaping any child here
         // could take another test's).
-        let _ = crate::sys::kill(spawned.pid, libc::SIGKILL);
+        let _ = crate::base::sys::kill(spawned.pid, libc::SIGKILL);
     }
 }

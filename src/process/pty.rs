@@ -15,7 +15,7 @@ use std::ffi::OsString;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use crate::sys::{self, SpawnSpec};
+use crate::base::sys::{self, SpawnSpec};
 
 /// Default terminal height.
 pub const DEFAULT_ROWS: u16 = 40;

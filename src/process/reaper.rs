@@ -27,8 +27,8 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use parking_lot::Mutex;
 
-use crate::process::{EndReason, Proc};
-use crate::sys;
+use crate::base::sys;
+use crate::process::record::{EndReason, Proc};
 
 /// What the reaper is asked to do.
 pub enum Cmd {

@@ -25,17 +25,17 @@ use std::time::{Duration, Instant, SystemTime};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
-use crate::cgroup::CommandGroup;
-use crate::inputwait::Input;
-use crate::pty::Terminal;
-use crate::redact::Filter;
+use crate::base::ring::Output;
 #[cfg(not(target_os = "linux"))]
-use crate::redact::Secrets;
-use crate::ring::Output;
+use crate::base::ring::{STDERR, STDOUT};
+use crate::base::sys::{self, WaitStatus};
+use crate::policy::redact::Filter;
 #[cfg(not(target_os = "linux"))]
-use crate::ring::{STDERR, STDOUT};
-use crate::sys::{self, WaitStatus};
-use crate::tree;
+use crate::policy::redact::Secrets;
+use crate::process::cgroup::CommandGroup;
+use crate::process::inputwait::Input;
+use crate::process::pty::Terminal;
+use crate::process::tree;
 
 /// Status as shown to users.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,7 +107,7 @@ pub struct Info {
     /// Environment marker value that proves a descendant is ours.
     pub marker: String,
     /// Terminal, stdin identity and cgroup (SPEC section 13).
-    pub agent: crate::process::RecordExtras,
+    pub agent: crate::process::record::RecordExtras,
 }
 
 /// Mutable state, under the record's lock.
@@ -355,7 +355,7 @@ impl Proc {
         {
             st.group_gone = true;
             for &pgid in &self.info.stages {
-                crate::guardian::announce(pgid, false);
+                crate::process::guardian::announce(pgid, false);
             }
             // What this record left behind (re-parented to the server) must not outlive a
             // SIGKILL of the server: tell the guardian, before anyone learns it finished.
@@ -583,10 +583,10 @@ pub struct RecordExtras {
     /// The secrets its output is redacted with (server's and call's), for a terminal's
     /// reads: removing escape sequences can join the pieces of a secret that the stream's
     /// filter saw apart (`hunt\x1b[0mer2`), so the cleaned text is redacted again.
-    pub secrets: std::sync::Arc<crate::redact::Secrets>,
+    pub secrets: std::sync::Arc<crate::policy::redact::Secrets>,
 }
 
-impl crate::trusted::gitlock::Ends for Proc {
+impl crate::policy::trusted::git::lock::Ends for Proc {
     fn is_finished(&self) -> bool {
         Proc::is_finished(self)
     }

@@ -7,11 +7,11 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use crate::config;
+use crate::base::config;
+use crate::base::sys::{self, SpawnSpec};
+use crate::policy::trusted::Stage;
 #[cfg(not(target_os = "linux"))]
-use crate::process::{self, EndReason};
-use crate::sys::{self, SpawnSpec};
-use crate::trusted::Stage;
+use crate::process::record::{self as process, EndReason};
 
 /// What is executed for one stage: the program, `argv[0]` and the arguments.
 pub struct StageCommand {
@@ -75,7 +75,7 @@ pub struct Launch {
     pub head_bytes: Option<usize>,
     /// Trusted mode: the admission of git and file-writing stages (`trusted::gitlock`),
     /// attached to the record once it is started.
-    pub git_ticket: Option<crate::trusted::gitlock::Ticket>,
+    pub git_ticket: Option<crate::policy::trusted::git::lock::Ticket>,
 }
 
 pub(crate) struct Started {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use crate::process::{Proc, Status};
+use crate::process::record::{Proc, Status};
 
 /// All records of this server.
 #[derive(Default)]

@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::Mutex;
 
-use crate::sys;
+use crate::base::sys;
 
 /// Whether every child of this process is the server's (the binary; in-process servers
 /// share their process and rely on markers only).
@@ -166,7 +166,7 @@ fn ours(
             }
         }
     }
-    let guardian = crate::groups::pid();
+    let guardian = crate::process::groups::pid();
     let mut set: HashSet<u32> = HashSet::new();
     let mut marked: HashSet<u32> = HashSet::new();
     for (&pid, e) in &table {
@@ -205,7 +205,7 @@ pub fn signal_strays(marker: &str, pgids: &[u32], signal: i32) -> usize {
         note_orphans();
         let born = pgids
             .iter()
-            .filter_map(|&p| crate::groups::group_start(p))
+            .filter_map(|&p| crate::process::groups::group_start(p))
             .min();
         Adopt::Unattributed(prefix, born)
     } else {
@@ -239,16 +239,18 @@ fn record_tree(
     born: Option<u64>,
 ) -> Vec<(u32, Entry, bool)> {
     let me = std::process::id();
-    let guardian = crate::groups::pid();
+    let guardian = crate::process::groups::pid();
     // A stage is a seed while it is the server's live child leading its live group (a pid
     // is not reused while it is unreaped or its group has members).
     let mut seeds: Vec<(u32, bool)> = pgids
         .iter()
-        .filter(|&&p| crate::groups::is_live_group(p) && read_stat(p).is_some_and(|e| e.ppid == me))
+        .filter(|&&p| {
+            crate::process::groups::is_live_group(p) && read_stat(p).is_some_and(|e| e.ppid == me)
+        })
         .map(|&p| (p, false))
         .collect();
     for pid in main_thread_children() {
-        if guardian == Some(pid) || crate::groups::is_live_group(pid) {
+        if guardian == Some(pid) || crate::process::groups::is_live_group(pid) {
             continue;
         }
         let Some(e) = read_stat(pid) else { continue };
@@ -322,7 +324,7 @@ fn children_of(pid: u32) -> Vec<u32> {
 /// Every live descendant of the server but the guardian (and its own children), with its
 /// stat entry, parents before children.
 fn server_descendants() -> Vec<(u32, Entry)> {
-    let guardian = crate::groups::pid();
+    let guardian = crate::process::groups::pid();
     let mut out = Vec::new();
     let mut seen = HashSet::new();
     let mut queue: std::collections::VecDeque<u32> =
@@ -392,7 +394,7 @@ fn adopted(pid: u32, e: &Entry, me: u32, guardian: Option<u32>, adopt: Adopt<'_>
         // orphan can be attributed to it: never signal what is not provably ours.
         Adopt::Unattributed(prefix, born) => {
             born.is_some_and(|b| e.start >= b)
-                && !crate::groups::is_live_group(e.pgid)
+                && !crate::process::groups::is_live_group(e.pgid)
                 && !has_marker(pid, prefix, true)
         }
     }
@@ -422,16 +424,16 @@ pub fn note_orphans() {
     if !SOLE.load(Ordering::SeqCst) || CGROUPS.load(Ordering::SeqCst) {
         return;
     }
-    let guardian = crate::groups::pid();
+    let guardian = crate::process::groups::pid();
     let mut seen = HashSet::new();
     for pid in main_thread_children() {
         // A live record's stage leader (its pid is its group's id) is not an orphan: told
         // apart without reading its stat, so this costs little with thousands of records.
-        if guardian == Some(pid) || crate::groups::is_live_group(pid) {
+        if guardian == Some(pid) || crate::process::groups::is_live_group(pid) {
             continue;
         }
         let Some(e) = read_stat(pid) else { continue };
-        if !crate::groups::is_live_group(e.pgid) {
+        if !crate::process::groups::is_live_group(e.pgid) {
             seen.insert((pid, e.start));
         }
     }
@@ -439,7 +441,7 @@ pub fn note_orphans() {
     let known = announced.get_or_insert_with(HashSet::new);
     for &(pid, start) in &seen {
         if !known.contains(&(pid, start)) {
-            crate::groups::announce_orphan(pid, start);
+            crate::process::groups::announce_orphan(pid, start);
         }
     }
     *known = seen;
@@ -477,7 +479,7 @@ pub fn watch_orphans() {
             // Idle (no live record, no known orphan): sleep until a group starts.
             {
                 let mut idle = WATCH.0.lock();
-                while !(crate::groups::any_live_group()
+                while !(crate::process::groups::any_live_group()
                     || ANNOUNCED.lock().as_ref().is_some_and(|k| !k.is_empty()))
                 {
                     WATCH.1.wait(&mut idle);

@@ -17,7 +17,7 @@
 use parking_lot::{Condvar, Mutex};
 
 /// Bytes that may wait in the queue at once (one full line's worth: `transport::MAX_LINE`).
-pub const QUEUED_BYTES: usize = crate::transport::MAX_LINE;
+pub const QUEUED_BYTES: usize = crate::protocol::transport::MAX_LINE;
 
 /// Jobs that may wait for a worker at once.
 pub const QUEUED_JOBS: usize = 16;

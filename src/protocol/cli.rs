@@ -17,11 +17,11 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::mcp;
-use crate::policy::{check_command_regex, resolve_dir};
-use crate::sandbox::Sandbox;
-use crate::trusted::{tokenize, Policy};
-use crate::{config, config::Config, config::Mode, options::Parsed};
+use crate::policy::sandbox::Sandbox;
+use crate::policy::trusted::{tokenize, Policy};
+use crate::protocol::mcp;
+use crate::tools::policy::{check_command_regex, resolve_dir};
+use crate::{base::config, base::config::Config, base::config::Mode, protocol::options::Parsed};
 
 /// What a subcommand prints on stdout, and its exit code.
 pub(crate) struct Outcome {
@@ -45,7 +45,7 @@ pub(crate) fn main(
     options: &[OsString],
     env: Vec<(OsString, OsString)>,
 ) -> Outcome {
-    let config = match crate::options::parse(options, env) {
+    let config = match crate::protocol::options::parse(options, env) {
         Ok(Parsed::Run(config)) => *config,
         Ok(Parsed::Print(text)) => return Outcome::print(text, 0),
         Err(message) => return usage(&message),
@@ -102,7 +102,7 @@ fn call(mut config: Config, words: &[String]) -> Outcome {
     if let Some(message) = filled {
         note(&message);
     }
-    let result = match crate::server::call_once(config, tool, arguments) {
+    let result = match crate::protocol::server::call_once(config, tool, arguments) {
         Ok(result) => result,
         Err(message) => return usage(&message),
     };

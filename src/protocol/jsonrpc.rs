@@ -9,11 +9,10 @@ use serde_json::{json, Map, Value};
 
 mod raw;
 mod scan;
-mod write;
 
+pub use crate::base::json::{json_len_estimate, write_str, write_value, write_value_in_string};
 pub use raw::*;
 pub use scan::{scan_id, IdScan};
-pub use write::{json_len_estimate, write_str, write_value, write_value_in_string};
 
 /// Invalid JSON (or not UTF-8).
 pub const PARSE_ERROR: i64 = -32700;

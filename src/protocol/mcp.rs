@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use crate::call::Call;
-use crate::engine::{BadCommand, Engine};
-use crate::results::{ErrorKind, ToolError};
+use crate::tools::call::Call;
+use crate::tools::engine::{BadCommand, Engine};
+use crate::tools::results::{ErrorKind, ToolError};
 
 mod args;
 pub(crate) mod client;
@@ -202,7 +202,9 @@ pub fn call_result(reply: Reply, version: ProtocolVersion) -> Value {
 /// result object is serialised once, and that text escaped once more for the text block,
 /// instead of building and serialising a tree that holds the output three times.
 pub fn call_response_line(id: &Value, reply: Reply, version: ProtocolVersion) -> Vec<u8> {
-    use crate::jsonrpc::{json_len_estimate, write_str, write_value, write_value_in_string};
+    use crate::protocol::jsonrpc::{
+        json_len_estimate, write_str, write_value, write_value_in_string,
+    };
     let object = Value::Object(reply.value);
     let size = json_len_estimate(&object);
     let texts_size: usize = reply
@@ -296,7 +298,7 @@ fn bad_command(args: &Map<String, Value>) -> BadCommand<'_> {
 }
 
 /// The result object of a typed answer of tool `name`.
-pub fn reply(name: &str, answer: crate::results::Answer) -> Reply {
+pub fn reply(name: &str, answer: crate::tools::results::Answer) -> Reply {
     let starts_process = TOOLS.iter().any(|d| d.name == name && d.starts_process);
     render::render(name, starts_process, answer)
 }
@@ -327,7 +329,7 @@ mod tests {
                 let id = json!("x1");
                 let line = call_response_line(&id, reply(), version);
                 let parsed: Value = serde_json::from_slice(&line).unwrap();
-                let tree = crate::jsonrpc::response(&id, call_result(reply(), version));
+                let tree = crate::protocol::jsonrpc::response(&id, call_result(reply(), version));
                 assert_eq!(parsed, tree, "{version:?}");
                 assert!(!line.contains(&b'\n'));
             }
@@ -337,7 +339,7 @@ mod tests {
     #[test]
     fn the_registry_has_every_configurable_tool() {
         let names: Vec<&str> = TOOLS.iter().map(|d| d.name).collect();
-        let mut configurable = crate::config::ALL_TOOLS.to_vec();
+        let mut configurable = crate::base::config::ALL_TOOLS.to_vec();
         configurable.sort_unstable();
         let mut registered = names.clone();
         registered.sort_unstable();

@@ -11,10 +11,10 @@ use std::path::PathBuf;
 
 use regex_lite::Regex;
 
-use crate::config::{
+use crate::base::config::{
     Api, Config, Mode, ALL_TOOLS, DEFAULT_BLOCKED, SIDE_EFFECTS, TRANSPORT_CEILING_MS,
 };
-use crate::log::Level;
+use crate::base::log::Level;
 
 /// What `parse` decided.
 #[derive(Debug)]
@@ -432,7 +432,7 @@ impl Reader<'_> {
             Some((n, v)) => (n.to_string(), v.to_string()),
             None => (env.to_string(), self.text(env)),
         };
-        match crate::limits::parse_number(value.trim(), true) {
+        match crate::base::limits::parse_number(value.trim(), true) {
             Some(n) if n >= min && n <= max => Ok(n),
             _ => Err(format!(
                 "invalid {name}={value:?}: expected a number of bytes from {min} (64K) to {max} (1024G), optionally ending in K, M or G, for example 64M"
@@ -537,7 +537,7 @@ fn build(
         let (name, value) = r
             .get("YIELDSHELL_LIMITS")
             .unwrap_or(("YIELDSHELL_LIMITS", ""));
-        crate::limits::Limits::parse(name, value)?
+        crate::base::limits::Limits::parse(name, value)?
     };
     let noninteractive = {
         let (name, value) = r
@@ -557,13 +557,13 @@ fn build(
         let name = r
             .get("YIELDSHELL_SANDBOX")
             .map_or("YIELDSHELL_SANDBOX", |(n, _)| n);
-        crate::config::SandboxMode::parse(name, &r.text("YIELDSHELL_SANDBOX"), mode)?
+        crate::base::config::SandboxMode::parse(name, &r.text("YIELDSHELL_SANDBOX"), mode)?
     };
     let network = {
         let name = r
             .get("YIELDSHELL_NETWORK")
             .map_or("YIELDSHELL_NETWORK", |(n, _)| n);
-        crate::config::Network::parse(name, &r.text("YIELDSHELL_NETWORK"))?
+        crate::base::config::Network::parse(name, &r.text("YIELDSHELL_NETWORK"))?
     };
     Ok(Config {
         mode,

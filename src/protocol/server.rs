@@ -27,16 +27,16 @@ use parking_lot::{Condvar, Mutex};
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
-use crate::budget::Budget;
-use crate::call::Cancel;
-use crate::config::Config;
-use crate::engine::Engine;
-use crate::jsonrpc::{self, IncomingRaw, RequestId};
-use crate::mcp::modern::{self, Era};
-use crate::mcp::{self, ProtocolVersion};
-use crate::pool::Pool;
-use crate::reaper::Reaper;
-use crate::transport::{self, Input, IoThreads, Outbox, MAX_LINE};
+use crate::base::config::Config;
+use crate::base::pool::Pool;
+use crate::process::reaper::Reaper;
+use crate::protocol::budget::Budget;
+use crate::protocol::jsonrpc::{self, IncomingRaw, RequestId};
+use crate::protocol::mcp::modern::{self, Era};
+use crate::protocol::mcp::{self, ProtocolVersion};
+use crate::protocol::transport::{self, Input, IoThreads, Outbox, MAX_LINE};
+use crate::tools::call::Cancel;
+use crate::tools::engine::Engine;
 
 mod inproc;
 mod tools_call;
@@ -121,24 +121,24 @@ impl Shutdown {
 
 /// Runs the server until shutdown. Returns only on a startup failure.
 pub fn run(config: Config) -> std::process::ExitCode {
-    crate::log::set_level(config.log_level);
-    for warning in crate::startup::warnings(&config) {
+    crate::base::log::set_level(config.log_level);
+    for warning in crate::protocol::startup::warnings(&config) {
         crate::warn!("{warning}");
     }
     // Non-dumpable before anything starts (the guardian sets it for itself): no process of the same
     // user without CAP_SYS_PTRACE (or CAP_SYS_ADMIN, CAP_PERFMON, which also pass read-mode
     // checks) can trace the server or read its /proc environ and memory (SPEC 12).
-    if let Err(e) = crate::sys::set_dumpable(false) {
+    if let Err(e) = crate::base::sys::set_dumpable(false) {
         crate::warn!("cannot mark the server non-dumpable: {e}");
     }
-    crate::sys::tune_allocator();
-    crate::sys::cloexec_from(3);
+    crate::base::sys::tune_allocator();
+    crate::base::sys::cloexec_from(3);
     // The guardian starts with the first command (`guardian::ensure_started`).
-    let marker_prefix = crate::stamp::new_marker_prefix();
-    crate::guardian::configure(marker_prefix.clone());
+    let marker_prefix = crate::base::stamp::new_marker_prefix();
+    crate::process::guardian::configure(marker_prefix.clone());
     // Every child of this process is the server's: orphans re-parented to it are ours.
-    crate::tree::claim_children();
-    if let Err(e) = crate::sys::set_child_subreaper() {
+    crate::process::tree::claim_children();
+    if let Err(e) = crate::base::sys::set_child_subreaper() {
         crate::warn!(
             "cannot become a child subreaper ({e}); orphaned descendants are reaped by init"
         );
@@ -225,7 +225,7 @@ fn start_signals(shutdown: Arc<Shutdown>) -> io::Result<()> {
         .stack_size(128 * 1024)
         .spawn(move || {
             for signal in signals.forever() {
-                let why = format!("signal {}", crate::sys::signal_name(signal));
+                let why = format!("signal {}", crate::base::sys::signal_name(signal));
                 shutdown.trigger(&why, false);
             }
         })?;
@@ -243,8 +243,8 @@ impl Server {
             idle: Condvar::new(),
             batches: Default::default(),
             queued: Arc::new(Budget::new(
-                crate::budget::QUEUED_BYTES,
-                crate::budget::QUEUED_JOBS,
+                crate::protocol::budget::QUEUED_BYTES,
+                crate::protocol::budget::QUEUED_JOBS,
             )),
         })
     }
@@ -273,7 +273,7 @@ impl Server {
                     self.dispatch_line(line);
                     if big {
                         // The line is gone; give its pages back (a no-op on musl).
-                        crate::sys::release_free_memory();
+                        crate::base::sys::release_free_memory();
                     }
                 }
             }
@@ -282,7 +282,7 @@ impl Server {
 
     fn send(&self, message: Value) {
         let line = jsonrpc::to_line(&message);
-        if crate::log::enabled(crate::log::Level::Debug) {
+        if crate::base::log::enabled(crate::base::log::Level::Debug) {
             crate::debug!(
                 "-> {}",
                 String::from_utf8_lossy(&line[..line.len().min(500)])
@@ -294,7 +294,7 @@ impl Server {
     /// Sends a message of the request whose id has the JSON text `key` (`Outbox::send_for`).
     fn send_for(&self, key: &str, message: Value) {
         let line = jsonrpc::to_line(&message);
-        if crate::log::enabled(crate::log::Level::Debug) {
+        if crate::base::log::enabled(crate::base::log::Level::Debug) {
             crate::debug!(
                 "-> {}",
                 String::from_utf8_lossy(&line[..line.len().min(500)])
@@ -319,7 +319,7 @@ impl Server {
     /// Handles one input line. Only the envelope is parsed; `params` stays a raw slice of
     /// the line, and only the members a method reads become values (`jsonrpc::parse_line`).
     fn dispatch_line(self: &Arc<Self>, line: Vec<u8>) {
-        if crate::log::enabled(crate::log::Level::Debug) {
+        if crate::base::log::enabled(crate::base::log::Level::Debug) {
             crate::debug!(
                 "<- {}",
                 String::from_utf8_lossy(&line[..line.len().min(500)])
@@ -558,7 +558,7 @@ impl Server {
                     return Answer::Now(Some(error));
                 }
                 let mut list = mcp::tools_list_for(config, era.client.as_deref(), era.version);
-                if config.api == crate::config::Api::V1_1 {
+                if config.api == crate::base::config::Api::V1_1 {
                     list = mcp::compat::tools_list(list);
                 }
                 if era.modern {
@@ -618,8 +618,8 @@ impl Server {
 fn instructions(config: &Config, yield_ms: u64) -> String {
     let text = mcp::instructions_for(config, yield_ms);
     match config.api {
-        crate::config::Api::V1_1 => mcp::compat::text(&text),
-        crate::config::Api::Current => text,
+        crate::base::config::Api::V1_1 => mcp::compat::text(&text),
+        crate::base::config::Api::Current => text,
     }
 }
 
@@ -655,7 +655,7 @@ enum Answer {
     Later,
     /// A tool call to queue for a worker once the input line is dropped; it holds this
     /// many bytes of arguments.
-    Queue(usize, crate::pool::Job),
+    Queue(usize, crate::base::pool::Job),
 }
 
 /// Lines (and tool arguments) at least this long give their memory back to the kernel

@@ -6,8 +6,8 @@
 //! - an allowlist entry that the argument hardening always refuses (`python3`, `bash`), or a
 //!   pattern that admits only such names.
 
-use crate::config::{Config, Mode};
-use crate::trusted::{harden, identity};
+use crate::base::config::{Config, Mode};
+use crate::policy::trusted::{harden, identity};
 
 /// The warnings for `config`, one line each (empty when there is nothing to say).
 pub(crate) fn warnings(config: &Config) -> Vec<String> {
@@ -15,7 +15,9 @@ pub(crate) fn warnings(config: &Config) -> Vec<String> {
     if config.mode != Mode::Trusted {
         return out;
     }
-    if let Err(why) = crate::policy::resolve_dir(config, None, "the default working directory") {
+    if let Err(why) =
+        crate::tools::policy::resolve_dir(config, None, "the default working directory")
+    {
         out.push(format!(
             "trusted mode refuses the working directory {}, so every call without a directory \
              (cwd) will be refused: set YIELDSHELL_DEFAULT_CWD to a project directory. ({})",

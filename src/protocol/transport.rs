@@ -21,7 +21,7 @@ use std::time::Instant;
 use crossbeam_channel::{Receiver, Sender};
 use parking_lot::{Condvar, Mutex};
 
-use crate::jsonrpc::{IdScan, RequestId};
+use crate::protocol::jsonrpc::{IdScan, RequestId};
 
 /// Longest accepted input line.
 pub const MAX_LINE: usize = 64 * 1024 * 1024;
@@ -142,7 +142,7 @@ impl Queue {
         }
         if trim {
             // A burst of answers was written: give its pages back (a no-op on musl).
-            crate::sys::release_free_memory();
+            crate::base::sys::release_free_memory();
         }
     }
 }
@@ -326,7 +326,7 @@ fn write_stdout(queue: &Queue, on_stdout_gone: impl FnOnce()) {
     // Large responses cross a pipe with fewer wake-ups on both sides when the pipe is
     // larger (a no-op when stdout is not a pipe).
     if let Ok(fd) = io::stdout().as_fd().try_clone_to_owned() {
-        crate::sys::grow_pipe(&std::fs::File::from(fd), 1024 * 1024);
+        crate::base::sys::grow_pipe(&std::fs::File::from(fd), 1024 * 1024);
     }
     let stdout = io::stdout();
     let mut out = stdout.lock();

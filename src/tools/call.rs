@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::process::Proc;
-use crate::results::Answer;
+use crate::process::record::Proc;
+use crate::tools::results::Answer;
 
 /// Cancellation of one in-flight request.
 #[derive(Default)]

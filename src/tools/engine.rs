@@ -12,24 +12,24 @@ use std::time::{Duration, Instant};
 
 use regex_lite::Regex;
 
-use crate::audit::{self, Audit, Record, Redirections};
-use crate::call::{Call, Cancel, Progress};
-use crate::config::{Config, Mode, TRANSPORT_CEILING_MS};
-use crate::policy::resolve_dir;
-use crate::pool::Pool;
-use crate::process::{EndReason, Proc, Status};
-use crate::reaper::{Cmd, Reaper};
-use crate::redact::Secrets;
-use crate::results::{
+use crate::base::config::{Config, Mode, TRANSPORT_CEILING_MS};
+use crate::base::pool::Pool;
+use crate::base::ring::{ReadReq, Streams, STDERR, STDOUT};
+use crate::base::stamp::{rfc3339, IdGen};
+use crate::base::sys;
+use crate::policy::audit::{self, Audit, Record, Redirections};
+use crate::policy::redact::Secrets;
+use crate::policy::trusted::{tokenize, Policy};
+use crate::process::reaper::{Cmd, Reaper};
+use crate::process::record::{EndReason, Proc, Status};
+use crate::process::table::Table;
+use crate::tools::call::{Call, Cancel, Progress};
+use crate::tools::policy::resolve_dir;
+use crate::tools::results::{
     Answer, ErrorKind, ExecResult, KilledFor, Output, PsEntry, Snapshot, StopResult, ToolError,
     WaitEnd, WaitResult, WriteResult,
 };
-use crate::ring::{ReadReq, Streams, STDERR, STDOUT};
-use crate::stamp::{rfc3339, IdGen};
-use crate::sys;
-use crate::table::Table;
-use crate::trusted::{tokenize, Policy};
-use crate::wait::{park_write, Outcome, UntilWatch, WaitMode, Waits, Watch};
+use crate::tools::wait::{park_write, Outcome, UntilWatch, WaitMode, Waits, Watch};
 
 /// The `command` argument of a call refused for malformed arguments, for its audit line.
 pub enum BadCommand<'a> {
@@ -69,7 +69,7 @@ pub struct ExecArgs {
     /// Tail instead of head.
     pub tail_lines: Option<u64>,
     /// Terminal and raw output (SPEC section 13).
-    pub agent: crate::agents::ExecExtras,
+    pub agent: crate::process::agents::ExecExtras,
 }
 
 /// Output selection shared by `read` and `wait`.
@@ -101,10 +101,10 @@ pub struct Engine {
     /// The audit log.
     pub audit: Audit,
     /// The kernel sandbox every call's processes start in.
-    pub sandbox: crate::sandbox::Sandbox,
+    pub sandbox: crate::policy::sandbox::Sandbox,
     /// The output reader.
     #[cfg(target_os = "linux")]
-    pub(crate) ingest: crate::ingest::Ingest,
+    pub(crate) ingest: crate::process::ingest::Ingest,
     /// Prefix of every marker of this server (`<pid>.<nonce>/`).
     pub marker_prefix: String,
     pub(crate) ids: IdGen,
@@ -139,7 +139,7 @@ impl Engine {
         marker_prefix: String,
         pool: Pool,
     ) -> Result<Engine, String> {
-        crate::agents::init(&config);
+        crate::process::agents::init(&config);
         let trusted = match config.mode {
             Mode::Trusted => Some(Policy::new(&config)?),
             Mode::Shell => None,
@@ -162,7 +162,7 @@ impl Engine {
             config.audit_to_stderr,
             secrets.clone(),
         )?;
-        let (sandbox, warning) = crate::sandbox::Sandbox::new(&config)?;
+        let (sandbox, warning) = crate::policy::sandbox::Sandbox::new(&config)?;
         if let Some(w) = warning {
             crate::warn!("{w}");
         }
@@ -170,7 +170,7 @@ impl Engine {
         let waits = Waits::start(pool.clone())
             .map_err(|e| format!("cannot start the waits thread: {e}"))?;
         #[cfg(target_os = "linux")]
-        let ingest = crate::ingest::Ingest::start()
+        let ingest = crate::process::ingest::Ingest::start()
             .map_err(|e| format!("cannot start the output reader: {e}"))?;
         Ok(Engine {
             audit,
@@ -241,7 +241,7 @@ impl Engine {
             p.set_reason(EndReason::Stopped);
             p.signal_group(libc::SIGTERM);
         }
-        crate::tree::signal_all(&self.marker_prefix, libc::SIGTERM);
+        crate::process::tree::signal_all(&self.marker_prefix, libc::SIGTERM);
         let all_done = |until: Instant| {
             for p in &live {
                 let mut st = p.lock();
@@ -256,7 +256,7 @@ impl Engine {
                 p.signal_group(libc::SIGKILL);
             }
         }
-        crate::tree::signal_all(&self.marker_prefix, libc::SIGKILL);
+        crate::process::tree::signal_all(&self.marker_prefix, libc::SIGKILL);
         all_done(start + limit);
     }
 }
@@ -323,7 +323,7 @@ impl Engine {
             respond,
             client,
         } = call;
-        let default_yield_ms = crate::clients::default_yield_ms(
+        let default_yield_ms = crate::base::clients::default_yield_ms(
             self.config.default_yield_ms,
             self.config.default_yield_explicit,
             client.as_deref(),
@@ -484,7 +484,7 @@ impl Engine {
         let stdin_error = st.stdin_error.clone();
         let killed_for = KilledFor::from_state(st.killed_for_output(proc.info.output_cap));
         let running = status == Status::Running;
-        crate::agents::shape_read(proc, &mut output, args.raw, running);
+        crate::process::agents::shape_read(proc, &mut output, args.raw, running);
         // A `both` answer has shown each stream up to its end too.
         let moved = if slot == 0 { 0..3 } else { slot..slot + 1 };
         for k in moved {
@@ -499,7 +499,7 @@ impl Engine {
             output,
             streams: args.streams,
             stdin_error,
-            input: crate::agents::input_state(proc, running),
+            input: crate::process::agents::input_state(proc, running),
             killed_for,
         }
     }
@@ -526,7 +526,7 @@ impl Engine {
             data.push(b'\n');
         }
         // A terminal is never closed: end of input there is Ctrl-D.
-        let close = crate::agents::close_input(&proc, close, &mut data);
+        let close = crate::process::agents::close_input(&proc, close, &mut data);
         let deadline = Instant::now() + Duration::from_millis(TRANSPORT_CEILING_MS);
         let respond = call.respond;
         park_write(
@@ -726,7 +726,7 @@ impl Engine {
             .iter()
             .map(|(e, p)| (&**p, e.status == Status::Running))
             .collect();
-        let states = crate::agents::input_states(&asked);
+        let states = crate::process::agents::input_states(&asked);
         let list = list
             .into_iter()
             .zip(states)

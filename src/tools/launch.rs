@@ -8,31 +8,31 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::config::{self};
-use crate::engine::{Engine, ExecArgs};
-use crate::policy::{check_command_regex, check_side_effects};
+use crate::base::config::{self};
+use crate::base::sys;
+use crate::policy::redact::Secrets;
+use crate::policy::trusted::{tokenize, Stage};
+use crate::process::reaper::Cmd;
 #[cfg(not(target_os = "linux"))]
-use crate::process::{self, EndReason};
-use crate::process::{Info, Proc};
-use crate::reaper::Cmd;
-use crate::redact::Secrets;
-use crate::spawn::{spawn_stages, stage_command, Launch, Started, StdinSource};
-use crate::sys;
-use crate::table::Slot;
-use crate::tree::MARKER_VAR;
-use crate::trusted::{tokenize, Stage};
+use crate::process::record::{self as process, EndReason};
+use crate::process::record::{Info, Proc};
+use crate::process::spawn::{spawn_stages, stage_command, Launch, Started, StdinSource};
+use crate::process::table::Slot;
+use crate::process::tree::MARKER_VAR;
+use crate::tools::engine::{Engine, ExecArgs};
+use crate::tools::policy::{check_command_regex, check_side_effects};
 
 impl Engine {
     /// Starts every stage of `launch` as one record (each stage in its own session and
     /// group; the record signals all of them). The reaper cannot reap any stage before all
     /// are registered.
     pub fn launch(&self, launch: Launch, slot: Slot<'_>) -> Result<Arc<Proc>, String> {
-        crate::guardian::ensure_started();
+        crate::process::guardian::ensure_started();
         let id = self.ids.next();
         let marker = format!("{}{}", self.marker_prefix, id);
         let mut env = launch.env;
         if self.config.noninteractive {
-            crate::agents::add_noninteractive(&mut env, &self.config.env, &launch.overlay);
+            crate::process::agents::add_noninteractive(&mut env, &self.config.env, &launch.overlay);
         }
         env.retain(|(k, _)| k != MARKER_VAR);
         env.push((MARKER_VAR.into(), marker.clone().into()));
@@ -49,12 +49,12 @@ impl Engine {
             _ => self.secrets.clone(),
         };
 
-        let cgroup = crate::agents::new_cgroup()?;
+        let cgroup = crate::process::agents::new_cgroup()?;
         let mut leaders = self.reaper.leaders.lock();
         let (stdin, stdout_file, cwd) = (launch.stdin, launch.stdout_file, &launch.cwd);
         // Per-command limits (SPEC section 13) go into the sandbox's plan: the launcher sets
         // the rlimits and joins the cgroup before the command executes.
-        let rlimits = crate::agents::rlimits();
+        let rlimits = crate::process::agents::rlimits();
         let mut terminal = None;
         let on_terminal = launch.terminal;
         let terminal_slot = &mut terminal;
@@ -64,7 +64,7 @@ impl Engine {
         // thread: the stages are spawned by a thread that joined first (no launcher). v2
         // moves whole processes: the launcher joins before it executes the command.
         let (plan_cgroup, thread_cgroup) = match &cgroup {
-            Some(g) if g.version() == crate::cgroup::Version::V1 => (None, Some(g)),
+            Some(g) if g.version() == crate::process::cgroup::Version::V1 => (None, Some(g)),
             Some(g) => (Some(g.dir()), None),
             None => (None, None),
         };
@@ -72,7 +72,7 @@ impl Engine {
             Some((rows, cols)) => {
                 let stage = stages.first().ok_or_else(|| "nothing to run".to_string())?;
                 let command = stage_command(stage);
-                let t = crate::pty::spawn(
+                let t = crate::process::pty::spawn(
                     &command.program,
                     &command.arg0,
                     &command.args,
@@ -119,11 +119,10 @@ impl Engine {
         };
         let started = started?;
         let input = match (&terminal, &started.stdin) {
-            (Some(t), _) => Some(crate::inputwait::Input::Tty(t.path.clone())),
-            (None, Some(f)) => f
-                .metadata()
-                .ok()
-                .map(|m| crate::inputwait::Input::Pipe(std::os::unix::fs::MetadataExt::ino(&m))),
+            (Some(t), _) => Some(crate::process::inputwait::Input::Tty(t.path.clone())),
+            (None, Some(f)) => f.metadata().ok().map(|m| {
+                crate::process::inputwait::Input::Pipe(std::os::unix::fs::MetadataExt::ino(&m))
+            }),
             (None, None) => None,
         };
         let pid = started.pids[0];
@@ -138,7 +137,7 @@ impl Engine {
             started_wall: SystemTime::now(),
             started: Instant::now(),
             marker,
-            agent: crate::process::RecordExtras {
+            agent: crate::process::record::RecordExtras {
                 terminal,
                 input,
                 cgroup,
@@ -159,10 +158,10 @@ impl Engine {
         }
         drop(leaders);
         if let Some(ticket) = &launch.git_ticket {
-            ticket.attach(&(proc.clone() as Arc<dyn crate::trusted::gitlock::Ends>));
+            ticket.attach(&(proc.clone() as Arc<dyn crate::policy::trusted::git::lock::Ends>));
         }
         for &pgid in &started.pids {
-            crate::guardian::announce(pgid, true);
+            crate::process::guardian::announce(pgid, true);
         }
         crate::info!(
             "{id} started pid {pid} in {}: {}",
@@ -188,7 +187,14 @@ impl Engine {
                     writer.set_stdin_error(e);
                 }
             };
-            crate::wait::park_write(&self.waits, proc.clone(), data, close, far, Box::new(then));
+            crate::tools::wait::park_write(
+                &self.waits,
+                proc.clone(),
+                data,
+                close,
+                far,
+                Box::new(then),
+            );
         }
         Ok(proc)
     }
@@ -276,7 +282,9 @@ impl Engine {
             head_bytes: None,
             git_ticket: None,
         };
-        if let Some(size) = crate::agents::terminal_of(&args.agent, self.trusted.is_some())? {
+        if let Some(size) =
+            crate::process::agents::terminal_of(&args.agent, self.trusted.is_some())?
+        {
             // A terminal is both input and output: it is never closed by `exec`.
             launch.terminal = Some(size);
             launch.stdin = StdinSource::Null;

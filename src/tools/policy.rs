@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::config::{Config, SIDE_EFFECTS};
+use crate::base::config::{Config, SIDE_EFFECTS};
 
 /// What a safer next step looks like for each blocked category.
 fn safer_step(category: &str) -> &'static str {
@@ -88,7 +88,7 @@ pub(crate) fn resolve_dir(
         format!(
             "{param} {} is not usable: {}",
             requested.display(),
-            crate::config::plain_io(&e)
+            crate::base::config::plain_io(&e)
         )
     })?;
     if !resolved.is_dir() {
@@ -107,7 +107,7 @@ pub(crate) fn resolve_dir(
             roots.join(", ")
         ));
     }
-    crate::sandbox::cwd::check(config, &resolved, param)?;
+    crate::policy::sandbox::cwd::check(config, &resolved, param)?;
     Ok(resolved)
 }
 

@@ -4,8 +4,8 @@
 //! JSON (and derives `isError` and exec's `failed_to_start` from them), and the audit
 //! record is built from the same values. Nothing here knows about JSON.
 
-use crate::process::Status;
-use crate::ring::{ReadOut, Streams};
+use crate::base::ring::{ReadOut, Streams};
+use crate::process::record::Status;
 
 /// A record's state and a slice of its output: what `read` returns, and the common part
 /// of `exec` and `wait`.
@@ -26,7 +26,7 @@ pub struct Snapshot {
     /// A failure writing the initial stdin.
     pub stdin_error: Option<String>,
     /// Whether it waits for input, and its prompt (SPEC section 13).
-    pub input: crate::agents::InputState,
+    pub input: crate::process::agents::InputState,
     /// The record was killed for its output (SPEC section 14).
     pub killed_for: Option<KilledFor>,
 }
@@ -62,9 +62,9 @@ impl KilledFor {
         format!(
             "Killed for its output: {} went over the output limit of {} bytes ({}) after printing {} bytes; the output up to the kill is kept.",
             self.stream,
-            crate::ring::grouped(self.limit),
+            crate::base::ring::grouped(self.limit),
             self.setting,
-            crate::ring::grouped(self.bytes)
+            crate::base::ring::grouped(self.bytes)
         )
     }
 }
@@ -186,7 +186,7 @@ pub struct PsEntry {
     /// A failure writing the initial stdin.
     pub stdin_error: Option<String>,
     /// Whether it waits for input, and its prompt (SPEC section 13).
-    pub input: crate::agents::InputState,
+    pub input: crate::process::agents::InputState,
     /// How many of its processes live now, wherever they moved (SPEC section 15); `None`
     /// without a cgroup to count them in.
     pub processes: Option<usize>,
@@ -214,7 +214,7 @@ pub struct ShellResult {
     /// The record, readable with `read` while the yield tools are listed.
     pub process_id: Option<String>,
     /// What the answer left out between each stream's first and last part.
-    pub omitted: Box<[Option<crate::ring::Omitted>; 2]>,
+    pub omitted: Box<[Option<crate::base::ring::Omitted>; 2]>,
 }
 
 /// What a tool answered.

@@ -5,18 +5,18 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::audit::{self, Record, Redirections};
-use crate::call::Call;
-use crate::engine::{Engine, CANCEL_GRACE};
-use crate::policy::resolve_dir;
-use crate::process::EndReason;
-use crate::process::Proc;
-use crate::results::{KilledFor, Output, ShellResult};
-use crate::ring::{ReadReq, Streams, STDERR, STDOUT};
-use crate::spawn::{Launch, StdinSource};
-use crate::sys;
-use crate::trusted::tokenize;
-use crate::wait::{Outcome, WaitMode, Watch};
+use crate::base::ring::{ReadReq, Streams, STDERR, STDOUT};
+use crate::base::sys;
+use crate::policy::audit::{self, Record, Redirections};
+use crate::policy::trusted::tokenize;
+use crate::process::record::EndReason;
+use crate::process::record::Proc;
+use crate::process::spawn::{Launch, StdinSource};
+use crate::tools::call::Call;
+use crate::tools::engine::{Engine, CANCEL_GRACE};
+use crate::tools::policy::resolve_dir;
+use crate::tools::results::{KilledFor, Output, ShellResult};
+use crate::tools::wait::{Outcome, WaitMode, Watch};
 
 /// `shell_execute` arguments.
 #[derive(Debug, Default)]
@@ -170,7 +170,7 @@ impl Engine {
         let Some(slot) = self.table.reserve(limit, pipeline.stages.len()) else {
             return reject(
                 a,
-                crate::engine::limit_message(limit, pipeline.stages.len()),
+                crate::tools::engine::limit_message(limit, pipeline.stages.len()),
             );
         };
         let env = match policy.env(&[]) {

@@ -27,10 +27,10 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 use regex_lite::Regex;
 
-use crate::call::{Cancel, Progress};
-use crate::pool::Pool;
-use crate::process::{self, Proc, Watcher};
-use crate::ring::{Streams, STDERR, STDOUT};
+use crate::base::pool::Pool;
+use crate::base::ring::{Streams, STDERR, STDOUT};
+use crate::process::record::{self as process, Proc, Watcher};
+use crate::tools::call::{Cancel, Progress};
 
 /// What ends a watch besides its deadline and cancellation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -248,13 +248,13 @@ impl Watch {
                 }
             }
             if let Some(every) = self.input {
-                use crate::agents::Precheck;
-                match crate::agents::precheck(proc, &st, now) {
+                use crate::process::agents::Precheck;
+                match crate::process::agents::precheck(proc, &st, now) {
                     Precheck::No => (),
                     Precheck::NotYet(at) => wake = wake.min(at),
                     Precheck::Look(pid, input) => {
                         drop(st);
-                        if crate::inputwait::blocked_reader(pid, &input).is_some() {
+                        if crate::process::inputwait::blocked_reader(pid, &input).is_some() {
                             return Step::Done(Outcome::AwaitingInput, i);
                         }
                         wake = wake.min(now + every);

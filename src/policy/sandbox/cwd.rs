@@ -14,7 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config::{Config, Mode};
+use crate::base::config::{Config, Mode};
 
 /// System trees no trusted-mode call may work in (nor above): programs, libraries and the
 /// dynamic loader, configuration, boot files, kernel interfaces, state of the system.

@@ -26,7 +26,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use parking_lot::Mutex;
 
 use super::plan::{self, Identity, Rules};
-use crate::sys::{self, landlock as ll, ErasedJob};
+use crate::base::sys::{self, landlock as ll, ErasedJob};
 
 /// Most domains kept at once (two idle threads each).
 pub const MAX_DOMAINS: usize = 4;
@@ -188,7 +188,7 @@ impl Domains {
                 let entered = plan::enforce_ruleset(&ruleset, filter).map_err(|e| {
                     format!(
                         "cannot enter the kernel sandbox: {}",
-                        crate::config::plain_io(&e)
+                        crate::base::config::plain_io(&e)
                     )
                 });
                 drop(ruleset);
@@ -214,7 +214,7 @@ impl Domains {
 fn build_error(e: &std::io::Error) -> String {
     format!(
         "cannot build the kernel sandbox: {}",
-        crate::config::plain_io(e)
+        crate::base::config::plain_io(e)
     )
 }
 
@@ -285,7 +285,7 @@ fn enter_layer(layer: &ll::RulesetAttr) -> Result<(), String> {
         .map_err(|e| {
             format!(
                 "cannot enter the call's own kernel sandbox domain: {}",
-                crate::config::plain_io(&e)
+                crate::base::config::plain_io(&e)
             )
         })
 }
@@ -293,7 +293,7 @@ fn enter_layer(layer: &ll::RulesetAttr) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox::filter::Filter;
+    use crate::policy::sandbox::filter::Filter;
     use std::io::ErrorKind;
     use std::path::{Path, PathBuf};
 

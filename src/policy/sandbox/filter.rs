@@ -28,7 +28,7 @@
 //! calls (which a 64-bit process can make); on aarch64 the native and the 32-bit ARM (EABI)
 //! tables apply. Any other architecture value is refused. On other architectures there is
 //! no filter, and the sandbox's status says so.
-use crate::sys::Insn;
+use crate::base::sys::Insn;
 
 /// What the filter refuses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

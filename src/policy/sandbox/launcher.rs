@@ -14,8 +14,8 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use super::plan::Plan;
-use crate::sys;
-use crate::trusted::Stage;
+use crate::base::sys;
+use crate::policy::trusted::Stage;
 
 /// The first argument that makes `yieldshell` a launcher.
 pub const MARKER: &str = "--yieldshell-sandbox-launcher-v1";
@@ -92,7 +92,7 @@ fn run(args: &[OsString]) -> ExitCode {
         format!(
             "cannot execute {}: {}",
             program.to_string_lossy(),
-            crate::config::plain_io(&e)
+            crate::base::config::plain_io(&e)
         ),
     )
 }

@@ -45,10 +45,10 @@ pub mod resolve;
 
 use std::path::{Path, PathBuf};
 
-use crate::config::{Config, Mode};
-use crate::config::{Network, SandboxMode};
-use crate::sys::landlock as ll;
-use crate::trusted::Stage;
+use crate::base::config::{Config, Mode};
+use crate::base::config::{Network, SandboxMode};
+use crate::base::sys::landlock as ll;
+use crate::policy::trusted::Stage;
 use plan::{Plan, Rules};
 use resolve::Resolver;
 
@@ -141,7 +141,7 @@ impl Sandbox {
         if let Some(refusal) = refuse_here(config) {
             return Err(refusal);
         }
-        let real = crate::sys::landlock_abi().unwrap_or(0);
+        let real = crate::base::sys::landlock_abi().unwrap_or(0);
         let pretend = config
             .env
             .iter()
@@ -212,7 +212,8 @@ impl Sandbox {
             .env
             .iter()
             .any(|(k, v)| k == TEST_NO_SECCOMP_VAR && v == "1");
-        let seccomp = filter::SUPPORTED && !no_seccomp && crate::sys::seccomp_filter_available();
+        let seccomp =
+            filter::SUPPORTED && !no_seccomp && crate::base::sys::seccomp_filter_available();
         if !seccomp && (kind != Kind::Off || net_deny) {
             let what = seccomp_missing();
             warning = Some(match warning {
@@ -222,7 +223,7 @@ impl Sandbox {
         }
         let resolver = (kind == Kind::Trusted)
             .then(|| {
-                let allow = crate::trusted::allow::Allowlist::new(
+                let allow = crate::policy::trusted::allow::Allowlist::new(
                     config.allow_commands.as_deref(),
                     config.allowed_commands.as_deref(),
                     config.allow_patterns.as_deref(),
@@ -446,7 +447,7 @@ impl Sandbox {
         let ruleset = rules.ruleset().map_err(|e| {
             format!(
                 "cannot build the kernel sandbox: {}",
-                crate::config::plain_io(&e)
+                crate::base::config::plain_io(&e)
             )
         })?;
         let result = std::thread::scope(|scope| {
@@ -458,7 +459,7 @@ impl Sandbox {
                     plan::enforce_ruleset(&ruleset, seccomp).map_err(|e| {
                         format!(
                             "cannot enter the kernel sandbox: {}",
-                            crate::config::plain_io(&e)
+                            crate::base::config::plain_io(&e)
                         )
                     })?;
                     start(stages)

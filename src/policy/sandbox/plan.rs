@@ -15,7 +15,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use super::filter::{self, Filter};
-use crate::sys;
+use crate::base::sys;
 
 /// Landlock rules: the rights handled (denied unless granted) and the grants.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -146,7 +146,7 @@ fn annotate(e: io::Error, what: &str, path: &Path) -> io::Error {
         format!(
             "cannot {what} {}: {}",
             path.display(),
-            crate::config::plain_io(&e)
+            crate::base::config::plain_io(&e)
         ),
     )
 }
@@ -334,7 +334,7 @@ mod tests {
     #[test]
     fn apply_sets_rlimits_and_joins_the_cgroup() {
         let core = 4; // RLIMIT_CORE on Linux
-        let current = crate::sys::get_rlimit(core).unwrap();
+        let current = crate::base::sys::get_rlimit(core).unwrap();
         let dir = std::env::temp_dir().join(format!("ys-plan-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let plan = Plan {
@@ -343,7 +343,7 @@ mod tests {
             cgroup: Some(dir.clone()),
         };
         plan.apply().unwrap();
-        assert_eq!(crate::sys::get_rlimit(core).unwrap(), current);
+        assert_eq!(crate::base::sys::get_rlimit(core).unwrap(), current);
         let written = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap();
         assert_eq!(written, std::process::id().to_string());
         let bad = Plan {

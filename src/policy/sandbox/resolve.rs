@@ -13,7 +13,7 @@ use std::time::SystemTime;
 
 use parking_lot::Mutex;
 
-use crate::trusted::allow::Allowlist;
+use crate::policy::trusted::allow::Allowlist;
 
 /// Device and inode.
 type FileId = (u64, u64);

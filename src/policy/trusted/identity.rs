@@ -154,7 +154,7 @@ const CHECKED: &[(&str, ArgCheck)] = &[
     ("gtar", rules::tar::check),
     ("bsdtar", rules::tar::check_bsd),
     ("sort", rules::sort::check),
-    ("git", rules::git::check),
+    ("git", super::git::rules::check),
     ("fd", rules::misc::check_fd),
     ("rg", rules::misc::check_rg),
     ("split", rules::misc::check_split),
@@ -356,7 +356,7 @@ mod tests {
         ];
         for (name, want) in cases {
             assert_eq!(
-                crate::trusted::names::strip_version(name),
+                crate::policy::trusted::names::strip_version(name),
                 *want,
                 "{name:?}"
             );

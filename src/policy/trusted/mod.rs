@@ -23,11 +23,8 @@
 //! FIFO or a device is never opened).
 
 pub mod allow;
-pub mod execute;
 pub mod getopt;
-pub mod gitfiles;
-pub mod gitguard;
-pub mod gitlock;
+pub mod git;
 pub mod harden;
 pub mod identity;
 pub mod names;
@@ -38,8 +35,8 @@ use std::ffi::OsString;
 use std::fs::File;
 use std::path::{Component, Path, PathBuf};
 
-use crate::config::Config;
-use crate::sys::{self, OpenMode};
+use crate::base::config::Config;
+use crate::base::sys::{self, OpenMode};
 use allow::Allowlist;
 use tokenize::Pipeline;
 
@@ -185,7 +182,7 @@ impl Policy {
         }
         let mut base_env = vec![(OsString::from("PATH"), OsString::from(&config.safe_path))];
         for name in &config.child_env_allowlist {
-            if name == "PATH" || gitguard::is_git_env_name(name) {
+            if name == "PATH" || git::guard::is_git_env_name(name) {
                 continue;
             }
             if let Some((k, v)) = config.env.iter().find(|(k, _)| k.to_str() == Some(name)) {
@@ -195,7 +192,7 @@ impl Policy {
         let known_inodes = known_inodes(&path_dirs);
         let writes_confined = matches!(
             config.sandbox,
-            crate::config::SandboxMode::Auto | crate::config::SandboxMode::On
+            crate::base::config::SandboxMode::Auto | crate::base::config::SandboxMode::On
         ) && sys::landlock_abi().unwrap_or(0) >= 1;
         Ok(Policy {
             allow,
@@ -258,7 +255,7 @@ impl Policy {
             format!(
                 "Cannot resolve program {}: {}",
                 stage.program,
-                crate::config::plain_io(&e)
+                crate::base::config::plain_io(&e)
             )
         })?;
         let real_text = real.display().to_string();
@@ -324,7 +321,7 @@ impl Policy {
                     }
                 ));
             }
-            if gitguard::is_git_env_name(k) {
+            if git::guard::is_git_env_name(k) {
                 return Err(format!(
                     "environment variable {k} cannot be set in trusted mode: yieldshell sets \
                      git's configuration variables itself, so that git never runs a program \
@@ -334,7 +331,7 @@ impl Policy {
             env.retain(|(ek, _)| ek.to_str() != Some(k));
             env.push((k.into(), v.into()));
         }
-        env.extend(gitguard::git_env(self.allow.check("ssh").is_ok()));
+        env.extend(git::guard::git_env(self.allow.check("ssh").is_ok()));
         Ok(env)
     }
 
@@ -343,46 +340,46 @@ impl Policy {
     /// (`gitguard`, REDTEAM findings 1 and 2); then the admission that keeps git and
     /// file-writing programs from running at the same time in one tree (`gitlock`). The
     /// ticket must be attached to the record once it is started.
-    pub fn check_git_use(&self, cwd: &Path, stages: &[Stage]) -> Result<gitlock::Ticket, String> {
+    pub fn check_git_use(&self, cwd: &Path, stages: &[Stage]) -> Result<git::lock::Ticket, String> {
         let mut claims = Vec::new();
         for stage in stages {
             let resolved = std::fs::canonicalize(&stage.program)
                 .map(|p| p.display().to_string())
                 .unwrap_or_else(|_| stage.program.clone());
             // A multi-call binary acts on the name it is run under.
-            let names: Vec<&str> = if gitguard::is_multi_call(&resolved) {
+            let names: Vec<&str> = if git::guard::is_multi_call(&resolved) {
                 vec![stage.arg0.as_str()]
             } else {
                 vec![stage.arg0.as_str(), resolved.as_str()]
             };
             let program = stage.arg0.clone();
             if names.iter().any(|n| is_git_program(n)) {
-                let mut roots = gitlock::roots(cwd, &stage.args);
-                roots.extend(gitguard::check_git(cwd, &stage.args)?);
-                claims.push(gitlock::Claim {
-                    kind: gitlock::Kind::Git,
+                let mut roots = git::lock::roots(cwd, &stage.args);
+                roots.extend(git::guard::check_git(cwd, &stage.args)?);
+                claims.push(git::lock::Claim {
+                    kind: git::lock::Kind::Git,
                     program,
                     roots,
                 });
-            } else if names.iter().any(|n| gitguard::is_writer(n)) {
+            } else if names.iter().any(|n| git::guard::is_writer(n)) {
                 // Without the kernel sandbox, a writer may write anywhere (an archive's
                 // absolute member names, any program's computed paths).
                 let roots = if self.writes_confined {
-                    gitlock::roots(cwd, &stage.args)
+                    git::lock::roots(cwd, &stage.args)
                 } else {
                     vec![PathBuf::from("/")]
                 };
-                claims.push(gitlock::Claim {
-                    kind: gitlock::Kind::Writer,
+                claims.push(git::lock::Claim {
+                    kind: git::lock::Kind::Writer,
                     program,
                     roots,
                 });
             }
             for name in &names {
-                gitguard::check_writer(cwd, name, &stage.args)?;
+                git::guard::check_writer(cwd, name, &stage.args)?;
             }
         }
-        gitlock::admit(claims)
+        git::lock::admit(claims)
     }
 
     /// Opens the redirection targets under `cwd`: (stdin source, stdout target).
@@ -516,7 +513,7 @@ fn open_contained(cwd: &Path, path: &str, mode: OpenMode) -> Result<File, String
             }
             _ => format!(
                 "Cannot open redirection target {path}: {}",
-                crate::config::plain_io(&e)
+                crate::base::config::plain_io(&e)
             ),
         }),
     }

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::config::SIDE_EFFECTS;
+use crate::base::config::SIDE_EFFECTS;
 
 pub(super) fn missing(field: &str, what: &str) -> String {
     format!("missing required argument {field}: expected {what}")

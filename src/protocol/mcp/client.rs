@@ -4,7 +4,7 @@
 use serde_json::{json, Map, Value};
 
 use super::LATEST;
-use crate::config::{Api, Config};
+use crate::base::config::{Api, Config};
 
 /// The arguments object of `yieldshell call TOOL 'JSON'`. For `exec`, a missing
 /// `side_effects` becomes `["UNKNOWN"]`, and the second value says so.
@@ -14,7 +14,7 @@ pub(crate) fn call_arguments(tool: &str, text: &str) -> Result<(Value, Option<St
         Ok(other) => {
             return Err(format!(
                 "the arguments must be a JSON object such as '{{\"command\":\"ls\"}}', got {}",
-                crate::jsonrpc::type_name(&other)
+                crate::protocol::jsonrpc::type_name(&other)
             ))
         }
         Err(e) => return Err(format!("the arguments are not valid JSON ({e}): {text}")),

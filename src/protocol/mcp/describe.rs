@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::config::{Config, Mode};
+use crate::base::config::{Config, Mode};
 
 /// The text in the registry that names the default yield (replaced by the one in force).
 const YIELD_DEFAULT: &str = "(default 30000)";
@@ -87,7 +87,7 @@ pub(crate) fn tools_list_for(
 
 /// The default `yield_ms` for `client`.
 pub(crate) fn default_yield(config: &Config, client: Option<&str>) -> u64 {
-    crate::clients::default_yield_ms(
+    crate::base::clients::default_yield_ms(
         config.default_yield_ms,
         config.default_yield_explicit,
         client,

@@ -67,7 +67,7 @@ pub(crate) fn era(params: &Map<String, Value>) -> Result<Era, EraError> {
         return Ok(Era::Legacy);
     }
     let invalid = |message: String| EraError {
-        code: crate::jsonrpc::INVALID_PARAMS,
+        code: crate::protocol::jsonrpc::INVALID_PARAMS,
         message,
         data: None,
     };
@@ -77,7 +77,7 @@ pub(crate) fn era(params: &Map<String, Value>) -> Result<Era, EraError> {
             return Err(invalid(format!(
                 "Invalid params: _meta[\"{PROTOCOL_VERSION}\"] must be a version string such \
                  as \"2026-07-28\", got {}",
-                crate::jsonrpc::type_name(other)
+                crate::protocol::jsonrpc::type_name(other)
             )))
         }
         None => {
@@ -94,7 +94,7 @@ pub(crate) fn era(params: &Map<String, Value>) -> Result<Era, EraError> {
             return Err(invalid(format!(
                 "Invalid params: _meta[\"{CLIENT_CAPABILITIES}\"] must be an object (an empty \
                  one when the client supports no optional capability), got {}",
-                crate::jsonrpc::type_name(other)
+                crate::protocol::jsonrpc::type_name(other)
             )))
         }
         None => {

@@ -4,11 +4,11 @@
 use serde_json::{Map, Value};
 
 use super::Reply;
-use crate::results::{
+use crate::base::ring::{Omitted, Streams};
+use crate::tools::results::{
     Answer, ErrorKind, ExecResult, KilledFor, Output, PsEntry, ShellResult, Snapshot, StopResult,
     ToolError,
 };
-use crate::ring::{Omitted, Streams};
 
 /// The result object of `tool`'s answer. `starts_process` is the tool's registry flag: an
 /// error before its process started answers `status: failed_to_start`.
@@ -170,7 +170,7 @@ fn killed_for(k: KilledFor) -> Value {
 }
 
 /// `awaiting_input`, and `prompt` when it is true (SPEC section 13).
-fn input_fields(m: &mut Map<String, Value>, input: crate::agents::InputState) {
+fn input_fields(m: &mut Map<String, Value>, input: crate::process::agents::InputState) {
     m.insert("awaiting_input".into(), Value::Bool(input.awaiting()));
     if let Some(p) = input.0 {
         m.insert("prompt".into(), Value::from(String::from(p)));

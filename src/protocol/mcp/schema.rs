@@ -2,7 +2,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::config::SIDE_EFFECTS;
+use crate::base::config::SIDE_EFFECTS;
 
 pub(super) fn int_prop(description: &str) -> Value {
     json!({"type": "integer", "minimum": 0, "description": description})

@@ -9,12 +9,12 @@ use serde_json::Value;
 
 use super::args::{missing, show, Args};
 use super::schema::*;
-use crate::call::Call;
-use crate::config::TRANSPORT_CEILING_MS;
-use crate::engine::{Engine, ExecArgs, ReadArgs};
-use crate::results::{Answer, ErrorKind, ToolError};
-use crate::ring::Streams;
-use crate::trusted::execute::ShellExecArgs;
+use crate::base::config::TRANSPORT_CEILING_MS;
+use crate::base::ring::Streams;
+use crate::tools::call::Call;
+use crate::tools::engine::{Engine, ExecArgs, ReadArgs};
+use crate::tools::results::{Answer, ErrorKind, ToolError};
+use crate::tools::shell_execute::ShellExecArgs;
 
 pub(super) struct ToolDef {
     pub(super) name: &'static str,
@@ -210,7 +210,7 @@ fn exec(a: &Args<'_>) -> Parsed {
         timeout_ms: a.uint("timeout_ms")?,
         max_output_bytes: a.uint("max_output_bytes")?,
         tail_lines: a.uint("tail_lines")?,
-        agent: crate::agents::ExecExtras {
+        agent: crate::process::agents::ExecExtras {
             tty: a.boolean("tty")?.unwrap_or(false),
             rows: a.uint("rows")?,
             cols: a.uint("cols")?,

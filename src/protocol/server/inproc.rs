@@ -8,17 +8,17 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::{start_engine, Server};
-use crate::config::Config;
-use crate::jsonrpc;
-use crate::mcp;
-use crate::transport::{self, Input, MemoryClient};
+use crate::base::config::Config;
+use crate::protocol::jsonrpc;
+use crate::protocol::mcp;
+use crate::protocol::transport::{self, Input, MemoryClient};
 
 /// Runs a server over the in-memory transport on its own thread, for in-process protocol
 /// tests. At end of input it waits up to `drain` for calls in flight, then closes its
 /// outbox (the client's receiver then disconnects). Processes are not stopped.
 pub fn serve_in_memory(config: Config, drain: Duration) -> io::Result<MemoryClient> {
-    let marker_prefix = crate::stamp::new_marker_prefix();
-    crate::guardian::configure(marker_prefix.clone());
+    let marker_prefix = crate::base::stamp::new_marker_prefix();
+    crate::process::guardian::configure(marker_prefix.clone());
     let engine = start_engine(Arc::new(config), marker_prefix)
         .map_err(|_| io::Error::other("the engine did not start (see stderr)"))?;
     let (outbox, input, client) = transport::memory()?;
@@ -38,17 +38,17 @@ pub fn serve_in_memory(config: Config, drain: Duration) -> io::Result<MemoryClie
 /// would (`initialize`, then `tools/call`). Returns the call's `CallToolResult`, after
 /// stopping whatever the call left running; a JSON-RPC error comes back as `Err`.
 pub(crate) fn call_once(config: Config, tool: &str, arguments: Value) -> Result<Value, String> {
-    crate::log::set_level(config.log_level);
-    if let Err(e) = crate::sys::set_dumpable(false) {
+    crate::base::log::set_level(config.log_level);
+    if let Err(e) = crate::base::sys::set_dumpable(false) {
         crate::warn!("cannot mark the process non-dumpable: {e}");
     }
-    crate::sys::cloexec_from(3);
-    let marker_prefix = crate::stamp::new_marker_prefix();
-    crate::guardian::configure(marker_prefix.clone());
+    crate::base::sys::cloexec_from(3);
+    let marker_prefix = crate::base::stamp::new_marker_prefix();
+    crate::process::guardian::configure(marker_prefix.clone());
     // Like the binary's server (SPEC section 15): every child of this process is the
     // call's, so whatever the command left, wherever it moved, ends with the call.
-    crate::tree::claim_children();
-    let _ = crate::sys::set_child_subreaper();
+    crate::process::tree::claim_children();
+    let _ = crate::base::sys::set_child_subreaper();
     let engine = start_engine(Arc::new(config), marker_prefix)
         .map_err(|_| "the engine did not start (see above)".to_string())?;
     let (outbox, input, client) =

@@ -8,10 +8,10 @@ use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use super::{CallEra, ReplyTo, Server, BIG_LINE};
-use crate::call::{Call, Cancel, Done, Progress, Responder};
-use crate::engine::BadCommand;
-use crate::jsonrpc::{self, RequestId};
-use crate::mcp;
+use crate::protocol::jsonrpc::{self, RequestId};
+use crate::protocol::mcp;
+use crate::tools::call::{Call, Cancel, Done, Progress, Responder};
+use crate::tools::engine::BadCommand;
 
 impl Server {
     pub(super) fn tools_call(
@@ -21,8 +21,8 @@ impl Server {
         arguments: Option<&RawValue>,
         to: &ReplyTo,
         era: CallEra,
-    ) -> Result<Option<(usize, crate::pool::Job)>, Value> {
-        let compat = self.engine.config.api == crate::config::Api::V1_1;
+    ) -> Result<Option<(usize, crate::base::pool::Job)>, Value> {
+        let compat = self.engine.config.api == crate::base::config::Api::V1_1;
         let name = match params.get("name") {
             // 1.1 names `exec` `execute` (and has no `exec`).
             Some(Value::String(n)) if compat => match mcp::compat::our_tool(n) {
@@ -189,14 +189,14 @@ impl Server {
                         // Refused before the tool saw it: still an attempt, still audited.
                         engine.audit_bad_arguments(tool, BadCommand::Missing, &message);
                     }
-                    call.answer(Err(crate::results::ToolError::new(
-                        crate::results::ErrorKind::InvalidArgument,
+                    call.answer(Err(crate::tools::results::ToolError::new(
+                        crate::tools::results::ErrorKind::InvalidArgument,
                         message,
                     )))
                 }
             }
             if big {
-                crate::sys::release_free_memory();
+                crate::base::sys::release_free_memory();
             }
         };
         match to {
@@ -216,7 +216,7 @@ impl Server {
 fn tool_arguments(name: &str) -> &'static [String] {
     static NAMES: std::sync::OnceLock<Vec<(String, Vec<String>)>> = std::sync::OnceLock::new();
     let all = NAMES.get_or_init(|| {
-        let list = mcp::tools_list(crate::config::ALL_TOOLS, mcp::LATEST);
+        let list = mcp::tools_list(crate::base::config::ALL_TOOLS, mcp::LATEST);
         list["tools"]
             .as_array()
             .into_iter()

@@ -39,7 +39,7 @@
 
 use std::ffi::OsString;
 
-use super::gitfiles::{gitlinks, parse_config};
+use crate::policy::trusted::git::files::{gitlinks, parse_config};
 use std::path::{Path, PathBuf};
 
 /// Command-scope configuration forced on every trusted-mode process: `(key, value)`.
@@ -256,18 +256,18 @@ fn read_regular(path: &Path) -> Result<Option<Vec<u8>>, String> {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => return Ok(None),
-        Err(e) => return cannot(crate::config::plain_io(&e)),
+        Err(e) => return cannot(crate::base::config::plain_io(&e)),
     };
     match file.metadata() {
         Ok(m) if m.is_file() && m.len() <= MAX_READ => {}
         Ok(m) if m.is_file() => return cannot(format!("larger than {MAX_READ} bytes")),
         Ok(_) => return cannot("not a regular file".into()),
-        Err(e) => return cannot(crate::config::plain_io(&e)),
+        Err(e) => return cannot(crate::base::config::plain_io(&e)),
     }
     let mut bytes = Vec::new();
     match file.take(MAX_READ).read_to_end(&mut bytes) {
         Ok(_) => Ok(Some(bytes)),
-        Err(e) => cannot(crate::config::plain_io(&e)),
+        Err(e) => cannot(crate::base::config::plain_io(&e)),
     }
 }
 
@@ -491,7 +491,7 @@ const GLOBAL_WITH_VALUE: &[&str] = &["--namespace", "--super-prefix", "--attr-so
 /// directories, submodules'), their work trees, the `gitdir:` files and the configuration
 /// files with their includes. `Err` the complete refusal.
 pub fn check_git(cwd: &Path, args: &[String]) -> Result<Vec<PathBuf>, String> {
-    let refuse = |e: String| format!("{}{e}", crate::trusted::rules::PREFIX);
+    let refuse = |e: String| format!("{}{e}", crate::policy::trusted::rules::PREFIX);
     let mut start = cwd.to_path_buf();
     let mut repositories: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
     let mut work_trees: Vec<PathBuf> = Vec::new();
@@ -648,7 +648,7 @@ pub fn is_multi_call(resolved: &str) -> bool {
         .next()
         .unwrap_or(resolved)
         .to_lowercase();
-    crate::trusted::names::derived_names(&base)
+    crate::policy::trusted::names::derived_names(&base)
         .iter()
         .any(|n| matches!(n.as_str(), "busybox" | "toybox" | "coreutils"))
 }
@@ -657,7 +657,7 @@ pub fn is_multi_call(resolved: &str) -> bool {
 /// program but git and the [`READERS`].
 pub fn is_writer(program: &str) -> bool {
     let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
-    !crate::trusted::names::derived_names(&base)
+    !crate::policy::trusted::names::derived_names(&base)
         .iter()
         .any(|n| READERS.contains(&n.as_str()) || n == "git" || n.starts_with("git-"))
 }
@@ -667,7 +667,7 @@ pub fn is_writer(program: &str) -> bool {
 /// which only keep files from being written.
 fn path_arguments<'a>(program: &str, args: &'a [String]) -> Vec<&'a String> {
     let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
-    let zip = crate::trusted::names::derived_names(&base)
+    let zip = crate::policy::trusted::names::derived_names(&base)
         .iter()
         .any(|n| n == "zip");
     let is_exclude = |a: &str| {
@@ -753,13 +753,13 @@ pub fn check_writer(cwd: &Path, program: &str, args: &[String]) -> Result<(), St
                 return Err(format!(
                     "{}write into a git directory ({text} is a git directory: its config and \
                      hooks would make a later git command run code)",
-                    crate::trusted::rules::PREFIX
+                    crate::policy::trusted::rules::PREFIX
                 ));
             }
-            super::check_git_directories(cwd, text).map_err(|e| {
+            crate::policy::trusted::check_git_directories(cwd, text).map_err(|e| {
                 format!(
                     "{}write into a git directory ({})",
-                    crate::trusted::rules::PREFIX,
+                    crate::policy::trusted::rules::PREFIX,
                     e.trim_start_matches("Redirection target ")
                 )
             })?;

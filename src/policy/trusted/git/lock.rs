@@ -123,7 +123,7 @@ fn conflict(claim: &Claim, other: &str, (mine, theirs): (&Path, &Path)) -> Strin
          ({git} and {writer}: {git} uses {}, {writer} may write in {}, and {writer} could \
          change the repository's configuration after it was checked); run them one after the \
          other",
-        crate::trusted::rules::PREFIX,
+        crate::policy::trusted::rules::PREFIX,
         used.display(),
         tree.display()
     )

@@ -43,8 +43,8 @@
 //! `--max` then `-O P`), options end at `--end-of-options`, and `git grep` stops at its first
 //! operand as git's does (`(` and `)` are its options, not operands).
 
-use super::git_tables::{grammar_for, DENIED, KNOWN, STRATEGIES};
-use crate::trusted::getopt::Item;
+use crate::policy::trusted::getopt::Item;
+use crate::policy::trusted::git::tables::{grammar_for, DENIED, KNOWN, STRATEGIES};
 
 const CONFIG_OVERRIDE: &str = "git command-scoped config";
 const CONFIG: &str = "git config";
@@ -128,7 +128,7 @@ fn globals(args: &[String]) -> Result<Globals, String> {
                 .map(|(_, v)| v)
                 .or_else(|| args.get(i + 1).map(String::as_str))
                 .unwrap_or("");
-            if crate::trusted::gitguard::names_git_dir(value) {
+            if crate::policy::trusted::git::guard::names_git_dir(value) {
                 return Err(format!(
                     "write into a git directory (--work-tree {value}: git would write the \
                      work tree's files into a git directory)"
@@ -246,12 +246,12 @@ pub fn check(args: &[String]) -> Result<(), String> {
         return Err(EXTERNAL.to_string());
     }
     if name == "send-email" {
-        let reasons = super::git_send_email::Reasons {
+        let reasons = crate::policy::trusted::git::send_email::Reasons {
             program: EXTERNAL,
             editor: EDITOR,
         };
-        let left = super::git_send_email::check(rest, &reasons)?;
-        if let Some(reason) = crate::trusted::gitguard::git_write_reason(name, rest) {
+        let left = crate::policy::trusted::git::send_email::check(rest, &reasons)?;
+        if let Some(reason) = crate::policy::trusted::git::guard::git_write_reason(name, rest) {
             return Err(reason);
         }
         // The rest goes to `git format-patch`.
@@ -297,7 +297,7 @@ pub fn check(args: &[String]) -> Result<(), String> {
     if external {
         return Err(EXTERNAL.to_string());
     }
-    if let Some(reason) = crate::trusted::gitguard::git_write_reason(name, rest) {
+    if let Some(reason) = crate::policy::trusted::git::guard::git_write_reason(name, rest) {
         return Err(reason);
     }
     // Merge strategies other than git's own run a git-merge-<name> program.

@@ -5,7 +5,7 @@
 //! An option missing from a table is read as taking no value, so the argument after it is
 //! still examined: an incomplete table can only refuse more, never less.
 
-use crate::trusted::getopt::{Arg, Grammar};
+use crate::policy::trusted::getopt::{Arg, Grammar};
 
 use Arg::{No, Optional as Opt, Required as Req};
 

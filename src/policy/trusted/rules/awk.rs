@@ -15,7 +15,7 @@
 //! their values are data.
 
 use super::awk_scan::{raw_awk_danger, scan_awk, AwkScan};
-use crate::trusted::getopt::{Arg, Grammar, Item};
+use crate::policy::trusted::getopt::{Arg, Grammar, Item};
 
 const REASON: &str = "awk external access";
 

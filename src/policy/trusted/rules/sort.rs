@@ -9,7 +9,7 @@
 //! `--files0-from` (reads the file list from a file). An ambiguous prefix that could be one
 //! of them (`--c`) is refused too; sort would refuse it anyway.
 
-use crate::trusted::getopt::{Arg, Grammar};
+use crate::policy::trusted::getopt::{Arg, Grammar};
 
 const REASON: &str = "sort external program or path option";
 

@@ -29,7 +29,7 @@
 //! only its file-selection options (`-C`, `--exclude`...) from one, none of which runs a
 //! program.
 
-use crate::trusted::getopt::{Arg, Grammar, Item};
+use crate::policy::trusted::getopt::{Arg, Grammar, Item};
 
 const REASON: &str = "tar command execution option";
 const MULTI_VOLUME: &str = "tar multi-volume mode (its volume prompt runs a shell)";

@@ -1,0 +1,23 @@
+//! The base layer: what every other layer stands on, importing nothing of ours.
+//!
+//! System calls behind safe wrappers (`sys`, the only place with `unsafe`), output byte
+//! rings with sequence numbers (`ring`), configuration as plain data (`config`: the `Config`
+//! that the option parser in `protocol::options` builds and every layer reads), limits as
+//! data (`limits`), time stamps and ids (`stamp`), logging to stderr (`log`), clients'
+//! request timeouts (`clients`), the fixed worker pool (`pool`), the JSON text writer
+//! (`json`) and escape-sequence removal (`ansi`).
+//!
+//! May import: the standard library and the crates in `Cargo.toml`; within the crate, only
+//! other modules of `base`. Everything above may import it.
+
+pub mod ansi;
+pub mod clients;
+pub mod config;
+pub mod json;
+pub mod limits;
+#[macro_use]
+pub mod log;
+pub mod pool;
+pub mod ring;
+pub mod stamp;
+pub mod sys;

@@ -1,0 +1,16 @@
+//! git in trusted mode: a program runner whose programs are named by the files it reads,
+//! kept from running anything it was not asked to.
+//!
+//! `rules` reads git's argv with its own grammar (option tables in `tables`); `guard` gives
+//! every git stage its environment and checks every git directory it will use right before
+//! the spawn, reading configuration and index files as git does (`files`); `lock` keeps git
+//! apart from any program that may write in the same tree while it runs.
+//!
+//! May import: the rest of `policy::trusted` and `base`.
+
+pub mod files;
+pub mod guard;
+pub mod lock;
+pub mod rules;
+pub mod send_email;
+pub mod tables;

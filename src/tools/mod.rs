@@ -1,0 +1,18 @@
+//! The tools layer: what each tool does, as typed calls and typed answers.
+//!
+//! The shell-mode tools (`engine`: exec, read, write, wait, stop, ps, cleanup) and how an
+//! `exec` becomes a launch (`launch`, with shell mode's checks in `policy`), trusted mode's
+//! `shell_execute` (`shell_execute`), the typed answers (`results`, no JSON here), one call
+//! in flight (`call`: cancellation, progress, the responder) and parked waits (`wait`: a call
+//! that waits holds no thread).
+//!
+//! May import: `process`, `policy` and `base`. No JSON and no protocol: the protocol layer
+//! turns answers into results.
+
+pub mod call;
+pub mod engine;
+pub mod launch;
+pub mod policy;
+pub mod results;
+pub mod shell_execute;
+pub mod wait;
