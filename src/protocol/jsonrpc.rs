@@ -12,7 +12,7 @@ mod scan;
 
 pub use crate::base::json::{json_len_estimate, write_str, write_value, write_value_in_string};
 pub use raw::*;
-pub use scan::{scan_id, IdScan};
+pub use scan::IdScan;
 
 /// Invalid JSON (or not UTF-8).
 pub const PARSE_ERROR: i64 = -32700;
@@ -453,8 +453,11 @@ mod raw_tests {
         assert_eq!(id, json!("\u{fffd}"));
         let map = params_map(params, &["x"]).unwrap();
         assert_eq!(map["x"], json!("a\u{fffd}b😀\\ud800"));
-        assert_eq!(string_lenient(r#""\udbff""#).as_deref(), Some("\u{fffd}"));
-        assert_eq!(string_lenient("12"), None);
+        assert_eq!(
+            scan::string_lenient(r#""\udbff""#).as_deref(),
+            Some("\u{fffd}")
+        );
+        assert_eq!(scan::string_lenient("12"), None);
     }
 
     #[test]

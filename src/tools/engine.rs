@@ -15,7 +15,7 @@ use regex_lite::Regex;
 use crate::base::config::{Config, Mode, TRANSPORT_CEILING_MS};
 use crate::base::pool::Pool;
 use crate::base::ring::{ReadReq, Streams, STDERR, STDOUT};
-use crate::base::stamp::{rfc3339, IdGen};
+use crate::base::stamp::IdGen;
 use crate::base::sys;
 use crate::policy::audit::{self, Audit, Record, Redirections};
 use crate::policy::redact::Secrets;
@@ -26,8 +26,8 @@ use crate::process::table::Table;
 use crate::tools::call::{Call, Cancel, Progress};
 use crate::tools::policy::resolve_dir;
 use crate::tools::results::{
-    Answer, ErrorKind, ExecResult, KilledFor, Output, PsEntry, Snapshot, StopResult, ToolError,
-    WaitEnd, WaitResult, WriteResult,
+    Answer, ErrorKind, ExecResult, KilledFor, Output, Snapshot, StopResult, ToolError, WaitEnd,
+    WaitResult, WriteResult,
 };
 use crate::tools::wait::{park_write, Outcome, UntilWatch, WaitMode, Waits, Watch};
 
@@ -670,81 +670,6 @@ impl Engine {
                 respond.send(Some(Ok(Output::Stop(result))));
             }),
         );
-    }
-
-    /// `ps`.
-    pub fn ps(&self, include_completed: bool, limit: usize) -> Answer {
-        let now = Instant::now();
-        let mut list = Vec::new();
-        for proc in self.table.newest_first() {
-            if list.len() >= limit {
-                break;
-            }
-            let st = proc.lock();
-            let status = st.status();
-            if !include_completed && status != Status::Running {
-                continue;
-            }
-            let (exit_code, signal) = st.exit();
-            let (ended_at, duration) = match st.ended {
-                Some((at, wall)) => (
-                    Some(rfc3339(wall)),
-                    at.saturating_duration_since(proc.info.started),
-                ),
-                None => (None, now.saturating_duration_since(proc.info.started)),
-            };
-            let entry = PsEntry {
-                process_id: proc.info.id.clone(),
-                pid: proc.info.pid,
-                name: proc.info.name.clone(),
-                command: proc.info.command.clone(),
-                cwd: proc.info.cwd.clone(),
-                status,
-                exit_code,
-                signal,
-                started_at: rfc3339(proc.info.started_wall),
-                ended_at,
-                duration_ms: duration.as_millis() as u64,
-                stdout_bytes: st.output.bytes_total(STDOUT),
-                stderr_bytes: st.output.bytes_total(STDERR),
-                idle_ms: now.saturating_duration_since(st.last_output).as_millis() as u64,
-                latest_seq: st.output.latest_seq(),
-                stdin_error: st.stdin_error.clone(),
-                input: Default::default(),
-                processes: None,
-            };
-            drop(st);
-            let mut entry = entry;
-            entry.processes = match status {
-                Status::Running => proc.live_processes(),
-                _ => Some(0),
-            };
-            list.push((entry, proc));
-        }
-        // Whether each waits for input, with one pass over /proc for all of them.
-        let asked: Vec<(&Proc, bool)> = list
-            .iter()
-            .map(|(e, p)| (&**p, e.status == Status::Running))
-            .collect();
-        let states = crate::process::agents::input_states(&asked);
-        let list = list
-            .into_iter()
-            .zip(states)
-            .map(|((mut e, _), input)| {
-                e.input = input;
-                e
-            })
-            .collect();
-        Ok(Output::Ps(list))
-    }
-
-    /// `cleanup`.
-    pub fn cleanup(&self, completed_older_than_ms: u64, stopped_older_than_ms: u64) -> Answer {
-        let removed = self.table.cleanup(
-            Duration::from_millis(completed_older_than_ms),
-            Duration::from_millis(stopped_older_than_ms),
-        );
-        Ok(Output::Cleanup(removed))
     }
 }
 

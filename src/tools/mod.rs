@@ -13,6 +13,7 @@ pub mod call;
 pub mod engine;
 pub mod launch;
 pub mod policy;
+pub mod ps;
 pub mod results;
 pub mod shell_execute;
 pub mod wait;

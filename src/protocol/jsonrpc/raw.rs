@@ -8,6 +8,7 @@
 
 use std::fmt;
 
+use super::scan::{replace_lone_surrogates, string_lenient};
 use serde::de::{Deserializer as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -65,7 +66,7 @@ pub fn parse_line(line: &[u8]) -> Result<Line<'_>, Refused> {
             message: format!(
                 "Parse error: invalid JSON (nesting deeper than {MAX_DEPTH} at column {column})"
             ),
-            id: super::scan_id(line),
+            id: super::scan::scan_id(line),
         });
     }
     if raw.get().starts_with('[') {
@@ -151,18 +152,6 @@ pub fn to_value(raw: &RawValue) -> Result<Value, String> {
     }
 }
 
-/// The text of a raw JSON string (lone surrogates replaced by U+FFFD); `None` when `raw`
-/// is not a string.
-pub fn string_lenient(raw: &str) -> Option<String> {
-    if !raw.starts_with('"') {
-        return None;
-    }
-    match serde_json::from_str::<String>(raw) {
-        Ok(s) => Some(s),
-        Err(_) => serde_json::from_str(&replace_lone_surrogates(raw)?).ok(),
-    }
-}
-
 /// A raw value shown in a message: as compact JSON when short, else its first characters.
 pub fn show_raw(raw: &RawValue) -> String {
     let text = raw.get();
@@ -241,49 +230,6 @@ pub(super) fn count_nodes(text: &str) -> usize {
         i += 1;
     }
     nodes
-}
-
-/// `text` (valid JSON) with every `\uXXXX` escape of a lone surrogate replaced by `\ufffd`;
-/// `None` when there is none.
-fn replace_lone_surrogates(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let hex = |at: usize| -> Option<u32> {
-        let digits = text.get(at..at + 4)?;
-        u32::from_str_radix(digits, 16).ok()
-    };
-    let mut out: Option<String> = None;
-    let mut copied = 0;
-    let mut i = 0;
-    while let Some(off) = memchr::memchr(b'\\', &bytes[i..]) {
-        let at = i + off;
-        if bytes.get(at + 1) != Some(&b'u') {
-            i = at + 2; // Any other escape is two bytes (and `\\` must not start a `\u`).
-            continue;
-        }
-        let Some(unit) = hex(at + 2) else {
-            i = at + 2;
-            continue;
-        };
-        let paired_low = || {
-            bytes.get(at + 6) == Some(&b'\\')
-                && bytes.get(at + 7) == Some(&b'u')
-                && hex(at + 8).is_some_and(|l| (0xDC00..0xE000).contains(&l))
-        };
-        if (0xD800..0xDC00).contains(&unit) && paired_low() {
-            i = at + 12;
-        } else if (0xD800..0xE000).contains(&unit) {
-            let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
-            o.push_str(&text[copied..at]);
-            o.push_str("\\ufffd");
-            copied = at + 6;
-            i = at + 6;
-        } else {
-            i = at + 6;
-        }
-    }
-    let mut out = out?;
-    out.push_str(&text[copied..]);
-    Some(out)
 }
 
 /// Classifies one raw message, reading only the envelope: `params` stays raw.
