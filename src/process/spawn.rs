@@ -10,8 +10,6 @@ use std::path::PathBuf;
 use crate::base::config;
 use crate::base::sys::{self, SpawnSpec};
 use crate::policy::trusted::Stage;
-#[cfg(not(target_os = "linux"))]
-use crate::process::record::{self as process, EndReason};
 
 /// What is executed for one stage: the program, `argv[0]` and the arguments.
 pub struct StageCommand {
