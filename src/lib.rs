@@ -31,7 +31,6 @@
 #![deny(missing_docs)]
 
 // The layers, top to bottom; each imports only the layers below it (ARCHITECTURE.md).
-#[macro_use]
 pub(crate) mod base;
 pub(crate) mod policy;
 pub(crate) mod process;

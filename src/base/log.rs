@@ -65,22 +65,21 @@ pub fn write(level: Level, module: &str, args: std::fmt::Arguments<'_>) {
 }
 
 /// Logs at error level.
-#[macro_export]
 macro_rules! error {
     ($($arg:tt)*) => { $crate::base::log::write($crate::base::log::Level::Error, module_path!(), format_args!($($arg)*)) };
 }
 /// Logs at warn level.
-#[macro_export]
-macro_rules! warn {
+macro_rules! warn_ {
     ($($arg:tt)*) => { $crate::base::log::write($crate::base::log::Level::Warn, module_path!(), format_args!($($arg)*)) };
 }
 /// Logs at info level.
-#[macro_export]
 macro_rules! info {
     ($($arg:tt)*) => { $crate::base::log::write($crate::base::log::Level::Info, module_path!(), format_args!($($arg)*)) };
 }
 /// Logs at debug level.
-#[macro_export]
 macro_rules! debug {
     ($($arg:tt)*) => { $crate::base::log::write($crate::base::log::Level::Debug, module_path!(), format_args!($($arg)*)) };
 }
+
+// `warn` is also a built-in attribute: the macro is defined under another name.
+pub(crate) use {debug, error, info, warn_ as warn};

@@ -15,7 +15,6 @@ pub mod clients;
 pub mod config;
 pub mod json;
 pub mod limits;
-#[macro_use]
 pub mod log;
 pub mod pool;
 pub mod ring;

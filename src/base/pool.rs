@@ -64,6 +64,6 @@ fn run(job: Job) {
             .map(|s| s.to_string())
             .or_else(|| panic.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown panic".into());
-        crate::error!("a request handler panicked: {what}");
+        crate::base::log::error!("a request handler panicked: {what}");
     }
 }

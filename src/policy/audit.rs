@@ -369,7 +369,7 @@ impl Audit {
             }
         };
         if let Err(e) = result {
-            crate::warn!("cannot write the audit log: {e}");
+            crate::base::log::warn!("cannot write the audit log: {e}");
         }
     }
 }

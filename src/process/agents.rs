@@ -100,11 +100,11 @@ pub fn init(config: &Config) {
             None if !wanted => None,
             None => match Cgroups::probe(None) {
                 Ok(c) => {
-                    crate::info!("a {:?} cgroup per command holds its processes", c.version());
+                    crate::base::log::info!("a {:?} cgroup per command holds its processes", c.version());
                     Some(c)
                 }
                 Err(why) => {
-                    crate::info!(
+                    crate::base::log::info!(
                         "no cgroup per command ({why}); a command's processes are found through \
                          its process groups, its marker and the server's subreaper"
                     );
@@ -113,11 +113,11 @@ pub fn init(config: &Config) {
             },
             Some(max) => match Cgroups::probe(Some(max)) {
                 Ok(c) => {
-                    crate::info!("pids={max}: a {:?} pids cgroup per command", c.version());
+                    crate::base::log::info!("pids={max}: a {:?} pids cgroup per command", c.version());
                     Some(c)
                 }
                 Err(why) => {
-                    crate::warn!(
+                    crate::base::log::warn!(
                         "YIELDSHELL_LIMITS pids={max} is not enforced: no pids cgroup can be created ({why})"
                     );
                     None

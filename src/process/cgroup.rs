@@ -264,7 +264,7 @@ impl CommandGroup {
 impl Drop for CommandGroup {
     fn drop(&mut self) {
         if !self.remove() {
-            crate::warn!(
+            crate::base::log::warn!(
                 "cgroup {} is not empty yet; it stays until its last process ends",
                 self.dir.display()
             );

@@ -61,7 +61,7 @@ pub fn ensure_started() {
             Some(Mutex::new(pipe))
         }
         Err(e) => {
-            crate::warn!(
+            crate::base::log::warn!(
                 "cannot start the guardian ({e}); a SIGKILL of the server would leave its processes"
             );
             None

@@ -79,7 +79,7 @@ impl Ingest {
             let token = self.next.fetch_add(1, Ordering::Relaxed);
             sys::grow_pipe(&file, PIPE_BYTES);
             if let Err(e) = sys::set_nonblocking(file.as_fd()) {
-                crate::warn!("cannot make an output pipe non-blocking: {e}");
+                crate::base::log::warn!("cannot make an output pipe non-blocking: {e}");
             }
             // Watched only once its entry is in the map, so every event finds it.
             let mut entries = self.entries.lock();
@@ -97,7 +97,7 @@ impl Ingest {
                 None => Ok(()),
             };
             if let Err(e) = added {
-                crate::error!("cannot watch the output of {}: {e}", proc.info.id);
+                crate::base::log::error!("cannot watch the output of {}: {e}", proc.info.id);
                 if let Some(mut entry) = entries.remove(&token) {
                     drop(entries);
                     entry.proc.take_output(stream, &mut entry.filter, None);
@@ -112,7 +112,7 @@ fn run(epoll: &sys::Epoll, entries: &Mutex<HashMap<u64, Entry>>) {
     let mut ready = Vec::with_capacity(BATCH);
     loop {
         if let Err(e) = epoll.wait(&mut ready, BATCH, -1) {
-            crate::error!("epoll_wait failed: {e}");
+            crate::base::log::error!("epoll_wait failed: {e}");
             return;
         }
         for &token in &ready {

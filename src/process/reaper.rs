@@ -106,7 +106,7 @@ fn run(rx: Receiver<Cmd>, mut wake: UnixStream, leaders: Arc<Mutex<HashMap<u32, 
         // Round up, so that a deadline less than a millisecond away is not a busy loop.
         let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
         if let Err(e) = sys::poll_read2([Some(wake.as_fd()), None], ms) {
-            crate::error!("poll failed in the reaper: {e}");
+            crate::base::log::error!("poll failed in the reaper: {e}");
         }
         let mut drain = [0u8; 256];
         while matches!(wake.read(&mut drain), Ok(n) if n > 0) {}
@@ -138,18 +138,21 @@ fn run(rx: Receiver<Cmd>, mut wake: UnixStream, leaders: Arc<Mutex<HashMap<u32, 
             }
             match job {
                 Job::Timeout(grace) => {
-                    crate::info!("{} reached its timeout; sending SIGTERM", proc.info.id);
+                    crate::base::log::info!(
+                        "{} reached its timeout; sending SIGTERM",
+                        proc.info.id
+                    );
                     proc.set_reason(EndReason::TimedOut);
                     proc.signal(libc::SIGTERM);
                     follow.push((now + grace, Job::Kill, proc));
                 }
                 Job::Kill => {
-                    crate::info!("{} outlived its grace; sending SIGKILL", proc.info.id);
+                    crate::base::log::info!("{} outlived its grace; sending SIGKILL", proc.info.id);
                     proc.signal(libc::SIGKILL);
                     follow.push((now + FORCE_END_AFTER, Job::ForceEnd, proc));
                 }
                 Job::ForceEnd => {
-                    crate::warn!(
+                    crate::base::log::warn!(
                         "{}: a process we cannot see still holds its output pipes",
                         proc.info.id
                     );
@@ -176,7 +179,7 @@ fn reap_all(leaders: &Mutex<HashMap<u32, Arc<Proc>>>, awaiting: &mut Vec<Arc<Pro
             Ok(Some((pid, status))) => {
                 reaped = true;
                 if let Some(proc) = leaders.remove(&pid) {
-                    crate::debug!("{} stage {pid} exited: {status:?}", proc.info.id);
+                    crate::base::log::debug!("{} stage {pid} exited: {status:?}", proc.info.id);
                     proc.on_stage_exit(pid, status);
                     if proc.lock().leader.is_some()
                         && !awaiting.iter().any(|p| Arc::ptr_eq(p, &proc))
@@ -187,7 +190,7 @@ fn reap_all(leaders: &Mutex<HashMap<u32, Arc<Proc>>>, awaiting: &mut Vec<Arc<Pro
             }
             Ok(None) => return reaped,
             Err(e) => {
-                crate::error!("waitpid failed: {e}");
+                crate::base::log::error!("waitpid failed: {e}");
                 return reaped;
             }
         }

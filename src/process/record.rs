@@ -529,7 +529,7 @@ pub fn pump(proc: Arc<Proc>, stdout: Option<File>, stderr: Option<File>, secrets
         let ready = match sys::poll_read2(fds, -1) {
             Ok(r) => r,
             Err(e) => {
-                crate::warn!("poll on the pipes of {} failed: {e}", proc.info.id);
+                crate::base::log::warn!("poll on the pipes of {} failed: {e}", proc.info.id);
                 break;
             }
         };

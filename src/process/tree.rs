@@ -489,6 +489,6 @@ pub fn watch_orphans() {
             note_orphans();
         });
     if let Err(e) = spawned {
-        crate::warn!("cannot start the orphan watch ({e}); orphans are announced to the guardian only at stops and ends");
+        crate::base::log::warn!("cannot start the orphan watch ({e}); orphans are announced to the guardian only at stops and ends");
     }
 }

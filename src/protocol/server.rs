@@ -78,7 +78,7 @@ impl Shutdown {
         if self.started.swap(true, Ordering::SeqCst) {
             return;
         }
-        crate::info!("shutting down: {why}");
+        crate::base::log::info!("shutting down: {why}");
         let this = self.clone();
         let spawned = std::thread::Builder::new()
             .name("shutdown".into())
@@ -112,7 +112,7 @@ impl Shutdown {
         if let Some(io) = self.io.lock().as_ref() {
             let deadline = (start + Duration::from_millis(1950)).max(Instant::now());
             if !io.join_writer(deadline) {
-                crate::warn!("stdout did not take every answer in time; exiting anyway");
+                crate::base::log::warn!("stdout did not take every answer in time; exiting anyway");
             }
         }
         std::process::exit(0);
@@ -123,13 +123,13 @@ impl Shutdown {
 pub fn run(config: Config) -> std::process::ExitCode {
     crate::base::log::set_level(config.log_level);
     for warning in crate::protocol::startup::warnings(&config) {
-        crate::warn!("{warning}");
+        crate::base::log::warn!("{warning}");
     }
     // Non-dumpable before anything starts (the guardian sets it for itself): no process of the same
     // user without CAP_SYS_PTRACE (or CAP_SYS_ADMIN, CAP_PERFMON, which also pass read-mode
     // checks) can trace the server or read its /proc environ and memory (SPEC 12).
     if let Err(e) = crate::base::sys::set_dumpable(false) {
-        crate::warn!("cannot mark the server non-dumpable: {e}");
+        crate::base::log::warn!("cannot mark the server non-dumpable: {e}");
     }
     crate::base::sys::tune_allocator();
     crate::base::sys::cloexec_from(3);
@@ -139,7 +139,7 @@ pub fn run(config: Config) -> std::process::ExitCode {
     // Every child of this process is the server's: orphans re-parented to it are ours.
     crate::process::tree::claim_children();
     if let Err(e) = crate::base::sys::set_child_subreaper() {
-        crate::warn!(
+        crate::base::log::warn!(
             "cannot become a child subreaper ({e}); orphaned descendants are reaped by init"
         );
     }
@@ -161,7 +161,7 @@ pub fn run(config: Config) -> std::process::ExitCode {
     let (outbox, input, io_threads) = match transport::stdio(config.max_queued_bytes, on_gone) {
         Ok(t) => t,
         Err(e) => {
-            crate::error!("cannot start the stdio threads: {e}");
+            crate::base::log::error!("cannot start the stdio threads: {e}");
             return std::process::ExitCode::from(1);
         }
     };
@@ -169,10 +169,10 @@ pub fn run(config: Config) -> std::process::ExitCode {
     let server = Server::new(engine, outbox);
     *shutdown.server.lock() = Some(Arc::downgrade(&server));
     if let Err(e) = start_signals(shutdown.clone()) {
-        crate::error!("cannot install signal handlers: {e}");
+        crate::base::log::error!("cannot install signal handlers: {e}");
         return std::process::ExitCode::from(1);
     }
-    crate::info!(
+    crate::base::log::info!(
         "yieldshell {} ready ({:?} mode)",
         env!("CARGO_PKG_VERSION"),
         config.mode
@@ -196,14 +196,14 @@ fn start_engine(
     let reaper = match Reaper::start() {
         Ok(r) => r,
         Err(e) => {
-            crate::error!("cannot start the reaper thread: {e}");
+            crate::base::log::error!("cannot start the reaper thread: {e}");
             return Err(std::process::ExitCode::from(1));
         }
     };
     let pool = match Pool::new(Pool::default_size()) {
         Ok(p) => p,
         Err(e) => {
-            crate::error!("cannot start the worker threads: {e}");
+            crate::base::log::error!("cannot start the worker threads: {e}");
             return Err(std::process::ExitCode::from(1));
         }
     };
@@ -261,7 +261,7 @@ impl Server {
             };
             match item {
                 Input::TooLong { id } => {
-                    crate::warn!("input line longer than {MAX_LINE} bytes dropped");
+                    crate::base::log::warn!("input line longer than {MAX_LINE} bytes dropped");
                     self.send(jsonrpc::error(
                         id.as_ref().map(RequestId::value),
                         jsonrpc::INVALID_REQUEST,
@@ -283,7 +283,7 @@ impl Server {
     fn send(&self, message: Value) {
         let line = jsonrpc::to_line(&message);
         if crate::base::log::enabled(crate::base::log::Level::Debug) {
-            crate::debug!(
+            crate::base::log::debug!(
                 "-> {}",
                 String::from_utf8_lossy(&line[..line.len().min(500)])
             );
@@ -295,7 +295,7 @@ impl Server {
     fn send_for(&self, key: &str, message: Value) {
         let line = jsonrpc::to_line(&message);
         if crate::base::log::enabled(crate::base::log::Level::Debug) {
-            crate::debug!(
+            crate::base::log::debug!(
                 "-> {}",
                 String::from_utf8_lossy(&line[..line.len().min(500)])
             );
@@ -320,7 +320,7 @@ impl Server {
     /// the line, and only the members a method reads become values (`jsonrpc::parse_line`).
     fn dispatch_line(self: &Arc<Self>, line: Vec<u8>) {
         if crate::base::log::enabled(crate::base::log::Level::Debug) {
-            crate::debug!(
+            crate::base::log::debug!(
                 "<- {}",
                 String::from_utf8_lossy(&line[..line.len().min(500)])
             );
@@ -508,7 +508,7 @@ impl Server {
                 Answer::Now(Some(jsonrpc::error(None, jsonrpc::PARSE_ERROR, &message)))
             }
             IncomingRaw::Response => {
-                crate::warn!(
+                crate::base::log::warn!(
                     "dropped a response sent to the server: this server sends no requests"
                 );
                 Answer::Now(None)
@@ -599,14 +599,14 @@ impl Server {
             return;
         };
         if let Some(c) = self.inflight.lock().get(id.key()) {
-            crate::info!("request {} cancelled by the client", id.key());
+            crate::base::log::info!("request {} cancelled by the client", id.key());
             c.cancel();
         }
         // A call that answered left the in-flight set once its answer was queued: if the
         // client has not read it yet, it does not get it.
         let dropped = self.out.discard(id.key());
         if dropped > 0 {
-            crate::info!(
+            crate::base::log::info!(
                 "request {} cancelled by the client: dropped {dropped} bytes it had not read yet",
                 id.key()
             );

@@ -206,7 +206,7 @@ impl Outbox {
         if state.bytes <= queue.limit || state.closed {
             return;
         }
-        crate::info!(
+        crate::base::log::info!(
             "{} bytes of answers wait for the client to read stdout: not reading requests until they drain to {}",
             state.bytes,
             queue.limit
@@ -338,7 +338,7 @@ fn write_stdout(queue: &Queue, on_stdout_gone: impl FnOnce()) {
         drop(line);
         queue.written(bytes);
         if let Err(e) = result {
-            crate::info!("stdout is gone ({e})");
+            crate::base::log::info!("stdout is gone ({e})");
             // Nothing more can be written: refuse later lines and let waiters go.
             queue.close();
             on_stdout_gone();
@@ -364,7 +364,7 @@ pub fn read_lines(input: &mut dyn BufRead, tx: &Sender<Input>) {
                 Input::Line(std::mem::take(&mut buf))
             }
             Err(e) => {
-                crate::warn!("reading stdin failed: {e}");
+                crate::base::log::warn!("reading stdin failed: {e}");
                 return;
             }
         };

@@ -164,9 +164,9 @@ impl Engine {
         )?;
         let (sandbox, warning) = crate::policy::sandbox::Sandbox::new(&config)?;
         if let Some(w) = warning {
-            crate::warn!("{w}");
+            crate::base::log::warn!("{w}");
         }
-        crate::info!("{}", sandbox.status());
+        crate::base::log::info!("{}", sandbox.status());
         let waits = Waits::start(pool.clone())
             .map_err(|e| format!("cannot start the waits thread: {e}"))?;
         #[cfg(target_os = "linux")]

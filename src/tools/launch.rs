@@ -163,7 +163,7 @@ impl Engine {
         for &pgid in &started.pids {
             crate::process::guardian::announce(pgid, true);
         }
-        crate::info!(
+        crate::base::log::info!(
             "{id} started pid {pid} in {}: {}",
             proc.info.cwd,
             proc.info.command
@@ -226,7 +226,7 @@ impl Engine {
                 .stack_size(process::PUMP_STACK)
                 .spawn(move || process::pump(pump_proc, stdout, stderr, secrets));
             spawned.map(|_| ()).map_err(|e| {
-                crate::error!("cannot start the output thread of {}: {e}", proc.info.id);
+                crate::base::log::error!("cannot start the output thread of {}: {e}", proc.info.id);
                 proc.set_reason(EndReason::Failed);
                 proc.signal(libc::SIGKILL);
                 format!("cannot start an output thread: {e}")

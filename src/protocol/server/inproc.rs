@@ -40,7 +40,7 @@ pub fn serve_in_memory(config: Config, drain: Duration) -> io::Result<MemoryClie
 pub(crate) fn call_once(config: Config, tool: &str, arguments: Value) -> Result<Value, String> {
     crate::base::log::set_level(config.log_level);
     if let Err(e) = crate::base::sys::set_dumpable(false) {
-        crate::warn!("cannot mark the process non-dumpable: {e}");
+        crate::base::log::warn!("cannot mark the process non-dumpable: {e}");
     }
     crate::base::sys::cloexec_from(3);
     let marker_prefix = crate::base::stamp::new_marker_prefix();

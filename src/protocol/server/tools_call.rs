@@ -147,7 +147,9 @@ impl Server {
                             // Tagged with its id: a cancel that comes while it still waits
                             // for stdout drops it.
                             this.out.send_for(&key, line);
-                            crate::debug!("-> answer to request {key} queued: {bytes} bytes");
+                            crate::base::log::debug!(
+                                "-> answer to request {key} queued: {bytes} bytes"
+                            );
                         }
                         batch => {
                             let response =
