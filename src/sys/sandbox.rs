@@ -545,7 +545,7 @@ pub fn run_elsewhere<'a, T: Send + 'a>(
 }
 
 #[cfg(test)]
-mod run_elsewhere_tests {
+mod tests {
     use super::*;
 
     #[test]
