@@ -526,12 +526,13 @@ pub fn run_elsewhere<'a, T: Send + 'a>(
         }
         drop(done);
     });
-    // SAFETY: only the lifetime bound changes (same layout). The job and everything it
-    // borrows for 'a stay valid while it exists: this function does not return before
-    // `done`, the last part the job owns, is dropped (the `recv` loop below ends only on
-    // disconnection), whether the job ran, was dropped unrun on the other thread, was given
-    // back by `submit`, or panicked (caught inside the job). A job that is never dropped
-    // blocks this caller for good instead of outliving its borrows.
+    // The job and everything it borrows for 'a stay valid while it exists: this function
+    // does not return before `done`, the last part the job owns, is dropped (the `recv`
+    // loop below ends only on disconnection), whether the job ran, was dropped unrun on the
+    // other thread, was given back by `submit`, or panicked (caught inside the job). A job
+    // that is never dropped blocks this caller for good instead of outliving its borrows.
+    // SAFETY: only the lifetime bound changes (same layout), and the borrows outlive the
+    // job as said above.
     let job: Box<dyn FnOnce(Result<(), String>) + Send + 'static> =
         unsafe { std::mem::transmute(job) };
     if let Err(back) = submit(ErasedJob(job)) {
