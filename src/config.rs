@@ -156,6 +156,9 @@ pub struct Config {
     pub sandbox: crate::sandbox::SandboxMode,
     /// Network access of started processes (`YIELDSHELL_NETWORK`).
     pub network: crate::sandbox::Network,
+    /// A cgroup per command where one can be made (`YIELDSHELL_CGROUP`: `auto` or `off`;
+    /// `pids=` of `YIELDSHELL_LIMITS` needs one whatever this says).
+    pub cgroups: bool,
 }
 
 /// What `parse` decided.
@@ -398,6 +401,13 @@ const OPTIONS: &[Opt] = &[
         "YIELDSHELL_NETWORK",
         "allow",
         "allow, or deny: no TCP connect or bind for any process started (Landlock ABI 4)",
+    ),
+    opt(
+        "--cgroup",
+        "YIELDSHELL_CGROUP",
+        "auto",
+        "auto: each command in a cgroup of its own where one can be made (Linux), so stop \
+         reaches every process it started; off: not (pids= of --limits still makes one)",
     ),
 ];
 
@@ -710,6 +720,17 @@ fn build(
             .map_or("YIELDSHELL_NETWORK", |(n, _)| n);
         crate::sandbox::Network::parse(name, &r.text("YIELDSHELL_NETWORK"))?
     };
+    let cgroups = match r.text("YIELDSHELL_CGROUP").trim() {
+        "" | "auto" => true,
+        "off" => false,
+        other => {
+            let name = r.get("YIELDSHELL_CGROUP").map_or("YIELDSHELL_CGROUP", |(n, _)| n);
+            return Err(format!(
+                "invalid {name}={other:?}: expected auto (a cgroup per command where one can \
+                 be made) or off"
+            ));
+        }
+    };
     Ok(Config {
         mode,
         api,
@@ -750,6 +771,7 @@ fn build(
         noninteractive,
         sandbox,
         network,
+        cgroups,
     })
 }
 
