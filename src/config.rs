@@ -724,7 +724,9 @@ fn build(
         "" | "auto" => true,
         "off" => false,
         other => {
-            let name = r.get("YIELDSHELL_CGROUP").map_or("YIELDSHELL_CGROUP", |(n, _)| n);
+            let name = r
+                .get("YIELDSHELL_CGROUP")
+                .map_or("YIELDSHELL_CGROUP", |(n, _)| n);
             return Err(format!(
                 "invalid {name}={other:?}: expected auto (a cgroup per command where one can \
                  be made) or off"
