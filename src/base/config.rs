@@ -151,6 +151,9 @@ pub struct Config {
     pub sandbox: crate::base::config::SandboxMode,
     /// Network access of started processes (`YIELDSHELL_NETWORK`).
     pub network: crate::base::config::Network,
+    /// A cgroup per command where one can be made (`YIELDSHELL_CGROUP`: `auto` or `off`;
+    /// `pids=` of `YIELDSHELL_LIMITS` needs one whatever this says).
+    pub cgroups: bool,
 }
 
 /// Ceiling of every request-level wait, to stay under clients' 60 s request timeouts.

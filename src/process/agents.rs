@@ -94,8 +94,7 @@ static SETUP: OnceLock<Setup> = OnceLock::new();
 pub fn init(config: &Config) {
     SETUP.get_or_init(|| {
         let limits = config.limits;
-        let wanted = cfg!(target_os = "linux")
-            && std::env::var("YIELDSHELL_CGROUP").map_or(true, |v| v.trim() != "off");
+        let wanted = cfg!(target_os = "linux") && config.cgroups;
         let cgroups = match limits.pids {
             None if !wanted => None,
             None => match Cgroups::probe(None) {

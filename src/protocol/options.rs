@@ -257,6 +257,13 @@ const OPTIONS: &[Opt] = &[
         "allow",
         "allow, or deny: no TCP connect or bind for any process started (Landlock ABI 4)",
     ),
+    opt(
+        "--cgroup",
+        "YIELDSHELL_CGROUP",
+        "auto",
+        "auto: each command in a cgroup of its own where one can be made (Linux), so stop \
+         reaches every process it started; off: not (pids= of --limits still makes one)",
+    ),
 ];
 
 /// Parses the command line and the environment.
@@ -565,6 +572,19 @@ fn build(
             .map_or("YIELDSHELL_NETWORK", |(n, _)| n);
         crate::base::config::Network::parse(name, &r.text("YIELDSHELL_NETWORK"))?
     };
+    let cgroups = match r.text("YIELDSHELL_CGROUP").trim() {
+        "" | "auto" => true,
+        "off" => false,
+        other => {
+            let name = r
+                .get("YIELDSHELL_CGROUP")
+                .map_or("YIELDSHELL_CGROUP", |(n, _)| n);
+            return Err(format!(
+                "invalid {name}={other:?}: expected auto (a cgroup per command where one can \
+                 be made) or off"
+            ));
+        }
+    };
     Ok(Config {
         mode,
         api,
@@ -605,6 +625,7 @@ fn build(
         noninteractive,
         sandbox,
         network,
+        cgroups,
     })
 }
 

@@ -466,13 +466,15 @@ impl Engine {
         let mut output = read(&req);
         // Escaped as JSON, a control character takes six bytes: a smaller budget keeps the
         // result's text under 64 KiB whatever the bytes are (SPEC section 14).
+        // An operator who raised `YIELDSHELL_MAX_OUTPUT_BYTES` past it gets that much text.
+        let text_max = RESULT_TEXT_MAX.max(self.config.max_output_bytes);
         let mut budget = req.max_bytes;
         for _ in 0..3 {
             let cost = json_cost(&output.stdout) + json_cost(&output.stderr);
-            if cost <= RESULT_TEXT_MAX || budget <= 1 {
+            if cost <= text_max || budget <= 1 {
                 break;
             }
-            budget = (budget as u128 * RESULT_TEXT_MAX as u128 / cost as u128) as usize;
+            budget = (budget as u128 * text_max as u128 / cost as u128) as usize;
             budget = budget.max(1);
             output = read(&ReadReq {
                 max_bytes: budget,

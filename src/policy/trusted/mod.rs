@@ -342,6 +342,7 @@ impl Policy {
     /// ticket must be attached to the record once it is started.
     pub fn check_git_use(&self, cwd: &Path, stages: &[Stage]) -> Result<git::lock::Ticket, String> {
         let mut claims = Vec::new();
+        let mut git_checked: Vec<(&Stage, Vec<PathBuf>)> = Vec::new();
         for stage in stages {
             let resolved = std::fs::canonicalize(&stage.program)
                 .map(|p| p.display().to_string())
@@ -356,6 +357,7 @@ impl Policy {
             if names.iter().any(|n| is_git_program(n)) {
                 let mut roots = git::lock::roots(cwd, &stage.args);
                 roots.extend(git::guard::check_git(cwd, &stage.args)?);
+                git_checked.push((stage, roots.clone()));
                 claims.push(git::lock::Claim {
                     kind: git::lock::Kind::Git,
                     program,
@@ -379,7 +381,22 @@ impl Policy {
                 git::guard::check_writer(cwd, name, &stage.args)?;
             }
         }
-        git::lock::admit(claims)
+        let ticket = git::lock::admit(claims)?;
+        // The check above ran before the admission: a writer that started and ended in
+        // between may have changed what git reads. Admitted, no writer can start in these
+        // trees until git's record ends, so a second check sees what git will read.
+        for (stage, roots) in &git_checked {
+            let mut again = git::lock::roots(cwd, &stage.args);
+            again.extend(git::guard::check_git(cwd, &stage.args)?);
+            if again.iter().any(|r| !roots.contains(r)) {
+                return Err(format!(
+                    "{}git's repository changed while it was being checked (another call wrote \
+                     its configuration); run the command again",
+                    rules::PREFIX
+                ));
+            }
+        }
+        Ok(ticket)
     }
 
     /// Opens the redirection targets under `cwd`: (stdin source, stdout target).
