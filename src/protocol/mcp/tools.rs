@@ -62,9 +62,8 @@ pub(super) const TOOLS: &[ToolDef] = &[
             Longer output than max_output_bytes shows its start and end around a marker line \
             naming the since_seq that reads the rest. side_effects is required: declare every plausible \
             category, or [\"NONE\"] for read-only commands; calls declaring a blocked category are \
-            refused before anything runs (status failed_to_start). tty=true runs the command on a \
-            terminal (REPLs, tools that need one; stderr joins stdout, escapes are removed unless \
-            raw). A command that stops to ask for input returns at once with awaiting_input=true \
+            refused before anything runs (status failed_to_start). tty=true runs it on a terminal \
+            (REPLs). A command that stops to ask for input returns at once with awaiting_input=true \
             and its prompt: answer with write.",
         input: exec_input,
         output: exec_output,
@@ -83,8 +82,8 @@ pub(super) const TOOLS: &[ToolDef] = &[
             new output, with no gap and no repeat. Without since_seq it goes on where the last \
             answer for this process stopped; tail_lines returns only the newest lines. truncated=true means older \
             output was dropped from the buffer; capped=true means more output is available now. \
-            The first output is kept anyway: a read from the start returns it, then gap_from and \
-            gap_to name the positions that were dropped. awaiting_input=true (with prompt) means \
+            A read from the start still gets the first output, then gap_from/gap_to name what \
+            was dropped. awaiting_input=true (with prompt) means \
             the process is blocked reading its input.",
         input: read_input,
         output: read_output,
