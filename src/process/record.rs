@@ -404,6 +404,13 @@ impl Proc {
     /// without a cgroup, also to every marked or adopted descendant that left the groups.
     /// Returns false when nothing was left to signal.
     pub fn signal(&self, signal: i32) -> bool {
+        // Without a cgroup the strays are found by walking down from the stages: walk while
+        // the tree is whole, before the group's signal ends a parent and its children move
+        // to the server.
+        let outside = match self.info.agent.cgroup {
+            Some(_) => 0,
+            None => tree::signal_strays(&self.info.marker, &self.info.stages, signal),
+        };
         let sent_group = {
             let st = self.state.lock();
             if st.group_gone {
@@ -415,7 +422,6 @@ impl Proc {
         if self.info.agent.cgroup.is_some() {
             return sent_group | (self.info.agent.signal_cgroup(signal) > 0);
         }
-        let outside = tree::signal_strays(&self.info.marker, &self.info.stages, signal);
         sent_group || outside > 0
     }
 
