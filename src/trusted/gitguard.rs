@@ -210,16 +210,23 @@ fn check_config_file(path: &Path, depth: usize, used: &mut Vec<PathBuf>) -> Resu
         let lower = key.to_ascii_lowercase();
         if lower == "include.path" || (lower.starts_with("includeif.") && lower.ends_with(".path"))
         {
-            let target = if let Some(rest) = value.strip_prefix("~/") {
-                match std::env::var_os("HOME") {
-                    Some(home) => PathBuf::from(home).join(rest),
-                    None => continue,
-                }
-            } else {
-                let base = path.parent().unwrap_or(Path::new("/"));
-                base.join(value)
-            };
-            check_config_file(&target, depth + 1, used)?;
+            // git follows every include whatever its condition (`includeIf.<cond>.path`:
+            // `gitdir:`, `onbranch:`, `hasconfig:remote.*.url:` can all become true), so
+            // every one is followed here. git expands `~/` from `HOME`, `~user/` from the
+            // password database and `%(prefix)/` from its build: the checker could read
+            // another file than git would, so such a path is refused rather than skipped
+            // (a trusted-mode child has no `HOME`; REDTEAM3 `~root/..`).
+            if value.starts_with('~') || value.starts_with("%(") {
+                return Err(format!(
+                    "{REASON}? {} includes {value:?}, a path that git expands from the \
+                     password database, HOME or its installation prefix, so it cannot be \
+                     checked; write the include as an absolute path or one relative to the \
+                     including file",
+                    path.display()
+                ));
+            }
+            let base = path.parent().unwrap_or(Path::new("/"));
+            check_config_file(&base.join(value), depth + 1, used)?;
         }
     }
     Ok(())

@@ -342,8 +342,18 @@ impl Policy {
     /// (`gitguard`, REDTEAM findings 1 and 2); then the admission that keeps git and
     /// file-writing programs from running at the same time in one tree (`gitlock`). The
     /// ticket must be attached to the record once it is started.
-    pub fn check_git_use(&self, cwd: &Path, stages: &[Stage]) -> Result<gitlock::Ticket, String> {
+    ///
+    /// `stdout` is the call's output redirection: a writer of its target for every other call
+    /// (admitted before the target is opened), and refused beside a git stage of this call
+    /// that reads a file there.
+    pub fn check_git_use(
+        &self,
+        cwd: &Path,
+        stages: &[Stage],
+        stdout: Option<&str>,
+    ) -> Result<gitlock::Ticket, String> {
         let mut claims = Vec::new();
+        let mut git_reads: Vec<PathBuf> = Vec::new();
         for stage in stages {
             let resolved = std::fs::canonicalize(&stage.program)
                 .map(|p| p.display().to_string())
@@ -357,7 +367,11 @@ impl Policy {
             let program = stage.arg0.clone();
             if names.iter().any(|n| is_git_program(n)) {
                 let mut roots = gitlock::roots(cwd, &stage.args);
-                roots.extend(gitguard::check_git(cwd, &stage.args)?);
+                let reads = gitguard::check_git(cwd, &stage.args)?;
+                // What git reads below the working directory (its git directories and
+                // configuration files; not the work trees that hold the working directory).
+                git_reads.extend(reads.iter().filter(|r| !cwd.starts_with(r)).cloned());
+                roots.extend(reads);
                 claims.push(gitlock::Claim {
                     kind: gitlock::Kind::Git,
                     program,
@@ -381,7 +395,30 @@ impl Policy {
                 gitguard::check_writer(cwd, name, &stage.args)?;
             }
         }
-        gitlock::admit(claims)
+        let outside = match stdout {
+            Some(path) => {
+                let target = cwd.join(path);
+                if let Some(read) = git_reads
+                    .iter()
+                    .find(|r| target.starts_with(r) || r.starts_with(&target))
+                {
+                    return Err(format!(
+                        "{}Redirection target {path} is where git reads its repository \
+                         ({}) in the same command: git would read what the redirection \
+                         writes; redirect to a file outside the git directory",
+                        harden::PREFIX,
+                        read.display()
+                    ));
+                }
+                Some(gitlock::Claim {
+                    kind: gitlock::Kind::Writer,
+                    program: format!("the redirection > {path}"),
+                    roots: vec![target],
+                })
+            }
+            None => None,
+        };
+        gitlock::admit_with(claims, outside)
     }
 
     /// Opens the redirection targets under `cwd`: (stdin source, stdout target).

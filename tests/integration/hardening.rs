@@ -1135,3 +1135,100 @@ fn a_configuration_toggled_by_extraction_never_runs_a_program() {
     }
     assert_absent(&dir, "MARK");
 }
+
+/// REDTEAM3 escape 1: an include whose path git expands itself (`~user/` from the password
+/// database, `~/` from HOME, `%(prefix)/` from its build) is refused, never skipped; and every
+/// `includeIf` is followed whatever its condition. Sandbox on and off.
+#[test]
+fn includes_git_expands_itself_are_refused_and_every_include_if_is_followed() {
+    for extra in [&[][..], &[("YIELDSHELL_SANDBOX", "off")][..]] {
+        let dir = TempDir::new("git-include-expand");
+        let root = dir.path().display().to_string();
+        let marker = dir.path().join("marker");
+        plant(
+            &dir,
+            "evil.cfg",
+            &format!("[diff]\n\texternal = /usr/bin/touch {}\n", marker.display()),
+        );
+        plant(&dir, "x/placeholder", "");
+        plant(&dir, "a", "1\n");
+        plant(&dir, "b", "2\n");
+        let mut env = vec![("ALLOW_COMMANDS", WRITERS)];
+        env.extend_from_slice(extra);
+        let server = trusted(&dir, &env);
+        let diff = ["git", "--git-dir=x", "diff", "--no-index", "a", "b"];
+        for include in [
+            format!("~root/..{root}/evil.cfg"),
+            format!("~/..{root}/evil.cfg"),
+            "~".to_string(),
+            "%(prefix)/../evil.cfg".to_string(),
+        ] {
+            plant(
+                &dir,
+                "x/config",
+                &format!("[include]\n\tpath = {include}\n"),
+            );
+            refused_argv(&server, &diff, "", "cannot be checked");
+            assert!(!marker.exists(), "{include}: the external diff ran");
+        }
+        for condition in ["onbranch:zz", "gitdir:/nowhere/", "gitdir/i:/NOWHERE/"] {
+            plant(
+                &dir,
+                "x/config",
+                &format!("[includeIf \"{condition}\"]\n\tpath = ../evil.cfg\n"),
+            );
+            refused_argv(&server, &diff, "", "diff.external");
+        }
+        plant(
+            &dir,
+            "x/config",
+            "[includeIf \"hasconfig:remote.*.url:*\"]\n\tpath = ../evil.cfg\n",
+        );
+        refused_argv(&server, &diff, "", "diff.external");
+        assert!(!marker.exists(), "the external diff ran");
+    }
+}
+
+/// REDTEAM3 escape 2: a stage's output redirection writes its target from before the stage
+/// starts to its end, so it is a writer of that tree for every other call: a git of another
+/// call is not admitted beside it (it could check the truncated file and then read the
+/// filled one). In one call, `git log > out.txt` runs; a redirection into what that git reads
+/// is refused. Sandbox on and off.
+#[test]
+fn an_output_redirection_keeps_git_of_other_calls_out_of_its_tree() {
+    const LOCK: &str = "git cannot run at the same time as a program that may write files";
+    for extra in [&[][..], &[("YIELDSHELL_SANDBOX", "off")][..]] {
+        let dir = TempDir::new("git-redirect-lock");
+        repository(dir.path());
+        plant(&dir, "x/placeholder", "");
+        plant(&dir, "a", "1\n");
+        plant(&dir, "b", "2\n");
+        let sibling = TempDir::new("git-redirect-lock-sibling");
+        let mut env = vec![("ALLOW_COMMANDS", WRITERS)];
+        env.extend_from_slice(extra);
+        let server = trusted(&dir, &env);
+        let diff = ["git", "--git-dir=x", "diff", "--no-index", "a", "b"];
+        // A reader (cat) and git itself, each filling x/config from its open stdin.
+        for writer in ["cat > x/config", "git cat-file --batch > x/config"] {
+            let id = start_waiting(&server, writer, path_str(dir.path()));
+            refused_argv(&server, &diff, "", LOCK);
+            refused_argv(&server, &["git", "status"], "", LOCK);
+            let result = run_in(&server, &["git", "--version"], sibling.path());
+            assert!(!is_error(&result), "git elsewhere runs: {result}");
+            finish(&server, &id);
+            let result = run_in(&server, &diff, dir.path());
+            assert!(
+                !tool_text(&result).contains("at the same time"),
+                "the writer has ended: {result}"
+            );
+        }
+        // In one call, git's output may go into its own tree...
+        run_ok(&server, &["git", "log", "--oneline", ">", "out.txt"]);
+        let out = std::fs::read_to_string(dir.path().join("out.txt")).expect("out.txt");
+        assert!(out.contains("first"), "{out:?}");
+        // ...but not into the files that git reads.
+        let mut into_config = diff.to_vec();
+        into_config.extend([">", "x/config"]);
+        refused_argv(&server, &into_config, "", "where git reads its repository");
+    }
+}
