@@ -56,8 +56,14 @@ pub const FORCED_CONFIG: &[(&str, &str)] = &[
     ("credential.helper", ""),
     ("gpg.program", "gpg"),
     ("gpg.openpgp.program", "gpg"),
-    ("gpg.x509.program", "gpgsm"),
-    ("gpg.ssh.program", "ssh-keygen"),
+    // One signature program whatever the format the repository or a signature asks for:
+    // signing uses `gpg.format`'s program, verifying the program of the signature's own
+    // format (an x509 or ssh signature in a commit would start gpgsm or ssh-keygen), so
+    // only `gpg` ever runs, and only when the command asks and `gpg` is allowed
+    // (`rules::git::programs_started`).
+    ("gpg.format", "openpgp"),
+    ("gpg.x509.program", "gpg"),
+    ("gpg.ssh.program", "gpg"),
     ("gpg.ssh.defaultKeyCommand", ""),
     ("protocol.ext.allow", "never"),
     ("protocol.git.allow", "never"),
@@ -445,6 +451,33 @@ pub fn long_values<'a>(
     })
 }
 
+/// The files and directories that git subcommands write output into where they are told:
+/// `format-patch -o`, `bugreport -o`, `diagnose -o` (`--output-directory`), the file of
+/// `bundle create`. (`--output` and `archive -o` are refused outright by the rules.)
+pub fn output_paths(subcommand: &str, rest: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    match subcommand {
+        "format-patch" | "bugreport" | "diagnose" => {
+            out.extend(long_values(rest, "--output-directory", 10).map(str::to_string));
+            for (k, a) in rest.iter().enumerate() {
+                if a == "--" {
+                    break;
+                }
+                if a == "-o" {
+                    out.extend(rest.get(k + 1).cloned());
+                } else if let Some(v) = a.strip_prefix("-o") {
+                    out.push(v.to_string());
+                }
+            }
+        }
+        "bundle" if rest.first().is_some_and(|a| a == "create") => {
+            out.extend(rest[1..].iter().find(|a| !a.starts_with('-')).cloned());
+        }
+        _ => {}
+    }
+    out
+}
+
 /// Refusals of git subcommands that write files where they are told (text only; the file
 /// system is checked by [`check_git`]): `apply --unsafe-paths` (a patch may then create
 /// `.git/hooks/x`), `apply --directory`, `checkout-index --prefix` (a string prefix, so
@@ -456,6 +489,15 @@ pub fn git_write_reason(subcommand: &str, rest: &[String]) -> Option<String> {
              command run code)"
         ))
     };
+    if let Some(v) = output_paths(subcommand, rest)
+        .into_iter()
+        .find(|v| names_git_dir(v))
+    {
+        return reason(&format!(
+            "git {subcommand} writes its output into {v}, which must be outside any git \
+             directory"
+        ));
+    }
     match subcommand {
         "apply" => {
             if rest.iter().any(|a| {
@@ -556,6 +598,19 @@ pub fn check_git(cwd: &Path, args: &[String]) -> Result<Vec<PathBuf>, String> {
             );
         }
         _ => {}
+    }
+    if let Some((sub, tail)) = rest.split_first() {
+        for v in output_paths(sub, tail) {
+            let path = start.join(&v);
+            if inside_git_dir(&path) {
+                return Err(refuse(format!(
+                    "write into a git directory (git {sub} writes its output into {v}, inside \
+                     the git directory {}; its config and hooks would make a later git \
+                     command run code): write it outside the git directory",
+                    path.display()
+                )));
+            }
+        }
     }
     for tree in &work_trees {
         let text = tree.display().to_string();

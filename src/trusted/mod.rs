@@ -233,8 +233,49 @@ impl Policy {
             .collect::<Result<Vec<Stage>, String>>()?;
         for (stage, argv) in stages.iter().zip(&pipeline.stages) {
             self.check_identity(stage, argv)?;
+            self.check_git_started(stage, argv)?;
         }
         Ok(stages)
+    }
+
+    /// Refuses a git command for which git itself would start a program that is not on the
+    /// allowlist (its shell scripts, `man`, `gpg`: `rules::git::programs_started`). With the
+    /// kernel sandbox on, the program could not start anyway; with it off, nothing else
+    /// would stop it.
+    fn check_git_started(&self, stage: &Stage, argv: &[String]) -> Result<(), String> {
+        let program = argv.first().map(String::as_str).unwrap_or("");
+        let base = program.rsplit('/').next().unwrap_or(program);
+        if base != "git" && !base.starts_with("git-") {
+            return Ok(());
+        }
+        // git's programs (`--exec-path`) as installed beside this git: `<prefix>/bin/git`
+        // has them in `<prefix>/libexec/git-core` or `<prefix>/lib/git-core`; a
+        // `git-<name>` program is one of them.
+        let real = std::fs::canonicalize(&stage.program).unwrap_or_default();
+        let mut exec_dirs = Vec::new();
+        if let Some(dir) = real.parent() {
+            if base.starts_with("git-") {
+                exec_dirs.push(dir.to_path_buf());
+            }
+            if let Some(prefix) = dir.parent() {
+                exec_dirs.push(prefix.join("libexec/git-core"));
+                exec_dirs.push(prefix.join("lib/git-core"));
+            }
+        }
+        for started in rules::git::programs_started(base, &argv[1..], &exec_dirs) {
+            if self.allow.check(&started.program).is_err() {
+                return Err(format!(
+                    "{}git starts a program that is not on the allowlist: {} runs {} (git \
+                     starts it itself, so the allowlist must allow it, and the hardening \
+                     cannot check what it does); {}",
+                    harden::PREFIX,
+                    started.what,
+                    started.program,
+                    started.instead
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// A refusal by the allowlist, with what it allows (the next step for the caller).

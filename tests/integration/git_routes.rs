@@ -441,7 +441,7 @@ fn routes_refused_before_the_run_name_their_key() {
         (
             format!("[man]\n\tviewer = v\n[man \"v\"]\n\tcmd = {t}\n"),
             "man.viewer",
-            &["git", "help", "log"],
+            &["git", "status"],
         ),
         (
             format!("[browser \"b\"]\n\tcmd = {t}\n"),
