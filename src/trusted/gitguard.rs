@@ -69,6 +69,12 @@ pub const FORCED_CONFIG: &[(&str, &str)] = &[
     ("protocol.git.allow", "never"),
     ("safe.bareRepository", "explicit"),
     ("help.format", "man"),
+    // The default merge strategies: a repository's `resolve` or `octopus` is one of git's
+    // shell scripts (run by sh, past the allowlist when the kernel sandbox is off). With
+    // `ort` for both, a merge of several branches fails ("Not handling anything other than
+    // two heads merge") and nothing starts.
+    ("pull.twohead", "ort"),
+    ("pull.octopus", "ort"),
     // gpg is a program too: it runs only when the command asks for a signature (`-S`,
     // `--show-signature`, `verify-commit`...), never because the repository says so.
     ("commit.gpgSign", "false"),
