@@ -19,6 +19,11 @@
 //! lock, and an admitted stage stays registered from before it is spawned until its record
 //! ends ([`Ticket`]), so there is no moment where both could slip through. A conflict is a
 //! refusal naming the running process; the caller retries when it has ended.
+//!
+//! A call's output redirection is a writer of its target for every other call, whatever the
+//! program ([`admit_with`]): it is admitted before the target is opened and truncated, so a
+//! git of another call never checks the truncated file and then reads the filled one
+//! (REDTEAM3: `git cat-file blob X > x/config` beside `git --git-dir=x diff`).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
