@@ -177,7 +177,8 @@ fn check_trusted(
         "mode: trusted (allowlist: {}); checked as {form}",
         allowlist_text(config)
     ));
-    let stages = policy.check(&pipeline?)?;
+    let pipeline = pipeline?;
+    let stages = policy.check(&pipeline)?;
     for (i, stage) in stages.iter().enumerate() {
         let real =
             std::fs::canonicalize(&stage.program).unwrap_or_else(|_| stage.program.clone().into());
@@ -196,7 +197,11 @@ fn check_trusted(
         // The checks a call makes right before it starts: the git directories a git stage
         // would use, the paths a file-writing stage names. (The admission it returns is
         // released at once: nothing runs.)
-        policy.check_git_use(dir, &stages)?;
+        policy.check_git_use(
+            dir,
+            &stages,
+            pipeline.stdout.as_ref().map(|r| r.path.as_str()),
+        )?;
         sandbox.plan(dir, &stages)?;
     }
     report.line("redirection targets are checked when the call is made".into());

@@ -327,7 +327,11 @@ impl Engine {
                 let pipeline = tokenize::parse(&args.command)?;
                 launch.stages = policy.check(&pipeline)?;
                 launch.env = policy.env(&args.env)?;
-                launch.git_ticket = Some(policy.check_git_use(&launch.cwd, &launch.stages)?);
+                launch.git_ticket = Some(policy.check_git_use(
+                    &launch.cwd,
+                    &launch.stages,
+                    pipeline.stdout.as_ref().map(|r| r.path.as_str()),
+                )?);
                 let (input, output) = policy.open_redirects(&launch.cwd, &pipeline)?;
                 if let Some(f) = input {
                     if args.stdin.is_some() {

@@ -177,7 +177,11 @@ impl Engine {
             Ok(e) => e,
             Err(e) => return reject(a, e),
         };
-        let git_ticket = match policy.check_git_use(&cwd, &stages) {
+        let git_ticket = match policy.check_git_use(
+            &cwd,
+            &stages,
+            pipeline.stdout.as_ref().map(|r| r.path.as_str()),
+        ) {
             Ok(t) => t,
             Err(e) => return reject(a, e),
         };

@@ -527,7 +527,14 @@ fn finding_2_repository_programs_never_run_with_the_sandbox_off() {
     assert!(tool_text(&diff).contains("+two"), "{diff}");
     run_ok(&server, &["git", "commit", "-q", "-a", "-m", "second"]);
     run_ok(&server, &["git", "checkout", "-q", "-b", "other"]);
-    run_ok(&server, &["git", "log", "--show-signature", "-n", "1"]);
+    run_ok(&server, &["git", "log", "-n", "1"]);
+    // Asked for by the command, a signature check starts gpg, which is not allowed here.
+    refused_argv(
+        &server,
+        &["git", "log", "--show-signature", "-n", "1"],
+        "",
+        "runs gpg",
+    );
     let result = server.call(
         "shell_execute",
         json!({ "command": ["git", "fetch", "ext::touch MARK"] }),
@@ -585,7 +592,7 @@ fn attribute_selected_drivers_and_includes_are_refused() {
         (
             format!("[man]\n\tviewer = v\n[man \"v\"]\n\tcmd = \"touch {mark}\"\n"),
             "man.viewer",
-            &["git", "help", "log"],
+            &["git", "status"],
         ),
         (
             "[include]\n\tpath = ../inc.cfg\n".to_string(),
@@ -1134,4 +1141,223 @@ fn a_configuration_toggled_by_extraction_never_runs_a_program() {
         server.response(id, std::time::Duration::from_secs(120));
     }
     assert_absent(&dir, "MARK");
+}
+
+/// REDTEAM3 escape 1: an include whose path git expands itself (`~user/` from the password
+/// database, `~/` from HOME, `%(prefix)/` from its build) is refused, never skipped; and every
+/// `includeIf` is followed whatever its condition. Sandbox on and off.
+#[test]
+fn includes_git_expands_itself_are_refused_and_every_include_if_is_followed() {
+    for extra in [&[][..], &[("YIELDSHELL_SANDBOX", "off")][..]] {
+        let dir = TempDir::new("git-include-expand");
+        let root = dir.path().display().to_string();
+        let marker = dir.path().join("marker");
+        plant(
+            &dir,
+            "evil.cfg",
+            &format!("[diff]\n\texternal = /usr/bin/touch {}\n", marker.display()),
+        );
+        plant(&dir, "x/placeholder", "");
+        plant(&dir, "a", "1\n");
+        plant(&dir, "b", "2\n");
+        let mut env = vec![("ALLOW_COMMANDS", WRITERS)];
+        env.extend_from_slice(extra);
+        let server = trusted(&dir, &env);
+        let diff = ["git", "--git-dir=x", "diff", "--no-index", "a", "b"];
+        for include in [
+            format!("~root/..{root}/evil.cfg"),
+            format!("~/..{root}/evil.cfg"),
+            "~".to_string(),
+            "%(prefix)/../evil.cfg".to_string(),
+        ] {
+            plant(
+                &dir,
+                "x/config",
+                &format!("[include]\n\tpath = {include}\n"),
+            );
+            refused_argv(&server, &diff, "", "cannot be checked");
+            assert!(!marker.exists(), "{include}: the external diff ran");
+        }
+        for condition in ["onbranch:zz", "gitdir:/nowhere/", "gitdir/i:/NOWHERE/"] {
+            plant(
+                &dir,
+                "x/config",
+                &format!("[includeIf \"{condition}\"]\n\tpath = ../evil.cfg\n"),
+            );
+            refused_argv(&server, &diff, "", "diff.external");
+        }
+        plant(
+            &dir,
+            "x/config",
+            "[includeIf \"hasconfig:remote.*.url:*\"]\n\tpath = ../evil.cfg\n",
+        );
+        refused_argv(&server, &diff, "", "diff.external");
+        assert!(!marker.exists(), "the external diff ran");
+    }
+}
+
+/// REDTEAM3 escape 2: a stage's output redirection writes its target from before the stage
+/// starts to its end, so it is a writer of that tree for every other call: a git of another
+/// call is not admitted beside it (it could check the truncated file and then read the
+/// filled one). In one call, `git log > out.txt` runs; a redirection into what that git reads
+/// is refused. Sandbox on and off.
+#[test]
+fn an_output_redirection_keeps_git_of_other_calls_out_of_its_tree() {
+    const LOCK: &str = "git cannot run at the same time as a program that may write files";
+    for extra in [&[][..], &[("YIELDSHELL_SANDBOX", "off")][..]] {
+        let dir = TempDir::new("git-redirect-lock");
+        repository(dir.path());
+        plant(&dir, "x/placeholder", "");
+        plant(&dir, "a", "1\n");
+        plant(&dir, "b", "2\n");
+        let sibling = TempDir::new("git-redirect-lock-sibling");
+        let mut env = vec![("ALLOW_COMMANDS", WRITERS)];
+        env.extend_from_slice(extra);
+        let server = trusted(&dir, &env);
+        let diff = ["git", "--git-dir=x", "diff", "--no-index", "a", "b"];
+        // A reader (cat) and git itself, each filling x/config from its open stdin.
+        for writer in ["cat > x/config", "git cat-file --batch > x/config"] {
+            let id = start_waiting(&server, writer, path_str(dir.path()));
+            refused_argv(&server, &diff, "", LOCK);
+            refused_argv(&server, &["git", "status"], "", LOCK);
+            let result = run_in(&server, &["git", "--version"], sibling.path());
+            assert!(!is_error(&result), "git elsewhere runs: {result}");
+            finish(&server, &id);
+            let result = run_in(&server, &diff, dir.path());
+            assert!(
+                !tool_text(&result).contains("at the same time"),
+                "the writer has ended: {result}"
+            );
+        }
+        // In one call, git's output may go into its own tree...
+        run_ok(&server, &["git", "log", "--oneline", ">", "out.txt"]);
+        let out = std::fs::read_to_string(dir.path().join("out.txt")).expect("out.txt");
+        assert!(out.contains("first"), "{out:?}");
+        // ...but not into the files that git reads.
+        let mut into_config = diff.to_vec();
+        into_config.extend([">", "x/config"]);
+        refused_argv(&server, &into_config, "", "where git reads its repository");
+    }
+}
+
+/// Issue 16 (REDTEAM3 point 4): git starts programs of its own for some commands (its
+/// scripts, run by sh or perl; man for help pages; gpg for signatures). With the kernel
+/// sandbox off nothing else would stop them, so they are refused unless that program is
+/// allowed, naming the program and what to do instead. Sandbox on and off.
+#[test]
+fn programs_git_starts_itself_must_be_on_the_allowlist() {
+    for extra in [&[][..], &[("YIELDSHELL_SANDBOX", "off")][..]] {
+        let dir = TempDir::new("git-started");
+        repository(dir.path());
+        git(dir.path(), &["branch", "other"]);
+        git(dir.path(), &["tag", "-a", "-m", "t", "t1"]);
+        let mut env = vec![("ALLOW_COMMANDS", "git,cat")];
+        env.extend_from_slice(extra);
+        let server = trusted(&dir, &env);
+        let refused: &[(&[&str], &str)] = &[
+            (&["git", "submodule", "status"], "runs sh"),
+            (&["git", "request-pull", "HEAD", "."], "runs sh"),
+            (&["git", "merge", "-s", "octopus", "other"], "runs sh"),
+            (&["git", "merge", "--strategy=resolve", "other"], "runs sh"),
+            (&["git", "rebase", "-sresolve", "other"], "runs sh"),
+            (&["git", "merge", "-m", "m", "other", "t1"], "octopus"),
+            (&["git", "help", "log"], "runs man"),
+            (&["git", "log", "--help"], "runs man"),
+            (&["git", "--help", "log"], "runs man"),
+            (
+                &["git", "commit", "-S", "--allow-empty", "-m", "x"],
+                "runs gpg",
+            ),
+            (
+                &["git", "commit", "--gpg-sign=k", "--allow-empty", "-m", "x"],
+                "runs gpg",
+            ),
+            (&["git", "tag", "-s", "-m", "m", "t2"], "runs gpg"),
+            (&["git", "tag", "-u", "k", "-m", "m", "t2"], "runs gpg"),
+            (&["git", "tag", "-v", "t1"], "runs gpg"),
+            (&["git", "verify-commit", "HEAD"], "runs gpg"),
+            (&["git", "verify-tag", "t1"], "runs gpg"),
+            (&["git", "log", "--show-signature", "-1"], "runs gpg"),
+            (&["git", "log", "--format=%G?", "-1"], "runs gpg"),
+            (
+                &["git", "merge", "--verify-signatures", "other"],
+                "runs gpg",
+            ),
+        ];
+        for (argv, what) in refused {
+            refused_argv(
+                &server,
+                argv,
+                "",
+                "git starts a program that is not on the allowlist",
+            );
+            refused_argv(&server, argv, "", what);
+        }
+        // What does not start them runs.
+        for argv in [
+            &["git", "--help"][..],
+            &["git", "help", "-a"],
+            &["git", "log", "-S", "one", "-1"],
+            &["git", "log", "--format=%H %s", "-1"],
+            &["git", "commit", "--no-gpg-sign", "--allow-empty", "-m", "x"],
+            &["git", "merge", "-m", "m", "other"],
+        ] {
+            run_ok(&server, argv);
+        }
+        // Allowed, the program may be started (gpg itself then decides).
+        let mut env = vec![("ALLOW_COMMANDS", "git,gpg,man")];
+        env.extend_from_slice(extra);
+        let server = trusted(&dir, &env);
+        for argv in [
+            &["git", "verify-commit", "HEAD"][..],
+            &["git", "help", "log"],
+        ] {
+            let result = server.call("shell_execute", json!({ "command": argv }));
+            assert!(
+                !tool_text(&result).contains("not on the allowlist"),
+                "{argv:?}: {result}"
+            );
+        }
+    }
+}
+
+/// Issue 16 (REDTEAM3 point 5): git subcommands that write output where they are told may
+/// not write it into a git directory (named `.git` or not). Sandbox on and off.
+#[test]
+fn git_output_into_a_git_directory_is_refused() {
+    for extra in [&[][..], &[("YIELDSHELL_SANDBOX", "off")][..]] {
+        let dir = TempDir::new("git-output");
+        repository(dir.path());
+        git(dir.path(), &["init", "-q", "--bare", "bare"]);
+        let server = trusted(&dir, &{
+            let mut env = vec![("ALLOW_COMMANDS", "git")];
+            env.extend_from_slice(extra);
+            env
+        });
+        for argv in [
+            &["git", "bundle", "create", ".git/config", "HEAD"][..],
+            &["git", "bundle", "create", "bare/config", "HEAD"],
+            &["git", "bundle", "create", "-q", "./.GIT/x", "HEAD"],
+            &["git", "format-patch", "-o", ".git", "-1"],
+            &["git", "format-patch", "-obare/hooks", "-1"],
+            &["git", "format-patch", "--output-dir=.git/hooks", "-1"],
+            &["git", "bugreport", "-o", ".git"],
+            &["git", "diagnose", "--output-directory", "bare"],
+        ] {
+            refused_argv(&server, argv, "", "write into a git directory");
+        }
+        refused_argv(
+            &server,
+            &["git", "archive", "-o", ".git/x.tar", "HEAD"],
+            "",
+            "git file output",
+        );
+        let config = std::fs::read_to_string(dir.path().join(".git/config")).expect("config");
+        assert!(config.contains("[core]"), "{config}");
+        // Elsewhere they run.
+        run_ok(&server, &["git", "bundle", "create", "out.bundle", "HEAD"]);
+        run_ok(&server, &["git", "format-patch", "-o", "patches", "--root"]);
+        assert!(dir.path().join("out.bundle").exists());
+        assert!(dir.path().join("patches").is_dir());
+    }
 }

@@ -44,7 +44,7 @@ pub fn check(argv: &[String]) -> Result<(), String> {
         return Err(format!("Unsafe command name: {program}"));
     }
     let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
-    crate::policy::trusted::git::guard::check_writer_text(program, &argv[1..])
+    crate::policy::trusted::git::writers::check_writer_text(program, &argv[1..])
         .map_err(|reason| format!("{PREFIX}{reason}"))?;
     if let Some(verdict) = super::git::rules::check_dashed(&base, &argv[1..]) {
         return verdict.map_err(|reason| format!("{PREFIX}{reason}"));
@@ -78,8 +78,8 @@ pub fn check_resolved(argv: &[String], resolved: &str) -> Result<(), String> {
         return Ok(());
     }
     let written = argv.first().map(String::as_str).unwrap_or("");
-    if !crate::policy::trusted::git::guard::is_multi_call(resolved) {
-        crate::policy::trusted::git::guard::check_writer_text(resolved, &argv[1..])
+    if !crate::policy::trusted::git::writers::is_multi_call(resolved) {
+        crate::policy::trusted::git::writers::check_writer_text(resolved, &argv[1..])
             .map_err(|reason| format!("{PREFIX}{reason} ({written} is {resolved})"))?;
     }
     apply((name.clone(), policy), &argv[1..]).map_err(|reason| {

@@ -231,8 +231,49 @@ impl Policy {
             .collect::<Result<Vec<Stage>, String>>()?;
         for (stage, argv) in stages.iter().zip(&pipeline.stages) {
             self.check_identity(stage, argv)?;
+            self.check_git_started(stage, argv)?;
         }
         Ok(stages)
+    }
+
+    /// Refuses a git command for which git itself would start a program that is not on the
+    /// allowlist (its shell scripts, `man`, `gpg`: `rules::git::programs_started`). With the
+    /// kernel sandbox on, the program could not start anyway; with it off, nothing else
+    /// would stop it.
+    fn check_git_started(&self, stage: &Stage, argv: &[String]) -> Result<(), String> {
+        let program = argv.first().map(String::as_str).unwrap_or("");
+        let base = program.rsplit('/').next().unwrap_or(program);
+        if base != "git" && !base.starts_with("git-") {
+            return Ok(());
+        }
+        // git's programs (`--exec-path`) as installed beside this git: `<prefix>/bin/git`
+        // has them in `<prefix>/libexec/git-core` or `<prefix>/lib/git-core`; a
+        // `git-<name>` program is one of them.
+        let real = std::fs::canonicalize(&stage.program).unwrap_or_default();
+        let mut exec_dirs = Vec::new();
+        if let Some(dir) = real.parent() {
+            if base.starts_with("git-") {
+                exec_dirs.push(dir.to_path_buf());
+            }
+            if let Some(prefix) = dir.parent() {
+                exec_dirs.push(prefix.join("libexec/git-core"));
+                exec_dirs.push(prefix.join("lib/git-core"));
+            }
+        }
+        for started in git::rules::programs_started(base, &argv[1..], &exec_dirs) {
+            if self.allow.check(&started.program).is_err() {
+                return Err(format!(
+                    "{}git starts a program that is not on the allowlist: {} runs {} (git \
+                     starts it itself, so the allowlist must allow it, and the hardening \
+                     cannot check what it does); {}",
+                    rules::PREFIX,
+                    started.what,
+                    started.program,
+                    started.instead
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// A refusal by the allowlist, with what it allows (the next step for the caller).
@@ -340,15 +381,25 @@ impl Policy {
     /// (`gitguard`, REDTEAM findings 1 and 2); then the admission that keeps git and
     /// file-writing programs from running at the same time in one tree (`gitlock`). The
     /// ticket must be attached to the record once it is started.
-    pub fn check_git_use(&self, cwd: &Path, stages: &[Stage]) -> Result<git::lock::Ticket, String> {
+    ///
+    /// `stdout` is the call's output redirection: a writer of its target for every other call
+    /// (admitted before the target is opened), and refused beside a git stage of this call
+    /// that reads a file there.
+    pub fn check_git_use(
+        &self,
+        cwd: &Path,
+        stages: &[Stage],
+        stdout: Option<&str>,
+    ) -> Result<git::lock::Ticket, String> {
         let mut claims = Vec::new();
+        let mut git_reads: Vec<PathBuf> = Vec::new();
         let mut git_checked: Vec<(&Stage, Vec<PathBuf>)> = Vec::new();
         for stage in stages {
             let resolved = std::fs::canonicalize(&stage.program)
                 .map(|p| p.display().to_string())
                 .unwrap_or_else(|_| stage.program.clone());
             // A multi-call binary acts on the name it is run under.
-            let names: Vec<&str> = if git::guard::is_multi_call(&resolved) {
+            let names: Vec<&str> = if git::writers::is_multi_call(&resolved) {
                 vec![stage.arg0.as_str()]
             } else {
                 vec![stage.arg0.as_str(), resolved.as_str()]
@@ -356,14 +407,18 @@ impl Policy {
             let program = stage.arg0.clone();
             if names.iter().any(|n| is_git_program(n)) {
                 let mut roots = git::lock::roots(cwd, &stage.args);
-                roots.extend(git::guard::check_git(cwd, &stage.args)?);
+                let reads = git::guard::check_git(cwd, &stage.args)?;
+                // What git reads below the working directory (its git directories and
+                // configuration files; not the work trees that hold the working directory).
+                git_reads.extend(reads.iter().filter(|r| !cwd.starts_with(r)).cloned());
+                roots.extend(reads);
                 git_checked.push((stage, roots.clone()));
                 claims.push(git::lock::Claim {
                     kind: git::lock::Kind::Git,
                     program,
                     roots,
                 });
-            } else if names.iter().any(|n| git::guard::is_writer(n)) {
+            } else if names.iter().any(|n| git::writers::is_writer(n)) {
                 // Without the kernel sandbox, a writer may write anywhere (an archive's
                 // absolute member names, any program's computed paths).
                 let roots = if self.writes_confined {
@@ -378,10 +433,33 @@ impl Policy {
                 });
             }
             for name in &names {
-                git::guard::check_writer(cwd, name, &stage.args)?;
+                git::writers::check_writer(cwd, name, &stage.args)?;
             }
         }
-        let ticket = git::lock::admit(claims)?;
+        let outside = match stdout {
+            Some(path) => {
+                let target = cwd.join(path);
+                if let Some(read) = git_reads
+                    .iter()
+                    .find(|r| target.starts_with(r) || r.starts_with(&target))
+                {
+                    return Err(format!(
+                        "{}Redirection target {path} is where git reads its repository \
+                         ({}) in the same command: git would read what the redirection \
+                         writes; redirect to a file outside the git directory",
+                        rules::PREFIX,
+                        read.display()
+                    ));
+                }
+                Some(git::lock::Claim {
+                    kind: git::lock::Kind::Writer,
+                    program: format!("the redirection > {path}"),
+                    roots: vec![target],
+                })
+            }
+            None => None,
+        };
+        let ticket = git::lock::admit_with(claims, outside)?;
         // The check above ran before the admission: a writer that started and ended in
         // between may have changed what git reads. Admitted, no writer can start in these
         // trees until git's record ends, so a second check sees what git will read.

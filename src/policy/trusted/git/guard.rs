@@ -56,13 +56,25 @@ pub const FORCED_CONFIG: &[(&str, &str)] = &[
     ("credential.helper", ""),
     ("gpg.program", "gpg"),
     ("gpg.openpgp.program", "gpg"),
-    ("gpg.x509.program", "gpgsm"),
-    ("gpg.ssh.program", "ssh-keygen"),
+    // One signature program whatever the format the repository or a signature asks for:
+    // signing uses `gpg.format`'s program, verifying the program of the signature's own
+    // format (an x509 or ssh signature in a commit would start gpgsm or ssh-keygen), so
+    // only `gpg` ever runs, and only when the command asks and `gpg` is allowed
+    // (`rules::git::programs_started`).
+    ("gpg.format", "openpgp"),
+    ("gpg.x509.program", "gpg"),
+    ("gpg.ssh.program", "gpg"),
     ("gpg.ssh.defaultKeyCommand", ""),
     ("protocol.ext.allow", "never"),
     ("protocol.git.allow", "never"),
     ("safe.bareRepository", "explicit"),
     ("help.format", "man"),
+    // The default merge strategies: a repository's `resolve` or `octopus` is one of git's
+    // shell scripts (run by sh, past the allowlist when the kernel sandbox is off). With
+    // `ort` for both, a merge of several branches fails ("Not handling anything other than
+    // two heads merge") and nothing starts.
+    ("pull.twohead", "ort"),
+    ("pull.octopus", "ort"),
     // gpg is a program too: it runs only when the command asks for a signature (`-S`,
     // `--show-signature`, `verify-commit`...), never because the repository says so.
     ("commit.gpgSign", "false"),
@@ -210,23 +222,30 @@ fn check_config_file(path: &Path, depth: usize, used: &mut Vec<PathBuf>) -> Resu
         let lower = key.to_ascii_lowercase();
         if lower == "include.path" || (lower.starts_with("includeif.") && lower.ends_with(".path"))
         {
-            let target = if let Some(rest) = value.strip_prefix("~/") {
-                match std::env::var_os("HOME") {
-                    Some(home) => PathBuf::from(home).join(rest),
-                    None => continue,
-                }
-            } else {
-                let base = path.parent().unwrap_or(Path::new("/"));
-                base.join(value)
-            };
-            check_config_file(&target, depth + 1, used)?;
+            // git follows every include whatever its condition (`includeIf.<cond>.path`:
+            // `gitdir:`, `onbranch:`, `hasconfig:remote.*.url:` can all become true), so
+            // every one is followed here. git expands `~/` from `HOME`, `~user/` from the
+            // password database and `%(prefix)/` from its build: the checker could read
+            // another file than git would, so such a path is refused rather than skipped
+            // (a trusted-mode child has no `HOME`; REDTEAM3 `~root/..`).
+            if value.starts_with('~') || value.starts_with("%(") {
+                return Err(format!(
+                    "{REASON}? {} includes {value:?}, a path that git expands from the \
+                     password database, HOME or its installation prefix, so it cannot be \
+                     checked; write the include as an absolute path or one relative to the \
+                     including file",
+                    path.display()
+                ));
+            }
+            let base = path.parent().unwrap_or(Path::new("/"));
+            check_config_file(&base.join(value), depth + 1, used)?;
         }
     }
     Ok(())
 }
 
 /// True when `dir` looks like a git directory (`HEAD` with `objects`, `refs` or `config`).
-fn looks_like_git_dir(dir: &Path) -> bool {
+pub fn looks_like_git_dir(dir: &Path) -> bool {
     dir.join("HEAD").exists()
         && ["objects", "refs", "config", "commondir"]
             .iter()
@@ -438,6 +457,33 @@ pub fn long_values<'a>(
     })
 }
 
+/// The files and directories that git subcommands write output into where they are told:
+/// `format-patch -o`, `bugreport -o`, `diagnose -o` (`--output-directory`), the file of
+/// `bundle create`. (`--output` and `archive -o` are refused outright by the rules.)
+pub fn output_paths(subcommand: &str, rest: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    match subcommand {
+        "format-patch" | "bugreport" | "diagnose" => {
+            out.extend(long_values(rest, "--output-directory", 10).map(str::to_string));
+            for (k, a) in rest.iter().enumerate() {
+                if a == "--" {
+                    break;
+                }
+                if a == "-o" {
+                    out.extend(rest.get(k + 1).cloned());
+                } else if let Some(v) = a.strip_prefix("-o") {
+                    out.push(v.to_string());
+                }
+            }
+        }
+        "bundle" if rest.first().is_some_and(|a| a == "create") => {
+            out.extend(rest[1..].iter().find(|a| !a.starts_with('-')).cloned());
+        }
+        _ => {}
+    }
+    out
+}
+
 /// Refusals of git subcommands that write files where they are told (text only; the file
 /// system is checked by [`check_git`]): `apply --unsafe-paths` (a patch may then create
 /// `.git/hooks/x`), `apply --directory`, `checkout-index --prefix` (a string prefix, so
@@ -449,6 +495,15 @@ pub fn git_write_reason(subcommand: &str, rest: &[String]) -> Option<String> {
              command run code)"
         ))
     };
+    if let Some(v) = output_paths(subcommand, rest)
+        .into_iter()
+        .find(|v| names_git_dir(v))
+    {
+        return reason(&format!(
+            "git {subcommand} writes its output into {v}, which must be outside any git \
+             directory"
+        ));
+    }
     match subcommand {
         "apply" => {
             if rest.iter().any(|a| {
@@ -550,6 +605,19 @@ pub fn check_git(cwd: &Path, args: &[String]) -> Result<Vec<PathBuf>, String> {
         }
         _ => {}
     }
+    if let Some((sub, tail)) = rest.split_first() {
+        for v in output_paths(sub, tail) {
+            let path = start.join(&v);
+            if inside_git_dir(&path) {
+                return Err(refuse(format!(
+                    "write into a git directory (git {sub} writes its output into {v}, inside \
+                     the git directory {}; its config and hooks would make a later git \
+                     command run code): write it outside the git directory",
+                    path.display()
+                )));
+            }
+        }
+    }
     for tree in &work_trees {
         let text = tree.display().to_string();
         if names_git_dir(&text) || inside_git_dir(tree) {
@@ -568,136 +636,6 @@ pub fn check_git(cwd: &Path, args: &[String]) -> Result<Vec<PathBuf>, String> {
     Ok(used)
 }
 
-/// Programs that only read the files they name (or only remove them: removing cannot make
-/// git run anything): they may name `.git` paths. Not `tree` (`-o FILE`, and `-i` prints
-/// names alone), `less` (`-o FILE`) or `more`. Every other program may not, since any
-/// program can write a file (`uniq IN OUT`, `xxd -r`, `shuf -o`, `cc -o`, `openssl -out`,
-/// archive extraction...). git itself is judged by its own rules.
-const READERS: &[&str] = &[
-    "cat",
-    "tac",
-    "ls",
-    "dir",
-    "vdir",
-    "grep",
-    "egrep",
-    "fgrep",
-    "rg",
-    "ag",
-    "ack",
-    "head",
-    "tail",
-    "wc",
-    "stat",
-    "file",
-    "du",
-    "diff",
-    "cmp",
-    "md5sum",
-    "sha1sum",
-    "sha224sum",
-    "sha256sum",
-    "sha384sum",
-    "sha512sum",
-    "b2sum",
-    "cksum",
-    "sum",
-    "od",
-    "hexdump",
-    "hd",
-    "strings",
-    "readlink",
-    "realpath",
-    "basename",
-    "dirname",
-    "echo",
-    "printf",
-    "test",
-    "[",
-    "find",
-    "fd",
-    "fdfind",
-    "locate",
-    "which",
-    "nl",
-    "cut",
-    "tr",
-    "column",
-    "expand",
-    "jq",
-    "bat",
-    "batcat",
-    "namei",
-    "lsattr",
-    "getfacl",
-    "rm",
-    "rmdir",
-    "unlink",
-    "true",
-    "false",
-    "pwd",
-    "sleep",
-    "seq",
-];
-
-/// True when `resolved` is a multi-call binary (`busybox`, `toybox`, uutils' `coreutils`),
-/// which acts on the name it is run under: only that name is judged.
-pub fn is_multi_call(resolved: &str) -> bool {
-    let base = resolved
-        .rsplit('/')
-        .next()
-        .unwrap_or(resolved)
-        .to_lowercase();
-    crate::policy::trusted::names::derived_names(&base)
-        .iter()
-        .any(|n| matches!(n.as_str(), "busybox" | "toybox" | "coreutils"))
-}
-
-/// True when `program` (a name as written or a resolved path) may write files: every
-/// program but git and the [`READERS`].
-pub fn is_writer(program: &str) -> bool {
-    let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
-    !crate::policy::trusted::names::derived_names(&base)
-        .iter()
-        .any(|n| READERS.contains(&n.as_str()) || n == "git" || n.starts_with("git-"))
-}
-
-/// The arguments of a writer that name paths it may write: all but the patterns of
-/// `--exclude`-like options (`tar --exclude=.git`, `rsync --exclude .git`, zip's `-x` list),
-/// which only keep files from being written.
-fn path_arguments<'a>(program: &str, args: &'a [String]) -> Vec<&'a String> {
-    let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
-    let zip = crate::policy::trusted::names::derived_names(&base)
-        .iter()
-        .any(|n| n == "zip");
-    let is_exclude = |a: &str| {
-        let name = a.split_once('=').map_or(a, |(n, _)| n);
-        matches!(
-            name,
-            "--exclude" | "--exclude-dir" | "--ignore" | "--exclude-vcs"
-        )
-    };
-    let mut kept = Vec::new();
-    let mut zip_list = false;
-    for (k, a) in args.iter().enumerate() {
-        if zip {
-            if a == "-x" || a == "--exclude" {
-                zip_list = true;
-                continue;
-            }
-            if zip_list && !a.starts_with('-') {
-                continue;
-            }
-            zip_list = false;
-        }
-        let follows_exclude = k > 0 && !args[k - 1].contains('=') && is_exclude(&args[k - 1]);
-        if !(follows_exclude || (a.contains('=') && is_exclude(a))) {
-            kept.push(a);
-        }
-    }
-    kept
-}
-
 /// True when `text` names a `.git` directory or a repository named `*.git`.
 pub fn names_git_dir(text: &str) -> bool {
     let lower = text.to_ascii_lowercase();
@@ -705,67 +643,6 @@ pub fn names_git_dir(text: &str) -> bool {
         let after = &lower[at + 4..];
         after.is_empty() || after.starts_with('/') || after.starts_with('\\')
     })
-}
-
-/// Layer 3, on the text: a file-writing program may not name a `.git` path (as an operand,
-/// an option's value, or inside a script such as sed's `w .git/config`). `Err(reason)`.
-pub fn check_writer_text(program: &str, args: &[String]) -> Result<(), String> {
-    if !is_writer(program) {
-        return Ok(());
-    }
-    match path_arguments(program, args)
-        .into_iter()
-        .find(|a| names_git_dir(a))
-    {
-        Some(arg) => Err(format!(
-            "write into a git directory ({arg}: a file-writing program may not name a .git \
-             path, whose config and hooks would make a later git command run code)"
-        )),
-        None => Ok(()),
-    }
-}
-
-/// Layer 3, on the file system: no path named by a file-writing program may lie inside a
-/// git directory (whatever its name), be one, or complete one.
-pub fn check_writer(cwd: &Path, program: &str, args: &[String]) -> Result<(), String> {
-    if !is_writer(program) {
-        return Ok(());
-    }
-    for arg in path_arguments(program, args) {
-        let mut candidates = vec![arg.as_str()];
-        if let Some(rest) = arg.strip_prefix('-') {
-            candidates.clear();
-            if let Some((_, v)) = rest.split_once('=') {
-                candidates.push(v);
-            } else if !rest.starts_with('-') && rest.len() > 1 {
-                candidates.push(&rest[1..]);
-            }
-        } else if let Some((_, v)) = arg.split_once('=') {
-            // dd's of=PATH and friends.
-            candidates.push(v);
-        }
-        for text in candidates {
-            if text.is_empty() {
-                continue;
-            }
-            let full = cwd.join(text);
-            if looks_like_git_dir(&full) {
-                return Err(format!(
-                    "{}write into a git directory ({text} is a git directory: its config and \
-                     hooks would make a later git command run code)",
-                    crate::policy::trusted::rules::PREFIX
-                ));
-            }
-            crate::policy::trusted::check_git_directories(cwd, text).map_err(|e| {
-                format!(
-                    "{}write into a git directory ({})",
-                    crate::policy::trusted::rules::PREFIX,
-                    e.trim_start_matches("Redirection target ")
-                )
-            })?;
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -853,29 +730,5 @@ mod tests {
         assert!(env
             .iter()
             .all(|(k, _)| is_git_env_name(&k.to_string_lossy())));
-    }
-
-    #[test]
-    fn writer_text() {
-        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        assert!(check_writer_text("cp", &s(&["cfg", ".git/config"])).is_err());
-        assert!(check_writer_text("cp", &s(&["-t.git", "cfg"])).is_err());
-        assert!(check_writer_text("dd", &s(&["of=sub/.GIT/config"])).is_err());
-        assert!(check_writer_text("sed", &s(&["w .git/config", "f"])).is_err());
-        assert!(check_writer_text("cp", &s(&["-r", "repo", "copy.git"])).is_err());
-        assert!(check_writer_text("cp", &s(&[".gitignore", "b/.gitattributes"])).is_ok());
-        assert!(check_writer_text("cat", &s(&[".git/config"])).is_ok());
-        assert!(check_writer_text("uniq", &s(&["in", ".git/config"])).is_err());
-        assert!(check_writer_text("xxd", &s(&["-r", "d", ".git/config"])).is_err());
-        assert!(check_writer_text("git", &s(&["--git-dir=.git", "log"])).is_ok());
-        assert!(check_writer_text("tar", &s(&["-czf", "a.tgz", "--exclude=.git", "."])).is_ok());
-        assert!(check_writer_text("rsync", &s(&["-a", "--exclude", ".git", "a/", "b/"])).is_ok());
-        assert!(check_writer_text("rsync", &s(&["--exclude", "x", ".git/"])).is_err());
-        assert!(check_writer_text("rm", &s(&["-f", ".git/index.lock"])).is_ok());
-        assert!(
-            check_writer_text("zip", &s(&["-r", "a.zip", ".", "-x", ".git/*", "t/.git"])).is_ok()
-        );
-        assert!(check_writer_text("zip", &s(&["-x", ".git/*", "-r", "x.git", "."])).is_err());
-        assert!(check_writer_text("/usr/bin/tee", &s(&[".git"])).is_err());
     }
 }

@@ -19,6 +19,11 @@
 //! lock, and an admitted stage stays registered from before it is spawned until its record
 //! ends ([`Ticket`]), so there is no moment where both could slip through. A conflict is a
 //! refusal naming the running process; the caller retries when it has ended.
+//!
+//! A call's output redirection is a writer of its target for every other call, whatever the
+//! program ([`admit_with`]): it is admitted before the target is opened and truncated, so a
+//! git of another call never checks the truncated file and then reads the filled one
+//! (REDTEAM3: `git cat-file blob X > x/config` beside `git --git-dir=x diff`).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
@@ -210,10 +215,24 @@ fn resolved(path: &Path) -> Option<(PathBuf, Vec<PathBuf>)> {
 
 /// Admits a call's stages, or refuses them when one would run beside a stage of the other
 /// kind in an overlapping tree (among themselves, or already admitted and not ended).
+#[cfg(test)]
 pub fn admit(claims: Vec<Claim>) -> Result<Ticket, String> {
-    if claims.is_empty() {
+    admit_with(claims, None)
+}
+
+/// [`admit`], with the call's output redirection as a writer of its target (`outside`): it is
+/// compared with the stages of other calls only (the caller checks it against its own git
+/// stages, so that `git log > out.txt` runs), and registered with the others. It must be
+/// admitted before the target is opened: `git cat-file blob X > x/config` truncates and then
+/// fills a file that a git of another call could check empty and then read full (REDTEAM3).
+pub fn admit_with(claims: Vec<Claim>, outside: Option<Claim>) -> Result<Ticket, String> {
+    if claims.is_empty() && outside.is_none() {
         return Ok(Ticket::default());
     }
+    let outside = outside.map(|c| Claim {
+        roots: expand(&c.roots),
+        ..c
+    });
     // Resolved before taking the lock: the file system may be slow.
     let claims: Vec<Claim> = claims
         .into_iter()
@@ -234,6 +253,7 @@ pub fn admit(claims: Vec<Claim>) -> Result<Ticket, String> {
     }
     let mut registry = REGISTRY.lock();
     registry.live.retain(Live::alive);
+    let claims: Vec<Claim> = claims.into_iter().chain(outside).collect();
     for claim in &claims {
         for other in registry.live.iter().filter(|l| l.kind != claim.kind) {
             if let Some(at) = meeting(&claim.roots, &other.roots) {

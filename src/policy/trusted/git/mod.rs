@@ -14,3 +14,4 @@ pub mod lock;
 pub mod rules;
 pub mod send_email;
 pub mod tables;
+pub mod writers;

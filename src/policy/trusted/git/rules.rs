@@ -48,12 +48,17 @@ use crate::policy::trusted::git::tables::{grammar_for, DENIED, KNOWN, STRATEGIES
 
 const CONFIG_OVERRIDE: &str = "git command-scoped config";
 const CONFIG: &str = "git config";
-const EXTERNAL: &str = "git external program";
+const EXTERNAL: &str = "git external program: the command makes git run a program or script \
+                        that git does not control (a helper, tool, server, hook or command it \
+                        is given), which the allowlist never approved; use a form without it";
 const OUTPUT: &str = "git file output";
 const EDITOR: &str = "git editor (the command would start an editor, which reads commands from \
                       stdin; give the message with -m or -F, or use a non-interactive form)";
-const BARE_INIT: &str = "git init of a bare or separate repository (git keeps a configuration \
-                         file already present there)";
+const BARE_INIT: &str = "git init of a bare or separate repository (--bare, --git-dir or \
+                         --separate-git-dir put the repository where the option says, and git \
+                         keeps a configuration file already present there, which nothing has \
+                         checked; run git init without them, in the directory that is to hold \
+                         .git)";
 
 /// Global options that take a value, as the next argument or after `=`.
 const GLOBAL_WITH_VALUE: &[&str] = &[
@@ -397,4 +402,182 @@ fn starts_editor(name: &str, items: &[Item], operands: &[&str]) -> bool {
         "branch" => any(&|i| long(i, &["edit-description"])),
         _ => false,
     }
+}
+
+/// A program that git itself starts for a command, outside the repository's configuration:
+/// one of its shell scripts (run by `sh`), `man` for help pages, `gpg` for signatures. With
+/// the kernel sandbox off nothing else stops it, so it runs only when that program is on the
+/// allowlist (`Policy::check`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Started {
+    /// The command form, as the refusal names it (`git submodule`, `git commit -S`).
+    pub what: String,
+    /// The program git starts.
+    pub program: String,
+    /// What to do instead.
+    pub instead: &'static str,
+}
+
+/// Subcommands (and `merge-<strategy>` programs) that are shell scripts in every git
+/// release that has them (so that a git whose programs are not found below is still
+/// covered); others are found on disk ([`script_interpreter`]).
+const SCRIPTS: &[&str] = &[
+    "submodule",
+    "request-pull",
+    "merge-octopus",
+    "merge-resolve",
+    "quiltimport",
+];
+
+/// The interpreter named by the `#!` line of git's program `git-<name>` in one of
+/// `exec_dirs` (git's `--exec-path` for the git that runs: `git bisect` is a script up to
+/// git 2.40, `send-email` is perl).
+fn script_interpreter(name: &str, exec_dirs: &[std::path::PathBuf]) -> Option<String> {
+    use std::io::Read;
+    exec_dirs.iter().find_map(|dir| {
+        let mut head = [0u8; 128];
+        let mut file = std::fs::File::open(dir.join(format!("git-{name}"))).ok()?;
+        let n = file.read(&mut head).ok()?;
+        let line = head[..n].strip_prefix(b"#!")?;
+        let line = String::from_utf8_lossy(line);
+        let mut words = line.lines().next()?.split_whitespace();
+        let mut program = words.next()?.rsplit('/').next()?.to_string();
+        if program == "env" {
+            program = words.next()?.to_string();
+        }
+        Some(program)
+    })
+}
+
+/// The interpreter that runs git's program `git-<name>` when it is a script.
+fn script(name: &str, exec_dirs: &[std::path::PathBuf]) -> Option<String> {
+    script_interpreter(name, exec_dirs).or_else(|| SCRIPTS.contains(&name).then(|| "sh".into()))
+}
+
+const SCRIPT_INSTEAD: &str = "a shell or interpreter is never on the allowlist; use git's \
+                              built-in commands \
+                              (for a submodule, git -C <path> in its own repository; for a \
+                              merge, the ort strategy and one branch at a time)";
+const MAN_INSTEAD: &str = "use git <command> -h for its options, or ask the operator to add man \
+                           to ALLOW_COMMANDS";
+const GPG_INSTEAD: &str = "leave out the signing or signature option, or ask the operator to \
+                           add gpg to ALLOW_COMMANDS";
+
+/// The programs git itself would start for `git <args>` (`program` is `git` or a
+/// `git-<subcommand>` name) that the allowlist must allow: its shell scripts (`submodule`,
+/// `request-pull`, the `octopus` and `resolve` strategies, a merge of several branches),
+/// `man` (`help <topic>`, `--help`), `gpg` (signing: `-S`/`--gpg-sign`, `tag -s`/`-u`,
+/// `push --signed`; checking: `verify-commit`, `verify-tag`, `tag -v`, `--show-signature`,
+/// `--verify-signatures`, the `%G` formats).
+pub fn programs_started(
+    program: &str,
+    args: &[String],
+    exec_dirs: &[std::path::PathBuf],
+) -> Vec<Started> {
+    let mut argv: Vec<String> = Vec::new();
+    if let Some(sub) = program.strip_prefix("git-") {
+        argv.push(sub.to_string());
+    }
+    argv.extend_from_slice(args);
+    let Ok(globals) = globals(&argv) else {
+        return Vec::new();
+    };
+    let global_help = argv[..globals.subcommand.unwrap_or(argv.len())]
+        .iter()
+        .any(|a| a == "--help");
+    let mut out = Vec::new();
+    let mut started = |what: String, program: &str, instead: &'static str| {
+        out.push(Started {
+            what,
+            program: program.to_string(),
+            instead,
+        })
+    };
+    let Some(index) = globals.subcommand else {
+        return out;
+    };
+    let name = argv[index].as_str();
+    let rest = &argv[index + 1..];
+    let [items, other] = grammar_for(name).readings(rest);
+    let any = |f: &dyn Fn(&Item) -> bool| items.iter().chain(&other).any(f);
+    let operands = items
+        .iter()
+        .filter(|i| matches!(i, Item::Operand(_)))
+        .count();
+    // Help pages: `git help <topic>`, `git --help <cmd>`, `git <cmd> --help`.
+    let mut before_dashes = rest.iter().take_while(|a| *a != "--");
+    if global_help
+        || before_dashes.any(|a| a == "--help")
+        || (name == "help"
+            && (operands > 0 || any(&|i| short(i, &['m', 'i']) || long(i, &["man", "info"]))))
+    {
+        started(format!("git help ({name})"), "man", MAN_INSTEAD);
+    }
+    if let Some(interpreter) = script(name, exec_dirs) {
+        started(
+            format!("git {name}, a script of git's,"),
+            &interpreter,
+            SCRIPT_INSTEAD,
+        );
+    }
+    if matches!(name, "merge" | "pull" | "rebase" | "cherry-pick" | "revert") {
+        let letter: &[char] = if matches!(name, "merge" | "pull" | "rebase") {
+            &['s']
+        } else {
+            &[]
+        };
+        for item in items.iter().chain(&other) {
+            if long(item, &["strategy"]) || short(item, letter) {
+                let Some(v) = item.value() else { continue };
+                if let Some(interpreter) = script(&format!("merge-{v}"), exec_dirs) {
+                    started(
+                        format!("git {name} --strategy {v}, a script of git's,"),
+                        &interpreter,
+                        SCRIPT_INSTEAD,
+                    );
+                }
+            }
+        }
+        // Several branches at once are merged by the octopus strategy.
+        if name == "merge" && operands > 1 && !any(&|i| long(i, &["abort", "quit", "continue"])) {
+            started(
+                "git merge of several branches (the octopus strategy, a script of git's,)"
+                    .to_string(),
+                "sh",
+                SCRIPT_INSTEAD,
+            );
+        }
+    }
+    let signs = match name {
+        "commit" | "commit-tree" | "merge" | "rebase" | "cherry-pick" | "revert" | "am"
+        | "pull" => any(&|i| long(i, &["gpg-sign"]) || short(i, &['S'])),
+        "tag" => any(&|i| short(i, &['s', 'u']) || long(i, &["sign", "local-user"])),
+        "push" | "send-pack" => any(&|i| long(i, &["signed"])),
+        _ => false,
+    };
+    if signs {
+        started(format!("git {name} with a signature"), "gpg", GPG_INSTEAD);
+    }
+    let verifies = match name {
+        "verify-commit" | "verify-tag" => true,
+        "tag" => any(&|i| short(i, &['v']) || long(i, &["verify"])),
+        "merge" | "pull" => any(&|i| long(i, &["verify-signatures"])),
+        _ => false,
+    } || any(&|i| long(i, &["show-signature"]))
+        || rest.iter().take_while(|a| *a != "--").any(|a| {
+            let format = a.contains("%G") || a.contains("%(signature");
+            match name {
+                "log" | "show" | "whatchanged" | "rev-list" | "reflog" | "shortlog" => format,
+                "for-each-ref" | "branch" | "tag" => format && a.starts_with("--format"),
+                _ => false,
+            }
+        });
+    if verifies {
+        started(
+            format!("git {name} checking signatures"),
+            "gpg",
+            GPG_INSTEAD,
+        );
+    }
+    out
 }

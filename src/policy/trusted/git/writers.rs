@@ -1,0 +1,228 @@
+//! Programs that may write files, kept out of git directories: which programs write
+//! (`is_writer`, with the few readers that may name a git path), the refusal of a writer
+//! that names a git directory (`check_writer_text`) or would write into one on disk
+//! (`check_writer`), and multi-call binaries that act on the name they are run under.
+
+use std::path::Path;
+
+use super::guard::{looks_like_git_dir, names_git_dir};
+
+/// Programs that only read the files they name (or only remove them: removing cannot make
+/// git run anything): they may name `.git` paths. Not `tree` (`-o FILE`, and `-i` prints
+/// names alone), `less` (`-o FILE`) or `more`. Every other program may not, since any
+/// program can write a file (`uniq IN OUT`, `xxd -r`, `shuf -o`, `cc -o`, `openssl -out`,
+/// archive extraction...). git itself is judged by its own rules.
+const READERS: &[&str] = &[
+    "cat",
+    "tac",
+    "ls",
+    "dir",
+    "vdir",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "ag",
+    "ack",
+    "head",
+    "tail",
+    "wc",
+    "stat",
+    "file",
+    "du",
+    "diff",
+    "cmp",
+    "md5sum",
+    "sha1sum",
+    "sha224sum",
+    "sha256sum",
+    "sha384sum",
+    "sha512sum",
+    "b2sum",
+    "cksum",
+    "sum",
+    "od",
+    "hexdump",
+    "hd",
+    "strings",
+    "readlink",
+    "realpath",
+    "basename",
+    "dirname",
+    "echo",
+    "printf",
+    "test",
+    "[",
+    "find",
+    "fd",
+    "fdfind",
+    "locate",
+    "which",
+    "nl",
+    "cut",
+    "tr",
+    "column",
+    "expand",
+    "jq",
+    "bat",
+    "batcat",
+    "namei",
+    "lsattr",
+    "getfacl",
+    "rm",
+    "rmdir",
+    "unlink",
+    "true",
+    "false",
+    "pwd",
+    "sleep",
+    "seq",
+];
+
+/// True when `resolved` is a multi-call binary (`busybox`, `toybox`, uutils' `coreutils`),
+/// which acts on the name it is run under: only that name is judged.
+pub fn is_multi_call(resolved: &str) -> bool {
+    let base = resolved
+        .rsplit('/')
+        .next()
+        .unwrap_or(resolved)
+        .to_lowercase();
+    crate::policy::trusted::names::derived_names(&base)
+        .iter()
+        .any(|n| matches!(n.as_str(), "busybox" | "toybox" | "coreutils"))
+}
+
+/// True when `program` (a name as written or a resolved path) may write files: every
+/// program but git and the [`READERS`].
+pub fn is_writer(program: &str) -> bool {
+    let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
+    !crate::policy::trusted::names::derived_names(&base)
+        .iter()
+        .any(|n| READERS.contains(&n.as_str()) || n == "git" || n.starts_with("git-"))
+}
+
+/// The arguments of a writer that name paths it may write: all but the patterns of
+/// `--exclude`-like options (`tar --exclude=.git`, `rsync --exclude .git`, zip's `-x` list),
+/// which only keep files from being written.
+fn path_arguments<'a>(program: &str, args: &'a [String]) -> Vec<&'a String> {
+    let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
+    let zip = crate::policy::trusted::names::derived_names(&base)
+        .iter()
+        .any(|n| n == "zip");
+    let is_exclude = |a: &str| {
+        let name = a.split_once('=').map_or(a, |(n, _)| n);
+        matches!(
+            name,
+            "--exclude" | "--exclude-dir" | "--ignore" | "--exclude-vcs"
+        )
+    };
+    let mut kept = Vec::new();
+    let mut zip_list = false;
+    for (k, a) in args.iter().enumerate() {
+        if zip {
+            if a == "-x" || a == "--exclude" {
+                zip_list = true;
+                continue;
+            }
+            if zip_list && !a.starts_with('-') {
+                continue;
+            }
+            zip_list = false;
+        }
+        let follows_exclude = k > 0 && !args[k - 1].contains('=') && is_exclude(&args[k - 1]);
+        if !(follows_exclude || (a.contains('=') && is_exclude(a))) {
+            kept.push(a);
+        }
+    }
+    kept
+}
+
+/// Layer 3, on the text: a file-writing program may not name a `.git` path (as an operand,
+/// an option's value, or inside a script such as sed's `w .git/config`). `Err(reason)`.
+pub fn check_writer_text(program: &str, args: &[String]) -> Result<(), String> {
+    if !is_writer(program) {
+        return Ok(());
+    }
+    match path_arguments(program, args)
+        .into_iter()
+        .find(|a| names_git_dir(a))
+    {
+        Some(arg) => Err(format!(
+            "write into a git directory ({arg}: a file-writing program may not name a .git \
+             path, whose config and hooks would make a later git command run code)"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Layer 3, on the file system: no path named by a file-writing program may lie inside a
+/// git directory (whatever its name), be one, or complete one.
+pub fn check_writer(cwd: &Path, program: &str, args: &[String]) -> Result<(), String> {
+    if !is_writer(program) {
+        return Ok(());
+    }
+    for arg in path_arguments(program, args) {
+        let mut candidates = vec![arg.as_str()];
+        if let Some(rest) = arg.strip_prefix('-') {
+            candidates.clear();
+            if let Some((_, v)) = rest.split_once('=') {
+                candidates.push(v);
+            } else if !rest.starts_with('-') && rest.len() > 1 {
+                candidates.push(&rest[1..]);
+            }
+        } else if let Some((_, v)) = arg.split_once('=') {
+            // dd's of=PATH and friends.
+            candidates.push(v);
+        }
+        for text in candidates {
+            if text.is_empty() {
+                continue;
+            }
+            let full = cwd.join(text);
+            if looks_like_git_dir(&full) {
+                return Err(format!(
+                    "{}write into a git directory ({text} is a git directory: its config and \
+                     hooks would make a later git command run code)",
+                    crate::policy::trusted::rules::PREFIX
+                ));
+            }
+            crate::policy::trusted::check_git_directories(cwd, text).map_err(|e| {
+                format!(
+                    "{}write into a git directory ({})",
+                    crate::policy::trusted::rules::PREFIX,
+                    e.trim_start_matches("Redirection target ")
+                )
+            })?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writer_text() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert!(check_writer_text("cp", &s(&["cfg", ".git/config"])).is_err());
+        assert!(check_writer_text("cp", &s(&["-t.git", "cfg"])).is_err());
+        assert!(check_writer_text("dd", &s(&["of=sub/.GIT/config"])).is_err());
+        assert!(check_writer_text("sed", &s(&["w .git/config", "f"])).is_err());
+        assert!(check_writer_text("cp", &s(&["-r", "repo", "copy.git"])).is_err());
+        assert!(check_writer_text("cp", &s(&[".gitignore", "b/.gitattributes"])).is_ok());
+        assert!(check_writer_text("cat", &s(&[".git/config"])).is_ok());
+        assert!(check_writer_text("uniq", &s(&["in", ".git/config"])).is_err());
+        assert!(check_writer_text("xxd", &s(&["-r", "d", ".git/config"])).is_err());
+        assert!(check_writer_text("git", &s(&["--git-dir=.git", "log"])).is_ok());
+        assert!(check_writer_text("tar", &s(&["-czf", "a.tgz", "--exclude=.git", "."])).is_ok());
+        assert!(check_writer_text("rsync", &s(&["-a", "--exclude", ".git", "a/", "b/"])).is_ok());
+        assert!(check_writer_text("rsync", &s(&["--exclude", "x", ".git/"])).is_err());
+        assert!(check_writer_text("rm", &s(&["-f", ".git/index.lock"])).is_ok());
+        assert!(
+            check_writer_text("zip", &s(&["-r", "a.zip", ".", "-x", ".git/*", "t/.git"])).is_ok()
+        );
+        assert!(check_writer_text("zip", &s(&["-x", ".git/*", "-r", "x.git", "."])).is_err());
+        assert!(check_writer_text("/usr/bin/tee", &s(&[".git"])).is_err());
+    }
+}
