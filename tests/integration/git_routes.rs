@@ -708,3 +708,86 @@ fn the_transport_list_cannot_be_widened_by_any_environment() {
         "{result}"
     );
 }
+
+/// A bare-looking git directory at `dir` with `config` as its configuration.
+fn git_dir_at(dir: &Path, config: &str) {
+    std::fs::create_dir_all(dir.join("objects/info")).expect("mkdir");
+    std::fs::create_dir_all(dir.join("refs/heads")).expect("mkdir");
+    std::fs::write(dir.join("HEAD"), "ref: refs/heads/main\n").expect("write");
+    std::fs::write(
+        dir.join("config"),
+        format!("[core]\n\trepositoryformatversion = 0\n{config}"),
+    )
+    .expect("write");
+}
+
+fn round_2(extra: &[(&str, &str)]) {
+    // See: issues/16 (second red-team round).
+    let dir = TempDir::new("git-round2");
+    repository(dir.path());
+    let mark = dir.path().join("MARK");
+    let script = dir.path().join("pwn.sh");
+    std::fs::write(&script, format!("#!/bin/sh\ntouch {}\n", path_str(&mark))).expect("write");
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let server = server(&dir, "git,tar", extra);
+    // 1. `--git-dir` before `-C`: git resolves the relative git directory after changing
+    //    directory, so the checker must read sub/x/config, not x/config.
+    git_dir_at(&dir.path().join("x"), "\tbare = true\n");
+    git_dir_at(
+        &dir.path().join("sub/x"),
+        &format!(
+            "\tbare = true\n[diff]\n\texternal = {}\n",
+            path_str(&script)
+        ),
+    );
+    std::fs::write(dir.path().join("sub/f1"), "1\n").expect("write");
+    std::fs::write(dir.path().join("sub/f2"), "2\n").expect("write");
+    let result = run(
+        &server,
+        &[
+            "git",
+            "--git-dir=x",
+            "-C",
+            "sub",
+            "diff",
+            "--no-index",
+            "f1",
+            "f2",
+        ],
+        "",
+    );
+    assert!(is_error(&result), "{result}");
+    assert!(all_text(&result).contains("diff.external"), "{result}");
+    assert_absent(&mark, "--git-dir before -C");
+    // 2. `core.worktree` naming the git directory itself, or another repository's `.git`:
+    //    a checkout would write that directory's configuration after the check.
+    git_dir_at(&dir.path().join("y"), "\tbare = false\n\tworktree = .\n");
+    let result = run(&server, &["git", "--git-dir=y", "status"], "");
+    assert!(is_error(&result), "{result}");
+    assert!(all_text(&result).contains("core.worktree"), "{result}");
+    let other = format!(
+        "\tbare = false\n\tworktree = {}\n",
+        path_str(&dir.path().join(".git"))
+    );
+    git_dir_at(&dir.path().join("z"), &other);
+    let result = run(&server, &["git", "--git-dir=z", "status"], "");
+    assert!(is_error(&result), "{result}");
+    assert!(all_text(&result).contains("core.worktree"), "{result}");
+    // A submodule's git directory names its work tree with `..`: still accepted.
+    let module = dir.path().join(".git/modules/m");
+    git_dir_at(&module, "\tbare = false\n\tworktree = ../../../m\n");
+    std::fs::create_dir_all(dir.path().join("m")).expect("mkdir");
+    run_ok(&server, &["git", "status", "--short"], "");
+    assert_absent(&mark, "core.worktree");
+}
+
+#[test]
+fn git_dir_before_c_and_core_worktree_in_a_git_dir_are_refused_with_the_sandbox_on() {
+    round_2(&[]);
+}
+
+#[test]
+fn git_dir_before_c_and_core_worktree_in_a_git_dir_are_refused_with_the_sandbox_off() {
+    round_2(&[("YIELDSHELL_SANDBOX", "off")]);
+}

@@ -220,6 +220,30 @@ fn check_config_file(path: &Path, depth: usize, used: &mut Vec<PathBuf>) -> Resu
             ));
         }
         let lower = key.to_ascii_lowercase();
+        if lower == "core.worktree" {
+            // A work tree that is (or lies in) a git directory lets a checkout write that
+            // directory's configuration after this check (REDTEAM round 2: `core.worktree
+            // = .`, or another repository's `.git`), as `--work-tree` would.
+            let base = path.parent().unwrap_or(Path::new("/"));
+            let mut tree = PathBuf::new();
+            for part in base.join(value.trim()).components() {
+                match part {
+                    std::path::Component::ParentDir => {
+                        tree.pop();
+                    }
+                    std::path::Component::CurDir => (),
+                    other => tree.push(other),
+                }
+            }
+            if names_git_dir(value) || inside_git_dir(&tree) {
+                return Err(format!(
+                    "write into a git directory ({} sets core.worktree = {value}: git would \
+                     write the work tree's files into a git directory, and its config and \
+                     hooks would make a later git command run code); remove the entry",
+                    path.display()
+                ));
+            }
+        }
         if lower == "include.path" || (lower.starts_with("includeif.") && lower.ends_with(".path"))
         {
             // git follows every include whatever its condition (`includeIf.<cond>.path`:
@@ -551,6 +575,7 @@ pub fn check_git(cwd: &Path, args: &[String]) -> Result<Vec<PathBuf>, String> {
     let mut repositories: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
     let mut work_trees: Vec<PathBuf> = Vec::new();
     let mut gitfiles: Vec<PathBuf> = Vec::new();
+    let mut dirs: Vec<(bool, String)> = Vec::new();
     let mut i = 0;
     while i < args.len() {
         let arg = args[i].as_str();
@@ -565,18 +590,12 @@ pub fn check_git(cwd: &Path, args: &[String]) -> Result<Vec<PathBuf>, String> {
             None => (arg, None),
         };
         if matches!(name, "--git-dir" | "--work-tree") {
-            let path = start.join(attached.unwrap_or_else(|| value(i)));
-            if name == "--git-dir" {
-                // A directory, or a file `gitdir: <path>` as git reads it.
-                let target = dot_git_target(&path).map_err(refuse)?;
-                if target.as_ref().is_some_and(|t| *t != path) {
-                    gitfiles.push(path.clone());
-                }
-                repositories.push((target.unwrap_or(path), None));
-            } else {
-                repositories.extend(discover(&path).map_err(refuse)?);
-                work_trees.push(path);
-            }
+            // git resolves a relative path against the directory it ends in, after every
+            // `-C` (even one written after it): resolved below, once `start` is final.
+            dirs.push((
+                name == "--git-dir",
+                attached.unwrap_or_else(|| value(i)).to_string(),
+            ));
             i += if attached.is_some() { 1 } else { 2 };
             continue;
         }
@@ -588,6 +607,20 @@ pub fn check_git(cwd: &Path, args: &[String]) -> Result<Vec<PathBuf>, String> {
             break;
         }
         i += 1;
+    }
+    for (is_git_dir, written) in dirs {
+        let path = start.join(written);
+        if is_git_dir {
+            // A directory, or a file `gitdir: <path>` as git reads it.
+            let target = dot_git_target(&path).map_err(refuse)?;
+            if target.as_ref().is_some_and(|t| *t != path) {
+                gitfiles.push(path.clone());
+            }
+            repositories.push((target.unwrap_or(path), None));
+        } else {
+            repositories.extend(discover(&path).map_err(refuse)?);
+            work_trees.push(path);
+        }
     }
     let rest = &args[i.min(args.len())..];
     // Subcommands that write a work tree's files where they are told.
