@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, Stdio};
+use std::process::{Child, ChildStdin};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -18,7 +18,7 @@ use parking_lot::{Condvar, Mutex};
 use serde_json::{json, Value};
 
 use crate::support::{
-    heavy_load, marked_processes, scrubbed_command, unique_marker, wait_until, Server, LATEST,
+    heavy_load, marked_processes, piped_command, unique_marker, wait_until, Server, LATEST,
 };
 
 /// What the client keeps of one answer.
@@ -57,15 +57,9 @@ struct RawClient {
 
 impl RawClient {
     fn start(env: &[(&str, &str)]) -> RawClient {
-        let mut command = scrubbed_command();
-        command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        for (name, value) in env {
-            command.env(name, value);
-        }
-        let mut child = command.spawn().expect("spawn the yieldshell binary");
+        let mut child = piped_command(env, &[])
+            .spawn()
+            .expect("spawn the yieldshell binary");
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
         let mut stderr_pipe = child.stderr.take().expect("piped stderr");

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::support::{unique_marker, wait_until};
+use crate::support::{tagged, unique_marker, wait_until};
 
 const PYTHON: &str = "/usr/bin/python3";
 
@@ -141,20 +141,6 @@ fn scratch(label: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).expect("scratch dir");
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).expect("chmod");
     dir
-}
-
-/// Pids of live processes whose last argument is `tag` (the stray, not the shell).
-fn tagged(tag: &str) -> Vec<u32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
-                c.split(|&b| b == 0).rev().find(|a| !a.is_empty()) == Some(tag.as_bytes())
-            })
-        })
-        .collect()
 }
 
 /// The command: a python that leaves the group (`setsid`), detaches from the shell, makes

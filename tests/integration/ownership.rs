@@ -24,15 +24,8 @@ fn unique_sleep() -> String {
 
 /// Live (non-zombie) processes whose last argument is `tag`.
 fn tagged(tag: &str) -> Vec<u32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
-                c.split(|&b| b == 0).rev().find(|a| !a.is_empty()) == Some(tag.as_bytes())
-            })
-        })
+    crate::support::tagged(tag)
+        .into_iter()
         .filter(|&pid| !pid_gone(pid))
         .collect()
 }

@@ -102,16 +102,9 @@ impl Server {
 
     /// Starts the binary with the given environment additions and arguments.
     pub fn spawn(env: &[(&str, &str)], args: &[&str]) -> Server {
-        let mut command = scrubbed_command();
-        command
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        for (name, value) in env {
-            command.env(name, value);
-        }
-        let mut child = command.spawn().expect("spawn the yieldshell binary");
+        let mut child = piped_command(env, args)
+            .spawn()
+            .expect("spawn the yieldshell binary");
         let pid = child.id();
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
@@ -838,6 +831,21 @@ pub fn scrubbed_command() -> Command {
     command
 }
 
+/// The binary under test with `args`, `env` added to its scrubbed environment, and its three
+/// standard streams piped.
+pub fn piped_command(env: &[(&str, &str)], args: &[&str]) -> Command {
+    let mut command = scrubbed_command();
+    command
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command
+}
+
 /// True when a CallToolResult has `isError: true`.
 pub fn is_error(result: &Value) -> bool {
     result.get("isError") == Some(&json!(true))
@@ -908,6 +916,21 @@ pub fn proc_ppid(pid: u32) -> Option<u32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let after = &stat[stat.rfind(')')? + 1..];
     after.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Pids of processes (zombies included) whose last argument is `tag`: a stray started as
+/// `sleep <tag>`, not the shell that started it.
+pub fn tagged(tag: &str) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                c.split(|&b| b == 0).rev().find(|a| !a.is_empty()) == Some(tag.as_bytes())
+            })
+        })
+        .collect()
 }
 
 /// True when `pid` no longer runs: absent from `/proc` or a zombie.
