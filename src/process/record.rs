@@ -407,22 +407,9 @@ impl Proc {
         // Without a cgroup the strays are found by walking down from the stages: walk while
         // the tree is whole, before the group's signal ends a parent and its children move
         // to the server.
-        let outside = match self.info.agent.cgroup {
-            Some(_) => 0,
-            None => tree::signal_strays(&self.info.marker, &self.info.stages, signal),
-        };
-        let sent_group = {
-            let st = self.state.lock();
-            if st.group_gone {
-                false
-            } else {
-                self.killpg_all(signal)
-            }
-        };
-        if self.info.agent.cgroup.is_some() {
-            return sent_group | (self.info.agent.signal_cgroup(signal) > 0);
-        }
-        sent_group || outside > 0
+        let strays = self.info.agent.cgroup.is_none()
+            && tree::signal_strays(&self.info.marker, &self.info.stages, signal) > 0;
+        self.signal_group(signal) | strays
     }
 
     /// How many processes of the record live now, when it has a cgroup to count them in.
