@@ -42,10 +42,6 @@ use std::process::ExitCode;
 
 /// Entry point of the binary: parses options, then runs the server.
 pub fn main() -> ExitCode {
-    // The sandbox launcher runs before anything else (see `sandbox::launcher`).
-    if let Some(code) = policy::sandbox::launcher::main_if_launcher() {
-        return code;
-    }
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     if args.first().is_some_and(|a| a == process::guardian::ARG) {
         return process::guardian::main(&args[1..]);

@@ -3,9 +3,10 @@
 //! Nothing outside this module contains `unsafe`. Blocking calls retry on `EINTR`; the
 //! non-blocking ones do not need to.
 //!
-//! Spawning is `posix_spawn` on Linux (with `POSIX_SPAWN_SETSID`, file actions for the
-//! working directory and the three standard descriptors, an empty signal mask and default
-//! dispositions), and `std::process::Command` with a `setsid` `pre_exec` step elsewhere:
+//! Spawning is a `vfork`-style clone on Linux (`child`: the child applies limits, a cgroup
+//! and the kernel sandbox, starts a new session, sets the working directory and the three
+//! standard descriptors, default dispositions and an empty signal mask, and executes), and
+//! `std::process::Command` with a `setsid` `pre_exec` step elsewhere:
 //! either way every command leads its own session and process group and has no
 //! controlling terminal. The server never waits on a child it spawned: only the reaper
 //! reaps, through [`reap_any`].
@@ -24,6 +25,8 @@ use std::path::Path;
 #[cfg(not(target_os = "linux"))]
 use std::process::{Command, Stdio};
 
+#[cfg(target_os = "linux")]
+mod child;
 mod fs;
 mod pty;
 mod sandbox;

@@ -44,7 +44,6 @@ pub struct Cgroups {
 #[derive(Debug)]
 pub struct CommandGroup {
     dir: PathBuf,
-    version: Version,
 }
 
 /// The line of `/proc/self/cgroup` for the v1 `pids` hierarchy, or the v2 line.
@@ -169,10 +168,7 @@ impl Cgroups {
             .parent
             .join(format!("yieldshell-{}-{n}", std::process::id()));
         fs::create_dir(&dir).map_err(|e| annotate(e, &dir, "create"))?;
-        let g = CommandGroup {
-            dir,
-            version: self.version,
-        };
+        let g = CommandGroup { dir };
         if let Some(max) = self.max {
             fs::write(g.dir.join("pids.max"), max.to_string())
                 .map_err(|e| annotate(e, &g.dir.join("pids.max"), "write"))?;
@@ -189,11 +185,6 @@ impl CommandGroup {
     /// The cgroup's directory.
     pub fn dir(&self) -> &Path {
         &self.dir
-    }
-
-    /// The cgroup's version.
-    pub fn version(&self) -> Version {
-        self.version
     }
 
     /// The processes in the cgroup now (read from its `cgroup.procs`: it costs what the
@@ -221,34 +212,15 @@ impl CommandGroup {
         !matches!(f.read(&mut first), Ok(n) if n > 0)
     }
 
-    /// Runs `f` on a new thread that joined this cgroup first (cgroup v1 moves a single
-    /// thread: writing 0 to `tasks` moves the writer), so that every process it spawns
-    /// starts inside, before it can fork, without a launcher. Only for v1; v2 moves whole
-    /// processes, so there the launcher joins (see `sandbox::plan`). The thread inherits the
-    /// caller's Landlock domain and seccomp filter.
-    pub fn spawn_inside<T: Send>(
-        &self,
-        f: impl FnOnce() -> Result<T, String> + Send,
-    ) -> Result<T, String> {
-        let tasks = self.dir.join("tasks");
-        std::thread::scope(|scope| {
-            let joined = std::thread::Builder::new()
-                .name("cgroup-spawn".into())
-                .stack_size(256 * 1024)
-                .spawn_scoped(scope, move || {
-                    fs::write(&tasks, "0").map_err(|e| {
-                        format!(
-                            "cannot join the command's cgroup through {}: {e}",
-                            tasks.display()
-                        )
-                    })?;
-                    f()
-                })
-                .map_err(|e| format!("cannot start the spawning thread: {e}"))?;
-            joined
-                .join()
-                .unwrap_or_else(|_| Err("the spawning thread panicked".into()))
-        })
+    /// The cgroup's `cgroup.procs`, open for writing, for the command's first process to
+    /// join through before it executes (`sys::ChildSetup::cgroup`; opened here, by the
+    /// server, so a child already in the kernel sandbox can still write to it).
+    pub fn procs_writer(&self) -> Result<fs::File, String> {
+        let path = self.dir.join("cgroup.procs");
+        fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .map_err(|e| format!("cannot open {} to join the command's cgroup: {e}", path.display()))
     }
 
     /// Removes the cgroup if it is empty; true when it is gone.
@@ -301,7 +273,7 @@ mod tests {
             }
         };
         let g = cgroups.create().unwrap();
-        // The shell joins first (as the launcher does), then it and four background
+        // The shell joins first (as a spawned child does), then it and four background
         // sleeps make five tasks; the next fork fails (and the shell gives up). Builtins
         // only after that point.
         let script = format!(

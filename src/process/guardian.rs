@@ -88,6 +88,7 @@ fn spawn() -> std::io::Result<File> {
         stderr: Some(null()?),
         join_group: None,
         terminal: None,
+        setup: None,
     })?;
     PID.store(started.pid, Ordering::Relaxed);
     let mut pipe = File::from(std::os::fd::OwnedFd::from(write));

@@ -348,6 +348,7 @@ mod tests {
             stderr: Some(slave),
             join_group: None,
             terminal: Some(&path),
+            setup: None,
         })
         .unwrap();
         let mut seen = Vec::new();

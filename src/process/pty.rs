@@ -66,6 +66,7 @@ pub fn spawn(
     cwd: &Path,
     rows: u16,
     cols: u16,
+    setup: Option<&sys::ChildSetup<'_>>,
 ) -> std::io::Result<OnTerminal> {
     let (master, slave, path) = sys::open_pty(rows, cols)?;
     let mut env = env.to_vec();
@@ -84,6 +85,7 @@ pub fn spawn(
         stderr: Some(slave),
         join_group: None,
         terminal: Some(&path),
+        setup,
     })?;
     Ok(OnTerminal {
         pid: spawned.pid,
@@ -118,7 +120,7 @@ mod tests {
             "-c".to_string(),
             "read x; echo got:$x; echo ready; exec sleep 100".to_string(),
         ];
-        let mut t = spawn("/bin/sh", "sh", &args, &env, Path::new("/"), 24, 80).unwrap();
+        let mut t = spawn("/bin/sh", "sh", &args, &env, Path::new("/"), 24, 80, None).unwrap();
         let size = |f: &File| sys::get_winsize(std::os::fd::AsRawFd::as_raw_fd(f)).unwrap();
         assert_eq!(size(&t.output), (24, 80));
         t.input.write_all(b"hello\n").unwrap();

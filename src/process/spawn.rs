@@ -92,6 +92,7 @@ pub(crate) fn spawn_stages(
     cwd: &std::path::Path,
     stdin: StdinSource,
     stdout_file: Option<std::fs::File>,
+    setup: Option<&sys::ChildSetup<'_>>,
 ) -> Result<Started, String> {
     use std::fs::File;
     use std::os::fd::OwnedFd;
@@ -144,6 +145,7 @@ pub(crate) fn spawn_stages(
             // Every stage leads its own session: no controlling terminal for any of them.
             join_group: None,
             terminal: None,
+            setup,
         })
         .map_err(|e| {
             fail(

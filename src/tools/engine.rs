@@ -166,6 +166,7 @@ impl Engine {
         if let Some(w) = warning {
             crate::base::log::warn!("{w}");
         }
+        sandbox.filter_server()?;
         crate::base::log::info!("{}", sandbox.status());
         let waits = Waits::start(pool.clone())
             .map_err(|e| format!("cannot start the waits thread: {e}"))?;

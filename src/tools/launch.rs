@@ -52,23 +52,19 @@ impl Engine {
         let cgroup = crate::process::agents::new_cgroup()?;
         let mut leaders = self.reaper.leaders.lock();
         let (stdin, stdout_file, cwd) = (launch.stdin, launch.stdout_file, &launch.cwd);
-        // Per-command limits (SPEC section 13) go into the sandbox's plan: the launcher sets
-        // the rlimits and joins the cgroup before the command executes.
+        // Per-command limits (SPEC section 13) and the command's cgroup (SPEC section 15) are
+        // applied by each child before it executes, with the kernel sandbox (`ChildSetup`):
+        // the command starts inside its cgroup, with no window to fork outside it.
         let rlimits = crate::process::agents::rlimits();
         let mut terminal = None;
         let on_terminal = launch.terminal;
         let terminal_slot = &mut terminal;
         let env_ref = &env;
-        // The kernel sandbox hook: the stages start confined to the call's Landlock domain.
-        // The command starts inside its cgroup (SPEC section 15). Cgroup v1 moves one
-        // thread: the stages are spawned by a thread that joined first (no launcher). v2
-        // moves whole processes: the launcher joins before it executes the command.
-        let (plan_cgroup, thread_cgroup) = match &cgroup {
-            Some(g) if g.version() == crate::process::cgroup::Version::V1 => (None, Some(g)),
-            Some(g) => (Some(g.dir()), None),
-            None => (None, None),
+        let procs = match &cgroup {
+            Some(g) => Some(g.procs_writer()?),
+            None => None,
         };
-        let spawn_stages_of = move |stages: &[Stage]| match on_terminal {
+        let spawn_stages_of = move |stages: &[Stage], setup: Option<&sys::ChildSetup<'_>>| match on_terminal {
             Some((rows, cols)) => {
                 let stage = stages.first().ok_or_else(|| "nothing to run".to_string())?;
                 let command = stage_command(stage);
@@ -80,6 +76,7 @@ impl Engine {
                     cwd,
                     rows,
                     cols,
+                    setup,
                 )
                 .map_err(|e| {
                     format!(
@@ -96,27 +93,17 @@ impl Engine {
                     stderr: None,
                 })
             }
-            None => spawn_stages(stages, env_ref, cwd, stdin, stdout_file),
+            None => spawn_stages(stages, env_ref, cwd, stdin, stdout_file, setup),
         };
         let sandbox = &self.sandbox;
         let stages = &launch.stages;
-        let may_keep = thread_cgroup.is_none();
-        let spawn_confined = move || {
-            sandbox.spawn(
-                stages,
-                cwd,
-                &rlimits,
-                plan_cgroup,
-                may_keep,
-                spawn_stages_of,
-            )
-        };
-        // The thread joins before the sandbox confines it (Landlock would refuse the write
-        // to the cgroup); the sandbox's thread, started from it, starts inside too.
-        let started = match thread_cgroup {
-            Some(g) => g.spawn_inside(spawn_confined),
-            None => spawn_confined(),
-        };
+        let started = sandbox.spawn(
+            stages,
+            cwd,
+            &rlimits,
+            procs.as_ref().map(std::os::fd::AsFd::as_fd),
+            spawn_stages_of,
+        );
         let started = started?;
         let input = match (&terminal, &started.stdin) {
             (Some(t), _) => Some(crate::process::inputwait::Input::Tty(t.path.clone())),

@@ -157,6 +157,7 @@ mod pty_tests {
             stderr: Some(slave),
             join_group: None,
             terminal: Some(&path),
+            setup: None,
         })
         .unwrap();
         assert!(spawned.stdout.is_none() && spawned.stdin.is_none());

@@ -154,18 +154,6 @@ pub fn landlock_add_path_rule(ruleset: &OwnedFd, parent: &OwnedFd, access: u64) 
     Ok(())
 }
 
-/// Enforces `ruleset` on the calling thread and on every process it starts from now on.
-/// Needs `no_new_privs` (or `CAP_SYS_ADMIN`). Cannot be undone.
-#[cfg(target_os = "linux")]
-pub fn landlock_restrict_self(ruleset: &OwnedFd) -> io::Result<()> {
-    // SAFETY: the descriptor is an open ruleset; flags 0.
-    let rc = unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32) };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
 /// Opens `path` (following symlinks) as an `O_PATH` handle, for a Landlock rule.
 #[cfg(target_os = "linux")]
 pub fn open_path(path: &Path) -> io::Result<OwnedFd> {
@@ -216,22 +204,6 @@ pub fn set_dumpable(dumpable: bool) -> io::Result<()> {
     Ok(())
 }
 
-/// Sets both the soft and the hard limit of `resource` (a `RLIMIT_*` number) to `value`
-/// (`u64::MAX` means unlimited).
-pub fn set_rlimit(resource: u32, value: u64) -> io::Result<()> {
-    let lim = libc::rlimit {
-        rlim_cur: value as libc::rlim_t,
-        rlim_max: value as libc::rlim_t,
-    };
-    // SAFETY: `lim` is a valid struct the kernel reads; the resource is a plain number
-    // (an unknown one is refused with EINVAL).
-    let rc = unsafe { libc::setrlimit(resource as _, &lim) };
-    if rc == -1 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
 /// The soft limit of `resource` (a `RLIMIT_*` number).
 /// One classic BPF instruction (`struct sock_filter`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -261,75 +233,37 @@ pub fn get_rlimit(resource: u32) -> io::Result<u64> {
     Ok(lim.rlim_cur as u64)
 }
 
-/// Restores the default disposition of SIGPIPE (the Rust runtime ignores it, and an ignored
-/// signal would stay ignored across `exec`).
-pub fn default_sigpipe() {
-    // SAFETY: setting a default disposition installs no handler and touches no memory.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
-}
-
-/// Replaces this process with `program`, with `argv` and the current environment. Returns
-/// only on failure.
-pub fn exec_replace(program: &std::ffi::OsStr, argv: &[std::ffi::OsString]) -> io::Error {
-    use std::ffi::CString;
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(path) = CString::new(program.as_bytes()) else {
-        return io::Error::new(io::ErrorKind::InvalidInput, "program contains a NUL byte");
-    };
-    let mut owned: Vec<CString> = Vec::with_capacity(argv.len());
-    for a in argv {
-        match CString::new(a.as_bytes()) {
-            Ok(c) => owned.push(c),
-            Err(_) => {
-                return io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "an argument contains a NUL byte",
-                )
-            }
-        }
-    }
-    let mut ptrs: Vec<*const libc::c_char> = owned.iter().map(|c| c.as_ptr()).collect();
-    ptrs.push(std::ptr::null());
-    extern "C" {
-        static environ: *const *const libc::c_char;
-    }
-    // SAFETY: `path` and every element of `ptrs` are valid NUL-terminated strings that live
-    // until the call (which does not return on success); `ptrs` is null-terminated;
-    // `environ` is the process environment, which nothing else modifies here (single
-    // thread, launcher only).
-    unsafe {
-        libc::execve(path.as_ptr(), ptrs.as_ptr(), environ);
-    }
-    io::Error::last_os_error()
-}
-
-/// Drops every capability of the calling thread for good: the whole bounding set (when the
-/// thread may change it), the ambient set, and the effective, permitted and inheritable
-/// sets. Only this thread changes (credentials are per thread); its children and the
-/// programs they execute hold no capability, even as uid 0 (with an empty bounding set and
-/// `no_new_privs`, executing a program grants none).
 #[cfg(target_os = "linux")]
-pub fn drop_all_capabilities() -> io::Result<()> {
-    #[repr(C)]
-    struct Header {
-        version: u32,
-        pid: i32,
-    }
-    #[repr(C)]
-    #[derive(Clone, Copy, Default)]
-    struct Data {
-        effective: u32,
-        permitted: u32,
-        inheritable: u32,
-    }
-    const VERSION_3: u32 = 0x2008_0522;
-    let mut header = Header {
-        version: VERSION_3,
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: i32,
+}
+
+#[cfg(target_os = "linux")]
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+#[cfg(target_os = "linux")]
+const CAP_VERSION_3: u32 = 0x2008_0522;
+
+/// Empties the calling thread's bounding set (when it may change it: with `CAP_SETPCAP`),
+/// which its children inherit: no program they execute can gain a capability from it.
+/// The thread keeps its own effective and permitted sets. With [`clear_capabilities`]
+/// and `no_new_privs`, the thread's children and the programs they execute hold no
+/// capability, even as uid 0.
+#[cfg(target_os = "linux")]
+pub fn drop_bounding_set() -> io::Result<()> {
+    let mut header = CapHeader {
+        version: CAP_VERSION_3,
         pid: 0,
     };
-    let mut data = [Data::default(); 2];
+    let mut data = [CapData::default(); 2];
     // SAFETY: `header` and `data` are valid, writable and of the sizes version 3 expects
     // (one header, two data words); pid 0 is the calling thread.
     let rc = unsafe { libc::syscall(libc::SYS_capget, &mut header, data.as_mut_ptr()) };
@@ -340,7 +274,7 @@ pub fn drop_all_capabilities() -> io::Result<()> {
     // The bounding set first, while CAP_SETPCAP may still be effective (without it, as for
     // any server not run as root, the bounding set cannot change: skip the loop). EINVAL
     // ends the capabilities this kernel knows; EPERM means the thread cannot hold a
-    // capability it has not got already, and the sets are cleared below.
+    // capability it has not got already, and `clear_capabilities` clears the sets.
     let may_drop = data[0].effective & (1 << CAP_SETPCAP) != 0;
     for cap in (0..64u32).take_while(|_| may_drop) {
         // SAFETY: prctl with PR_CAPBSET_DROP takes plain integers.
@@ -353,6 +287,16 @@ pub fn drop_all_capabilities() -> io::Result<()> {
             }
         }
     }
+    Ok(())
+}
+
+/// Clears the calling thread's ambient, effective, permitted and inheritable sets.
+#[cfg(target_os = "linux")]
+pub fn clear_capabilities() -> io::Result<()> {
+    let mut header = CapHeader {
+        version: CAP_VERSION_3,
+        pid: 0,
+    };
     // SAFETY: prctl with PR_CAP_AMBIENT_CLEAR_ALL takes plain integers; EINVAL on kernels
     // before 4.3, which have no ambient set.
     let rc = unsafe {
@@ -367,7 +311,7 @@ pub fn drop_all_capabilities() -> io::Result<()> {
     if rc == -1 && io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL) {
         return Err(io::Error::last_os_error());
     }
-    let data = [Data::default(); 2];
+    let data = [CapData::default(); 2];
     // SAFETY: `header` and `data` are valid and of the sizes version 3 expects (one header,
     // two data words, read by the kernel); pid 0 is the calling thread. Clearing every set
     // needs no privilege.
@@ -395,38 +339,33 @@ pub fn seccomp_filter_available() -> bool {
     rc == 0
 }
 
-/// Installs the classic BPF program `program` as a seccomp filter on the calling thread
-/// only (no `TSYNC`): it and everything it starts from now on run under it, for good.
-/// Needs `no_new_privs` (or `CAP_SYS_ADMIN`).
+/// Installs `program` as a seccomp filter on every thread of this process (`TSYNC`), after
+/// setting `no_new_privs` (which `TSYNC` gives every thread too): the process and everything
+/// it starts from now on run under it, for good.
 #[cfg(target_os = "linux")]
-pub fn install_seccomp_filter(program: &[Insn]) -> io::Result<()> {
-    let insns: Vec<libc::sock_filter> = program
-        .iter()
-        .map(|i| libc::sock_filter {
-            code: i.code,
-            jt: i.jt,
-            jf: i.jf,
-            k: i.k,
-        })
-        .collect();
-    let len = u16::try_from(insns.len())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "seccomp filter too long"))?;
+pub fn install_process_seccomp_filter(program: &SeccompProgram) -> io::Result<()> {
+    set_no_new_privs()?;
     let prog = libc::sock_fprog {
-        len,
-        filter: insns.as_ptr() as *mut libc::sock_filter,
+        len: program.0.len() as u16,
+        filter: program.0.as_ptr() as *mut libc::sock_filter,
     };
-    // SAFETY: `prog` points to `len` valid instructions that outlive the call (the kernel
-    // copies and verifies them); flags 0 install the filter on the calling thread only.
+    // SAFETY: `prog` points to the program's instructions, which outlive the call (the
+    // kernel copies and verifies them).
     let rc = unsafe {
         libc::syscall(
             libc::SYS_seccomp,
             libc::SECCOMP_SET_MODE_FILTER as libc::c_ulong,
-            0 as libc::c_ulong,
+            libc::SECCOMP_FILTER_FLAG_TSYNC as libc::c_ulong,
             &prog as *const libc::sock_fprog,
         )
     };
     if rc == -1 {
         return Err(io::Error::last_os_error());
+    }
+    if rc > 0 {
+        return Err(io::Error::other(format!(
+            "thread {rc} of this process cannot take the seccomp filter"
+        )));
     }
     Ok(())
 }
@@ -461,12 +400,6 @@ pub fn landlock_add_path_rule(
     Err(linux_only("Landlock"))
 }
 
-/// No Landlock outside Linux.
-#[cfg(not(target_os = "linux"))]
-pub fn landlock_restrict_self(_ruleset: &OwnedFd) -> io::Result<()> {
-    Err(linux_only("Landlock"))
-}
-
 /// Opens `path` (following symlinks) read-only (there is no `O_PATH` outside Linux).
 #[cfg(not(target_os = "linux"))]
 pub fn open_path(path: &Path) -> io::Result<OwnedFd> {
@@ -479,10 +412,10 @@ pub fn set_no_new_privs() -> io::Result<()> {
     Err(linux_only("no_new_privs"))
 }
 
-/// No Linux capabilities outside Linux.
+/// No capabilities outside Linux.
 #[cfg(not(target_os = "linux"))]
-pub fn drop_all_capabilities() -> io::Result<()> {
-    Err(linux_only("dropping capabilities"))
+pub fn drop_bounding_set() -> io::Result<()> {
+    Err(linux_only("capabilities"))
 }
 
 /// No seccomp outside Linux.
@@ -493,107 +426,6 @@ pub fn seccomp_filter_available() -> bool {
 
 /// No seccomp outside Linux.
 #[cfg(not(target_os = "linux"))]
-pub fn install_seccomp_filter(_program: &[Insn]) -> io::Result<()> {
+pub fn install_process_seccomp_filter(_program: &SeccompProgram) -> io::Result<()> {
     Err(linux_only("seccomp"))
-}
-
-/// A job for a long-lived thread (the sandbox's domain threads): a closure whose borrows of
-/// its caller's stack were erased by [`run_elsewhere`], which keeps them alive until the
-/// job has run and been dropped. The thread calls [`ErasedJob::run`] with whether it could
-/// enter the call's own domain; dropping the job unrun is always allowed.
-pub struct ErasedJob(Box<dyn FnOnce(Result<(), String>) + Send + 'static>);
-
-impl ErasedJob {
-    /// Runs the job; `entered` is passed on to it.
-    pub fn run(self, entered: Result<(), String>) {
-        (self.0)(entered)
-    }
-}
-
-impl std::fmt::Debug for ErasedJob {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ErasedJob")
-    }
-}
-
-/// Runs `f` on another thread: `submit` hands the job to that thread (or gives it back when
-/// it cannot), and this returns only once the job has finished *and* been dropped, wherever
-/// that happened. `None` when the job was dropped without running or panicked.
-pub fn run_elsewhere<'a, T: Send + 'a>(
-    f: impl FnOnce(Result<(), String>) -> T + Send + 'a,
-    submit: impl FnOnce(ErasedJob) -> Result<(), ErasedJob>,
-) -> Option<T> {
-    /// Fields drop in order: `f` (with everything it borrows) before `done`, whose drop is
-    /// what the caller waits for.
-    struct Parts<F, T> {
-        f: F,
-        done: crossbeam_channel::Sender<T>,
-    }
-    let (done, finished) = crossbeam_channel::bounded::<T>(1);
-    let parts = Parts { f, done };
-    let job: Box<dyn FnOnce(Result<(), String>) + Send + 'a> = Box::new(move |entered| {
-        let Parts { f, done } = parts;
-        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || f(entered)));
-        if let Ok(value) = out {
-            let _ = done.send(value);
-        }
-        drop(done);
-    });
-    // The job and everything it borrows for 'a stay valid while it exists: this function
-    // does not return before `done`, the last part the job owns, is dropped (the `recv`
-    // loop below ends only on disconnection), whether the job ran, was dropped unrun on the
-    // other thread, was given back by `submit`, or panicked (caught inside the job). A job
-    // that is never dropped blocks this caller for good instead of outliving its borrows.
-    // SAFETY: only the lifetime bound changes (same layout), and the borrows outlive the
-    // job as said above.
-    let job: Box<dyn FnOnce(Result<(), String>) + Send + 'static> =
-        unsafe { std::mem::transmute(job) };
-    if let Err(back) = submit(ErasedJob(job)) {
-        drop(back);
-    }
-    let mut value = None;
-    while let Ok(v) = finished.recv() {
-        value = Some(v);
-    }
-    value
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_job_borrows_the_callers_data_and_is_waited_for() {
-        let mut seen = vec![1, 2];
-        let got = run_elsewhere(
-            |entered: Result<(), String>| {
-                seen.push(3);
-                entered.map(|()| seen.len())
-            },
-            |job| {
-                std::thread::spawn(move || job.run(Ok(())));
-                Ok(())
-            },
-        );
-        assert_eq!(got, Some(Ok(3)));
-        assert_eq!(seen, [1, 2, 3]);
-        // A job given back, or dropped unrun on the other thread, is None; so is a panic.
-        assert_eq!(run_elsewhere(|_| 1, Err), None);
-        let dropped = run_elsewhere(
-            |_| 1,
-            |job| {
-                std::thread::spawn(move || drop(job));
-                Ok(())
-            },
-        );
-        assert_eq!(dropped, None);
-        let panicked: Option<u8> = run_elsewhere(
-            |_| panic!("in the job"),
-            |job| {
-                std::thread::spawn(move || job.run(Ok(())));
-                Ok(())
-            },
-        );
-        assert_eq!(panicked, None);
-    }
 }

@@ -1,4 +1,5 @@
-//! Spawning: `posix_spawn` with a new session (Linux), `Command` with `setsid` elsewhere.
+//! Spawning: a `vfork`-style clone with a new session (Linux, see `child`), `Command`
+//! with `setsid` elsewhere.
 
 use super::*;
 
@@ -29,6 +30,69 @@ pub struct SpawnSpec<'a> {
     /// which makes it the session's controlling terminal (Linux; needs `join_group: None`).
     /// Its stdio should be that terminal too (see [`open_pty`]).
     pub terminal: Option<&'a Path>,
+    /// What the child applies to itself before it executes: limits, cgroup, sandbox.
+    pub setup: Option<&'a ChildSetup<'a>>,
+}
+
+/// What a child applies to itself before it executes (Linux; elsewhere only `rlimits`).
+#[derive(Default)]
+pub struct ChildSetup<'a> {
+    /// Resource limits, `(RLIMIT_* number, value)`; the soft and the hard limit alike.
+    pub rlimits: &'a [(u32, u64)],
+    /// A cgroup's `cgroup.procs`, open for writing: the child writes `0` to it, which moves
+    /// the writer (a single-threaded process, so v1 and v2 alike move the whole child).
+    pub cgroup: Option<BorrowedFd<'a>>,
+    /// Drop every capability (bounding and ambient sets too) and set `no_new_privs`.
+    pub confine: bool,
+    /// The spawning thread's bounding set is empty already ([`drop_bounding_set`]), and
+    /// the child's with it: `confine` need not empty it again.
+    pub bounding_dropped: bool,
+    /// A seccomp filter to install (needs `confine`).
+    pub seccomp: Option<&'a SeccompProgram>,
+    /// A Landlock ruleset to restrict the child to (needs `confine`).
+    pub landlock: Option<BorrowedFd<'a>>,
+}
+
+/// A seccomp filter in the kernel's format, built once and installed by many children.
+#[cfg(target_os = "linux")]
+pub struct SeccompProgram(pub(super) Vec<libc::sock_filter>);
+/// A seccomp filter (Linux only: elsewhere there is none).
+#[cfg(not(target_os = "linux"))]
+pub struct SeccompProgram(());
+
+impl SeccompProgram {
+    /// The program made of `insns`; `None` when it is too long for the kernel, or outside
+    /// Linux.
+    #[cfg(not(target_os = "linux"))]
+    pub fn new(_insns: &[Insn]) -> Option<SeccompProgram> {
+        None
+    }
+
+    /// The program made of `insns`; `None` when it is too long for the kernel.
+    #[cfg(target_os = "linux")]
+    pub fn new(insns: &[Insn]) -> Option<SeccompProgram> {
+        u16::try_from(insns.len()).ok()?;
+        Some(SeccompProgram(
+            insns
+                .iter()
+                .map(|i| libc::sock_filter {
+                    code: i.code,
+                    jt: i.jt,
+                    jf: i.jf,
+                    k: i.k,
+                })
+                .collect(),
+        ))
+    }
+}
+
+impl std::fmt::Debug for SeccompProgram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        #[cfg(target_os = "linux")]
+        return write!(f, "SeccompProgram({} instructions)", self.0.len());
+        #[cfg(not(target_os = "linux"))]
+        write!(f, "SeccompProgram")
+    }
 }
 
 /// A started child: its pid (also its process group id) and the parent's pipe ends.
@@ -46,10 +110,10 @@ pub struct Spawned {
 /// Starts a child in a new session (or in `join_group`), with exactly the given stdio,
 /// environment and working directory. Every other descriptor of the server is close-on-exec.
 ///
-/// On Linux this is `posix_spawn` (a `vfork`-style clone in glibc and musl, so the cost does
-/// not grow with the server's memory) with `POSIX_SPAWN_SETSID`, the working directory set
-/// by a file action, an empty signal mask and default dispositions for the signals the
-/// server handles or ignores (SIGPIPE above all). `exec` failures come back as the error.
+/// On Linux this is a `vfork`-style clone (see `child`: the cost does not grow with the
+/// server's memory) whose child applies `setup`, starts a new session, sets its stdio and
+/// working directory, every signal disposition to default (SIGPIPE above all) and an empty
+/// signal mask, and executes. Failures, of the `exec` too, come back as the error.
 #[cfg(target_os = "linux")]
 pub fn spawn(spec: SpawnSpec<'_>) -> io::Result<Spawned> {
     use std::ffi::CString;
@@ -115,45 +179,29 @@ pub fn spawn(spec: SpawnSpec<'_>) -> io::Result<Spawned> {
     let (child_out, parent_out) = out_pair(spec.stdout)?;
     let (child_err, parent_err) = out_pair(spec.stderr)?;
 
-    let mut actions = SpawnActions::new()?;
-    actions.dup2(child_in.as_raw_fd(), 0)?;
-    actions.dup2(child_out.as_raw_fd(), 1)?;
-    actions.dup2(child_err.as_raw_fd(), 2)?;
     let terminal = match spec.terminal {
         Some(t) => Some(CString::new(t.as_os_str().as_bytes()).map_err(|_| nul("the terminal"))?),
         None => None,
     };
-    if let Some(t) = &terminal {
-        // glibc and musl run setsid (POSIX_SPAWN_SETSID) before the file actions, and a
-        // session leader without a controlling terminal that opens a terminal without
-        // O_NOCTTY acquires it: this open makes the terminal the session's.
-        actions.open(0, t, libc::O_RDWR)?;
-    }
-    actions.chdir(&cwd)?;
-    let mut attr = SpawnAttr::new()?;
-    attr.configure(spec.join_group)?;
-
-    let mut pid: libc::pid_t = 0;
-    // SAFETY: `path`, `argv_ptrs` and `envp_ptrs` are NUL-terminated C strings and
-    // null-terminated pointer arrays that outlive the call; `actions` and `attr` were
-    // initialised by their constructors; `pid` is writable.
-    let rc = unsafe {
-        libc::posix_spawn(
-            &mut pid,
-            path.as_ptr(),
-            &actions.0,
-            &attr.0,
-            argv_ptrs.as_ptr(),
-            envp_ptrs.as_ptr(),
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::from_raw_os_error(rc));
-    }
+    let mut job = child::Job::new(
+        &path,
+        argv_ptrs.as_ptr() as *const *const libc::c_char,
+        envp_ptrs.as_ptr() as *const *const libc::c_char,
+        &cwd,
+        [
+            child_in.as_raw_fd(),
+            child_out.as_raw_fd(),
+            child_err.as_raw_fd(),
+        ],
+    );
+    job.terminal = terminal.as_deref();
+    job.join_group = spec.join_group;
+    job.setup = spec.setup;
+    let pid = child::run(&mut job)?;
     // The child holds its own copies now; closing ours keeps only the parent's ends open.
     drop((child_in, child_out, child_err));
     Ok(Spawned {
-        pid: pid as u32,
+        pid,
         stdin: parent_in,
         stdout: parent_out,
         stderr: parent_err,
@@ -183,153 +231,6 @@ fn resolve_program(program: &str, env: &[(OsString, OsString)]) -> std::path::Pa
     }
     // Not found: let posix_spawn report ENOENT for the bare name.
     program.into()
-}
-
-#[cfg(target_os = "linux")]
-struct SpawnActions(libc::posix_spawn_file_actions_t);
-
-#[cfg(target_os = "linux")]
-impl SpawnActions {
-    fn new() -> io::Result<SpawnActions> {
-        // SAFETY: an all-zero value is a valid place for init to write into.
-        let mut fa: libc::posix_spawn_file_actions_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `fa` is a valid, writable file-actions object.
-        let rc = unsafe { libc::posix_spawn_file_actions_init(&mut fa) };
-        if rc != 0 {
-            return Err(io::Error::from_raw_os_error(rc));
-        }
-        Ok(SpawnActions(fa))
-    }
-
-    fn dup2(&mut self, from: RawFd, to: RawFd) -> io::Result<()> {
-        // SAFETY: the object was initialised; both descriptors are plain integers.
-        let rc = unsafe { libc::posix_spawn_file_actions_adddup2(&mut self.0, from, to) };
-        if rc != 0 {
-            return Err(io::Error::from_raw_os_error(rc));
-        }
-        Ok(())
-    }
-
-    fn open(&mut self, fd: RawFd, path: &std::ffi::CStr, flags: libc::c_int) -> io::Result<()> {
-        // SAFETY: the object was initialised and `path` is a valid C string (copied by libc).
-        let rc = unsafe {
-            libc::posix_spawn_file_actions_addopen(&mut self.0, fd, path.as_ptr(), flags, 0)
-        };
-        if rc != 0 {
-            return Err(io::Error::from_raw_os_error(rc));
-        }
-        Ok(())
-    }
-
-    fn chdir(&mut self, dir: &std::ffi::CStr) -> io::Result<()> {
-        // SAFETY: the object was initialised and `dir` is a valid C string (copied by libc).
-        let rc = unsafe { libc::posix_spawn_file_actions_addchdir_np(&mut self.0, dir.as_ptr()) };
-        if rc != 0 {
-            return Err(io::Error::from_raw_os_error(rc));
-        }
-        Ok(())
-    }
-}
-
-#[cfg(target_os = "linux")]
-impl Drop for SpawnActions {
-    fn drop(&mut self) {
-        // SAFETY: the object was initialised by `new` and is destroyed once.
-        unsafe {
-            libc::posix_spawn_file_actions_destroy(&mut self.0);
-        }
-    }
-}
-
-#[cfg(target_os = "linux")]
-struct SpawnAttr(libc::posix_spawnattr_t);
-
-#[cfg(target_os = "linux")]
-impl SpawnAttr {
-    fn new() -> io::Result<SpawnAttr> {
-        // SAFETY: an all-zero value is a valid place for init to write into.
-        let mut attr: libc::posix_spawnattr_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `attr` is a valid, writable attribute object.
-        let rc = unsafe { libc::posix_spawnattr_init(&mut attr) };
-        if rc != 0 {
-            return Err(io::Error::from_raw_os_error(rc));
-        }
-        Ok(SpawnAttr(attr))
-    }
-
-    /// New session (or the given group), empty signal mask, default dispositions.
-    fn configure(&mut self, join_group: Option<u32>) -> io::Result<()> {
-        let check = |rc: libc::c_int| {
-            if rc == 0 {
-                Ok(())
-            } else {
-                Err(io::Error::from_raw_os_error(rc))
-            }
-        };
-        let mut flags = libc::POSIX_SPAWN_SETSIGMASK | libc::POSIX_SPAWN_SETSIGDEF;
-        match join_group {
-            None => flags |= libc::POSIX_SPAWN_SETSID as libc::c_int,
-            Some(pgid) => {
-                flags |= libc::POSIX_SPAWN_SETPGROUP;
-                // SAFETY: the object was initialised; the group id is a plain integer.
-                check(unsafe {
-                    libc::posix_spawnattr_setpgroup(&mut self.0, pgid as libc::pid_t)
-                })?;
-            }
-        }
-        // SAFETY: `set` is a valid sigset_t that sigemptyset/sigaddset initialise and fill
-        // (glibc's sigset_t is an array of at least 1024 bits, so the words written for
-        // signals 32 and 33 are inside it); the attribute object was initialised and copies
-        // the sets.
-        unsafe {
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            check(libc::posix_spawnattr_setsigmask(&mut self.0, &set))?;
-            for sig in [
-                libc::SIGPIPE,
-                libc::SIGCHLD,
-                libc::SIGTERM,
-                libc::SIGINT,
-                libc::SIGHUP,
-                libc::SIGQUIT,
-                libc::SIGUSR1,
-                libc::SIGUSR2,
-                libc::SIGTSTP,
-                libc::SIGTTIN,
-                libc::SIGTTOU,
-                libc::SIGXFSZ,
-            ] {
-                libc::sigaddset(&mut set, sig);
-            }
-            // glibc reserves signals 32 and 33 for itself; its posix_spawn sets them to
-            // SIG_IGN in the child (which exec keeps) unless they are in the default set,
-            // and its sigaddset refuses them, so set their bits directly.
-            #[cfg(target_env = "gnu")]
-            {
-                let words = &mut set as *mut libc::sigset_t as *mut libc::c_ulong;
-                let bits = libc::c_ulong::BITS as usize;
-                for sig in [32usize, 33] {
-                    *words.add((sig - 1) / bits) |= 1 << ((sig - 1) % bits);
-                }
-            }
-            check(libc::posix_spawnattr_setsigdefault(&mut self.0, &set))?;
-            check(libc::posix_spawnattr_setflags(
-                &mut self.0,
-                flags as libc::c_short,
-            ))?;
-        }
-        Ok(())
-    }
-}
-
-#[cfg(target_os = "linux")]
-impl Drop for SpawnAttr {
-    fn drop(&mut self) {
-        // SAFETY: the object was initialised by `new` and is destroyed once.
-        unsafe {
-            libc::posix_spawnattr_destroy(&mut self.0);
-        }
-    }
 }
 
 /// Starts a child in a new session (or in `join_group`), with exactly the given stdio,

@@ -1,7 +1,7 @@
 //! The seccomp filter that completes the Landlock domain (REDTEAM findings 3 and 4): a
-//! classic BPF program, built here by hand and installed by `sys::install_seccomp_filter`
-//! on the spawning thread (or in the launcher) after `no_new_privs`, so every process of
-//! the call and all of its descendants inherit it. A refused call fails with `EPERM`.
+//! classic BPF program, built here by hand once per filter choice ([`prepared`]) and
+//! installed by each child of a call after `no_new_privs` (`sys::ChildSetup`), so every
+//! process of the call and all of its descendants inherit it. A refused call fails with `EPERM`.
 //!
 //! Landlock does not cover the system calls that change *another* process of the same user:
 //! resource limits, priority, CPU affinity and scheduling, I/O priority. The filter refuses
@@ -28,7 +28,7 @@
 //! calls (which a 64-bit process can make); on aarch64 the native and the 32-bit ARM (EABI)
 //! tables apply. Any other architecture value is refused. On other architectures there is
 //! no filter, and the sandbox's status says so.
-use crate::base::sys::Insn;
+use crate::base::sys::{Insn, SeccompProgram};
 
 /// What the filter refuses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -395,6 +395,27 @@ pub fn native_program(filter: Filter) -> Result<Option<&'static [Insn]>, String>
         .get_or_init(|| [0, 1, 2, 3].map(|bits| program(Filter::from_bits(bits), native_tables())));
     match &all[filter.bits() as usize & 3] {
         Ok(p) => Ok(p.as_deref()),
+        Err(e) => Err(e.clone()),
+    }
+}
+
+/// The native program for `filter`, in the kernel's format, built once: `None` when the
+/// filter refuses nothing (or this architecture has none).
+pub fn prepared(filter: Filter) -> Result<Option<&'static SeccompProgram>, String> {
+    static CACHE: std::sync::OnceLock<[Result<Option<SeccompProgram>, String>; 4]> =
+        std::sync::OnceLock::new();
+    let all = CACHE.get_or_init(|| {
+        [0, 1, 2, 3].map(|bits| {
+            native_program(Filter::from_bits(bits))?
+                .map(|insns| {
+                    SeccompProgram::new(insns)
+                        .ok_or_else(|| "the seccomp filter is too long for the kernel".to_string())
+                })
+                .transpose()
+        })
+    });
+    match &all[filter.bits() as usize & 3] {
+        Ok(p) => Ok(p.as_ref()),
         Err(e) => Err(e.clone()),
     }
 }

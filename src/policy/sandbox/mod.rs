@@ -21,25 +21,20 @@
 //!   deny every IPv4/IPv6 socket but a datagram one. Trusted mode also refuses a working
 //!   directory inside or above the safe `PATH` (`cwd`).
 //!
-//! Enforcement (`Sandbox::spawn`): `posix_spawn` leaves no room for code between fork and
-//! exec, but Landlock confines a *thread*, and a child inherits the credentials of the
-//! thread that spawned it. So the stages are spawned from a confined thread: all of them,
-//! and all their descendants, share one domain made for the call, and an exec the domain
-//! forbids fails inside `posix_spawn`, so the caller gets the error. Confining a thread
-//! (capabilities, `no_new_privs`, the seccomp filter, a ruleset of a dozen rules) is done
-//! once per distinct ruleset by a kept thread (`domains`); per call, a standby thread it
-//! started enters a nested domain of the call's own and spawns. A ruleset with nothing to
-//! nest (never in practice) gets a short-lived thread that confines itself, as before.
-//! Rlimits and a cgroup, which belong to a process and not to a
-//! thread, need code in the child: when a plan has them, each stage is started through the
-//! launcher instead (`launcher`: our own binary re-executed with the plan as arguments),
-//! which applies them and the domain and then executes the program. See `benches/sandbox.rs`
-//! for what each path costs.
+//! Enforcement (`Sandbox::spawn`): each process a call starts applies the sandbox to itself
+//! between its clone and its exec (`sys::ChildSetup`, run by the child of the server's own
+//! `vfork`-style spawn): it drops every capability, sets `no_new_privs`, installs the
+//! seccomp filter (built once per filter choice) and restricts itself to the call's Landlock
+//! ruleset (built once per distinct domain and kept, `domains`). Each restriction makes a
+//! new domain, so every process the call starts directly is in a domain of its own, which
+//! everything it starts inherits. An exec the domain forbids fails in the child, and the
+//! error comes back from the spawn. The server's threads are never confined. Rlimits and
+//! the cgroup are applied by the same child code, so no call needs more than one exec.
+//! See `benches/sandbox.rs` for what it costs.
 
 pub mod cwd;
 pub mod domains;
 pub mod filter;
-pub mod launcher;
 pub mod plan;
 pub mod resolve;
 
@@ -49,13 +44,14 @@ use crate::base::config::{Config, Mode};
 use crate::base::config::{Network, SandboxMode};
 use crate::base::sys::landlock as ll;
 use crate::policy::trusted::Stage;
-use plan::{Plan, Rules};
+use crate::base::sys::ChildSetup;
+use plan::Rules;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 use resolve::Resolver;
 
 /// Test-only: pretend the kernel's Landlock ABI is at most this (`0`: no Landlock).
 pub const TEST_ABI_VAR: &str = "YIELDSHELL_TEST_LANDLOCK_ABI";
-/// Test-only: start every sandboxed stage through the launcher.
-pub const TEST_LAUNCHER_VAR: &str = "YIELDSHELL_TEST_SANDBOX_LAUNCHER";
 /// Test-only (benchmarks): no seccomp filter, as on a kernel that cannot install one.
 pub const TEST_NO_SECCOMP_VAR: &str = "YIELDSHELL_TEST_NO_SECCOMP";
 
@@ -125,11 +121,13 @@ pub struct Sandbox {
     resolver: Option<Resolver>,
     roots: Vec<PathBuf>,
     missing: Vec<&'static str>,
-    launcher: bool,
     /// The seccomp filter can be installed (architecture and kernel).
     seccomp: bool,
-    /// Confined threads kept per distinct domain (`domains`).
+    /// Rulesets kept per distinct domain (`domains`).
     domains: domains::Domains,
+    /// The server process runs under the seccomp filter itself ([`Sandbox::filter_server`]),
+    /// so its children inherit it and need not install it.
+    server_filtered: AtomicBool,
 }
 
 impl Sandbox {
@@ -148,10 +146,6 @@ impl Sandbox {
             .find(|(k, _)| k == TEST_ABI_VAR)
             .and_then(|(_, v)| v.to_str()?.trim().parse::<u32>().ok());
         let abi = pretend.map_or(real, |p| p.min(real));
-        let launcher = config
-            .env
-            .iter()
-            .any(|(k, v)| k == TEST_LAUNCHER_VAR && v == "1");
         let (kind, explicit, var) = match (config.mode, config.sandbox) {
             (_, SandboxMode::Off) | (Mode::Shell, SandboxMode::Auto) => (Kind::Off, false, ""),
             (Mode::Trusted, SandboxMode::Auto) => (Kind::Trusted, false, ""),
@@ -244,11 +238,39 @@ impl Sandbox {
             resolver,
             roots: config.allowed_cwds.clone(),
             missing,
-            launcher,
             seccomp,
             domains: domains::Domains::default(),
+            server_filtered: AtomicBool::new(false),
         };
         Ok((sandbox, warning))
+    }
+
+    /// What the seccomp filter refuses in this server's calls (the same for every call).
+    fn filter(&self) -> filter::Filter {
+        filter::Filter {
+            processes: self.seccomp && self.kind != Kind::Off,
+            network: self.seccomp && self.net_deny,
+        }
+    }
+
+    /// Puts the whole server process (every thread, with `no_new_privs`) under the calls'
+    /// seccomp filter, once, so that each call's processes inherit it instead of installing
+    /// it (installing a filter costs the kernel a compilation, about 0.1 to 0.2 ms). The
+    /// server makes none of the system calls the filter refuses (it never changes another
+    /// process's limits or priority, uses no io_uring and opens no socket). Nothing to do
+    /// when the filter refuses nothing. Call once, when the server starts.
+    pub fn filter_server(&self) -> Result<(), String> {
+        let Some(program) = filter::prepared(self.filter())? else {
+            return Ok(());
+        };
+        crate::base::sys::install_process_seccomp_filter(program).map_err(|e| {
+            format!(
+                "cannot put the server under the seccomp filter: {}",
+                crate::base::config::plain_io(&e)
+            )
+        })?;
+        self.server_filtered.store(true, Ordering::SeqCst);
+        Ok(())
     }
 
     /// True when calls get a Landlock domain (filesystem or network rules).
@@ -321,16 +343,20 @@ impl Sandbox {
 
     /// The plan for a call's processes started in `cwd`. Fails when a stage is a script
     /// whose interpreter the domain would not let run.
-    pub fn plan(&self, cwd: &Path, stages: &[Stage]) -> Result<Plan, String> {
+    pub fn plan(&self, cwd: &Path, stages: &[Stage]) -> Result<Option<Rules>, String> {
         self.plan_known(cwd, stages).map(|(plan, _)| plan)
     }
 
     /// [`Sandbox::plan`], with the device and inode of the files its first grants (the
     /// executable files) resolved to, from the resolution's own `stat`.
-    fn plan_known(&self, cwd: &Path, stages: &[Stage]) -> Result<(Plan, Vec<(u64, u64)>), String> {
+    fn plan_known(
+        &self,
+        cwd: &Path,
+        stages: &[Stage],
+    ) -> Result<(Option<Rules>, Vec<(u64, u64)>), String> {
         let mut known = Vec::new();
         if !self.is_active() {
-            return Ok((Plan::default(), known));
+            return Ok((None, known));
         }
         let fs_mask = fs_supported(self.abi);
         let mut rules = Rules {
@@ -339,10 +365,7 @@ impl Sandbox {
             } else {
                 0
             },
-            filter: filter::Filter {
-                processes: self.seccomp && self.kind != Kind::Off,
-                network: self.seccomp && self.net_deny,
-            },
+            filter: self.filter(),
             ..Rules::default()
         };
         if self.kind != Kind::Off {
@@ -388,38 +411,42 @@ impl Sandbox {
                 ));
             }
         }
-        let plan = Plan {
-            rules: Some(rules),
-            rlimits: Vec::new(),
-            cgroup: None,
-        };
-        Ok((plan, known))
+        Ok((Some(rules), known))
     }
 
-    /// Starts a call's stages under its plan: `start` gets the stages to spawn and runs
-    /// either on a thread confined to the call's domain (whose children inherit it) or, when
-    /// the plan needs per-process settings, with every stage wrapped in the launcher.
-    /// `limits` and `cgroup` are added to the plan (issue 10's per-command limits).
-    /// `may_keep` says whether a kept domain's thread may spawn the stages: not when the
-    /// calling thread joined the command's cgroup (cgroup v1 moves threads, and the stages
-    /// must be born from a thread inside it, which a kept thread is not).
-    pub fn spawn<T: Send>(
+    /// Starts a call's stages under its plan: `start` gets the stages and what each child
+    /// must apply to itself before it executes (`sys::ChildSetup`): `limits` (rlimits),
+    /// joining the cgroup whose `cgroup.procs` is open as `cgroup`, and the call's kernel
+    /// sandbox (every capability dropped, `no_new_privs`, the seccomp filter, and the
+    /// call's Landlock ruleset, kept between calls by `domains`). `start` runs on the
+    /// calling thread, which stays unconfined.
+    pub fn spawn<T>(
         &self,
         stages: &[Stage],
         cwd: &Path,
         limits: &[(u32, u64)],
-        cgroup: Option<&Path>,
-        may_keep: bool,
-        start: impl FnOnce(&[Stage]) -> Result<T, String> + Send,
+        cgroup: Option<BorrowedFd<'_>>,
+        start: impl FnOnce(&[Stage], Option<&ChildSetup<'_>>) -> Result<T, String>,
     ) -> Result<T, String> {
-        let (mut plan, known) = self.plan_known(cwd, stages)?;
-        plan.rlimits.extend_from_slice(limits);
-        plan.cgroup = cgroup.map(Path::to_path_buf);
-        if plan.is_empty() {
-            return start(stages);
+        let (rules, known) = self.plan_known(cwd, stages)?;
+        let mut setup = ChildSetup {
+            rlimits: limits,
+            cgroup,
+            ..ChildSetup::default()
+        };
+        let Some(rules) = rules else {
+            let setup = (!limits.is_empty() || setup.cgroup.is_some()).then_some(&setup);
+            return start(stages, setup);
+        };
+        let ruleset = self.domains.ruleset(&rules, &known)?;
+        setup.confine = true;
+        setup.bounding_dropped = bounding_dropped_here();
+        setup.landlock = Some(ruleset.as_fd());
+        if !self.server_filtered.load(Ordering::SeqCst) {
+            setup.seccomp = filter::prepared(self.filter())?;
         }
-        let hint = |e: String| {
-            if e.contains("Permission denied") && plan.rules.is_some() {
+        start(stages, Some(&setup)).map_err(|e| {
+            if e.contains("Permission denied") {
                 format!(
                     "{e} (the kernel sandbox lets this call execute only allowlisted programs \
                      and write only beneath its working directory)"
@@ -427,50 +454,24 @@ impl Sandbox {
             } else {
                 e
             }
-        };
-        if plan.needs_launcher() || self.launcher {
-            let wrapped: Vec<Stage> = stages.iter().map(|s| launcher::wrap(&plan, s)).collect();
-            return start(&wrapped).map_err(hint);
-        }
-        let Some(rules) = &plan.rules else {
-            return start(stages);
-        };
-        if let Some(layer) = domains::layer(rules).filter(|_| may_keep) {
-            return self
-                .domains
-                .run(rules, &known, layer, |entered| {
-                    entered.and_then(|()| start(stages))
-                })
-                .map_err(hint);
-        }
-        let seccomp = rules.filter;
-        let ruleset = rules.ruleset().map_err(|e| {
-            format!(
-                "cannot build the kernel sandbox: {}",
-                crate::base::config::plain_io(&e)
-            )
-        })?;
-        let result = std::thread::scope(|scope| {
-            let confined = std::thread::Builder::new()
-                .name("sandbox".into())
-                .stack_size(256 * 1024)
-                .spawn_scoped(scope, move || {
-                    // This thread stays confined until it ends, right after the spawns.
-                    plan::enforce_ruleset(&ruleset, seccomp).map_err(|e| {
-                        format!(
-                            "cannot enter the kernel sandbox: {}",
-                            crate::base::config::plain_io(&e)
-                        )
-                    })?;
-                    start(stages)
-                })
-                .map_err(|e| format!("cannot start the sandbox thread: {e}"))?;
-            confined
-                .join()
-                .unwrap_or_else(|_| Err("the sandbox thread panicked".into()))
-        });
-        result.map_err(hint)
+        })
     }
+}
+
+/// Empties the calling thread's capability bounding set, once per thread, so that its
+/// children inherit an empty one instead of each emptying its own (about forty system
+/// calls, each making new credentials). Only the bounding set: the server's threads keep
+/// their own capabilities, and they execute nothing themselves. False when it cannot.
+fn bounding_dropped_here() -> bool {
+    thread_local! {
+        static DROPPED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    DROPPED.with(|d| {
+        if !d.get() && crate::base::sys::drop_bounding_set().is_ok() {
+            d.set(true);
+        }
+        d.get()
+    })
 }
 
 /// Why there is no Landlock domain, for the warning and the refusals.

@@ -1,0 +1,371 @@
+//! The child's side of a spawn on Linux: a `vfork`-style clone (`CLONE_VM | CLONE_VFORK`,
+//! as glibc's and musl's `posix_spawn` do, so the cost does not grow with the server's
+//! memory) whose child runs a fixed list of system calls and then executes the program.
+//!
+//! Between the clone and the exec the child can apply what belongs to a process and cannot
+//! be inherited from a thread without one per call: resource limits, joining a cgroup, and
+//! the kernel sandbox (every capability dropped, `no_new_privs`, a seccomp filter built once
+//! by the caller, and `landlock_restrict_self` on a ruleset the caller keeps). So a
+//! sandboxed spawn costs a handful of system calls in the child and nothing else.
+//!
+//! The child shares the parent's memory until it executes (the parent is suspended that
+//! long), so it must not allocate, take a lock or panic: it only reads what the parent
+//! prepared and makes raw system calls. Every signal is blocked in the parent around the
+//! clone, and the child sets every disposition to default before it unblocks them, so no
+//! handler of the server ever runs in the child. A failure is written to memory the parent
+//! reads after the clone returns, as the step that failed and its `errno`.
+
+use super::*;
+use std::ffi::{c_char, c_int, c_void, CStr};
+
+/// The steps of the child, for the error message of the one that failed.
+#[derive(Clone, Copy)]
+#[repr(i32)]
+enum Step {
+    Rlimit = 1,
+    Cgroup,
+    Capabilities,
+    NoNewPrivs,
+    Seccomp,
+    Landlock,
+    Session,
+    Stdio,
+    Terminal,
+    Chdir,
+    Exec,
+}
+
+impl Step {
+    fn from_i32(v: i32) -> Option<Step> {
+        use Step::*;
+        [
+            Rlimit,
+            Cgroup,
+            Capabilities,
+            NoNewPrivs,
+            Seccomp,
+            Landlock,
+            Session,
+            Stdio,
+            Terminal,
+            Chdir,
+            Exec,
+        ]
+        .into_iter()
+        .find(|s| *s as i32 == v)
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            Step::Rlimit => "cannot set the command's resource limits",
+            Step::Cgroup => "cannot join the command's cgroup",
+            Step::Capabilities => "cannot drop capabilities",
+            Step::NoNewPrivs => "cannot set no_new_privs",
+            Step::Seccomp => "cannot install the seccomp filter",
+            Step::Landlock => "cannot enter the kernel sandbox",
+            Step::Session => "cannot start a new session",
+            Step::Stdio => "cannot set up the standard descriptors",
+            Step::Terminal => "cannot open the terminal",
+            Step::Chdir => "cannot enter the working directory",
+            Step::Exec => "",
+        }
+    }
+}
+
+/// Everything the child reads, prepared by the parent; and where it writes its failure.
+pub(super) struct Job<'a> {
+    pub path: &'a CStr,
+    pub argv: *const *const c_char,
+    pub envp: *const *const c_char,
+    pub cwd: &'a CStr,
+    /// Descriptors that become 0, 1 and 2.
+    pub stdio: [RawFd; 3],
+    pub terminal: Option<&'a CStr>,
+    /// `None`: a new session; `Some(0)`: a new group; `Some(g)`: join group `g`.
+    pub join_group: Option<u32>,
+    pub setup: Option<&'a ChildSetup<'a>>,
+    /// Written by the child: the step that failed and its errno.
+    failed: (i32, i32),
+}
+
+impl<'a> Job<'a> {
+    pub fn new(
+        path: &'a CStr,
+        argv: *const *const c_char,
+        envp: *const *const c_char,
+        cwd: &'a CStr,
+        stdio: [RawFd; 3],
+    ) -> Job<'a> {
+        Job {
+            path,
+            argv,
+            envp,
+            cwd,
+            stdio,
+            terminal: None,
+            join_group: None,
+            setup: None,
+            failed: (0, 0),
+        }
+    }
+}
+
+/// The kernel's `struct sigaction` with `SIG_DFL` (same layout on x86_64 and aarch64).
+#[repr(C)]
+struct KernelSigaction {
+    handler: usize,
+    flags: u64,
+    restorer: usize,
+    mask: u64,
+}
+
+/// Blocks every signal of the calling thread (glibc's reserved ones too, which
+/// `pthread_sigmask` refuses) and returns the mask to restore.
+fn block_all() -> u64 {
+    let all: u64 = !0;
+    let mut old: u64 = 0;
+    // SAFETY: both pointers are valid 8-byte masks, the size the kernel expects.
+    unsafe {
+        libc::syscall(
+            libc::SYS_rt_sigprocmask,
+            libc::SIG_SETMASK,
+            &all as *const u64,
+            &mut old as *mut u64,
+            8usize,
+        );
+    }
+    old
+}
+
+fn set_mask(mask: u64) {
+    // SAFETY: a valid 8-byte mask; no old mask asked for.
+    unsafe {
+        libc::syscall(
+            libc::SYS_rt_sigprocmask,
+            libc::SIG_SETMASK,
+            &mask as *const u64,
+            std::ptr::null_mut::<u64>(),
+            8usize,
+        );
+    }
+}
+
+/// Stack of the child (it makes system calls only); a guard page below it.
+const STACK: usize = 64 * 1024;
+const GUARD: usize = 4096;
+
+/// Clones and runs `job` in the child; returns the child's pid once it executed the
+/// program, or the error of the step that failed (the failed child is reaped here).
+pub(super) fn run(job: &mut Job<'_>) -> io::Result<u32> {
+    // SAFETY: an anonymous private mapping, checked below; unmapped before returning.
+    let base = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            STACK + GUARD,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+            -1,
+            0,
+        )
+    };
+    if base == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    struct Unmap(*mut c_void);
+    impl Drop for Unmap {
+        fn drop(&mut self) {
+            // SAFETY: the mapping made above, unmapped once, after the child left it.
+            unsafe {
+                libc::munmap(self.0, STACK + GUARD);
+            }
+        }
+    }
+    let _unmap = Unmap(base);
+    // SAFETY: the lowest page of the mapping above becomes the guard.
+    unsafe {
+        libc::mprotect(base, GUARD, libc::PROT_NONE);
+    }
+    // SAFETY: the top of the mapping, 16-byte aligned (page-aligned base plus a multiple of
+    // the page size).
+    let top = unsafe { (base as *mut u8).add(STACK + GUARD) } as *mut c_void;
+    let old = block_all();
+    // SAFETY: `child` only reads `job` and writes its `failed` field, and the parent does
+    // not touch `job` until the clone returns, which with CLONE_VFORK is after the child
+    // executed or exited. The stack is ours for that time. Every signal is blocked, so no
+    // handler runs on the child's side before it reset the dispositions.
+    let pid = unsafe {
+        libc::clone(
+            child,
+            top,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            job as *mut Job<'_> as *mut c_void,
+        )
+    };
+    let clone_error = io::Error::last_os_error();
+    set_mask(old);
+    if pid < 0 {
+        return Err(clone_error);
+    }
+    // SAFETY: the child is done with `job` (see above); a volatile read because the write
+    // came from the child.
+    let (step, errno) = unsafe { std::ptr::read_volatile(&job.failed) };
+    if step == 0 {
+        return Ok(pid as u32);
+    }
+    let mut status = 0;
+    // SAFETY: `status` is writable; the child exited (or is about to) with 127. ECHILD
+    // (the reaper got it first) is fine.
+    unsafe {
+        libc::waitpid(pid, &mut status, 0);
+    }
+    let e = io::Error::from_raw_os_error(errno);
+    match Step::from_i32(step) {
+        Some(Step::Exec) | None => Err(e),
+        Some(s) => Err(io::Error::new(e.kind(), format!("{}: {e}", s.what()))),
+    }
+}
+
+/// The child: system calls only, in this order: default dispositions, rlimits, cgroup,
+/// confinement (capabilities, `no_new_privs`, seccomp, Landlock), session or group, stdio,
+/// terminal, working directory, an empty signal mask, exec.
+extern "C" fn child(arg: *mut c_void) -> c_int {
+    // SAFETY: `arg` is the parent's `Job`, alive and untouched by the parent until this
+    // child executes or exits (CLONE_VFORK).
+    let job = unsafe { &mut *(arg as *mut Job<'_>) };
+    let fail = |job: &mut Job<'_>, step: Step| -> c_int {
+        let errno = io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+        // SAFETY: the parent reads this field only after the child exited.
+        unsafe { std::ptr::write_volatile(&mut job.failed, (step as i32, errno)) };
+        // SAFETY: _exit ends the child without running anything of the parent's.
+        unsafe { libc::_exit(127) }
+    };
+    let dfl = KernelSigaction {
+        handler: 0, // SIG_DFL
+        flags: 0,
+        restorer: 0,
+        mask: 0,
+    };
+    for sig in 1..=64 {
+        if sig == libc::SIGKILL || sig == libc::SIGSTOP {
+            continue;
+        }
+        // SAFETY: a valid struct of the kernel's layout and size 8 for the mask; errors
+        // (signals the kernel does not have) are ignored.
+        unsafe {
+            libc::syscall(
+                libc::SYS_rt_sigaction,
+                sig,
+                &dfl as *const KernelSigaction,
+                std::ptr::null_mut::<KernelSigaction>(),
+                8usize,
+            );
+        }
+    }
+    if let Some(setup) = job.setup {
+        for &(resource, value) in setup.rlimits {
+            let lim = libc::rlimit {
+                rlim_cur: value as libc::rlim_t,
+                rlim_max: value as libc::rlim_t,
+            };
+            // SAFETY: `lim` is valid; pid 0 is this process.
+            let rc = unsafe {
+                libc::syscall(
+                    libc::SYS_prlimit64,
+                    0,
+                    resource as libc::c_long,
+                    &lim as *const libc::rlimit,
+                    std::ptr::null_mut::<libc::rlimit>(),
+                )
+            };
+            if rc == -1 {
+                return fail(job, Step::Rlimit);
+            }
+        }
+        if let Some(fd) = setup.cgroup {
+            // SAFETY: one byte from a static buffer to an open descriptor.
+            if unsafe { libc::write(fd.as_raw_fd(), b"0".as_ptr() as *const c_void, 1) } != 1 {
+                return fail(job, Step::Cgroup);
+            }
+        }
+        if setup.confine {
+            if !setup.bounding_dropped && drop_bounding_set().is_err() {
+                return fail(job, Step::Capabilities);
+            }
+            if clear_capabilities().is_err() {
+                return fail(job, Step::Capabilities);
+            }
+            if set_no_new_privs().is_err() {
+                return fail(job, Step::NoNewPrivs);
+            }
+            if let Some(program) = setup.seccomp {
+                let prog = libc::sock_fprog {
+                    len: program.0.len() as u16,
+                    filter: program.0.as_ptr() as *mut libc::sock_filter,
+                };
+                // SAFETY: `prog` points to the instructions, which outlive the call.
+                let rc = unsafe {
+                    libc::syscall(
+                        libc::SYS_seccomp,
+                        libc::SECCOMP_SET_MODE_FILTER as libc::c_ulong,
+                        0 as libc::c_ulong,
+                        &prog as *const libc::sock_fprog,
+                    )
+                };
+                if rc == -1 {
+                    return fail(job, Step::Seccomp);
+                }
+            }
+            if let Some(fd) = setup.landlock {
+                // SAFETY: an open ruleset descriptor; flags 0.
+                let rc = unsafe {
+                    libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0u32)
+                };
+                if rc < 0 {
+                    return fail(job, Step::Landlock);
+                }
+            }
+        }
+    }
+    // SAFETY: plain system calls on integers and the parent's valid C strings.
+    unsafe {
+        let rc = match job.join_group {
+            None => libc::setsid(),
+            Some(g) => libc::setpgid(0, g as libc::pid_t),
+        };
+        if rc == -1 {
+            return fail(job, Step::Session);
+        }
+        for (to, &from) in job.stdio.iter().enumerate() {
+            let to = to as c_int;
+            let rc = if from == to {
+                // dup2 onto itself would keep close-on-exec.
+                libc::fcntl(from, libc::F_SETFD, 0)
+            } else {
+                libc::dup2(from, to)
+            };
+            if rc == -1 {
+                return fail(job, Step::Stdio);
+            }
+        }
+        if let Some(t) = job.terminal {
+            // A session leader without a controlling terminal that opens a terminal
+            // without O_NOCTTY acquires it.
+            let fd = libc::open(t.as_ptr(), libc::O_RDWR);
+            if fd == -1 {
+                return fail(job, Step::Terminal);
+            }
+            if fd != 0 {
+                if libc::dup2(fd, 0) == -1 {
+                    return fail(job, Step::Terminal);
+                }
+                libc::close(fd);
+            }
+        }
+        if libc::chdir(job.cwd.as_ptr()) == -1 {
+            return fail(job, Step::Chdir);
+        }
+        set_mask(0);
+        libc::execve(job.path.as_ptr(), job.argv, job.envp);
+    }
+    fail(job, Step::Exec)
+}
