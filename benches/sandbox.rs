@@ -149,10 +149,7 @@ fn trusted(report: &mut Report, tool: &str, cgroup: bool) {
         .collect::<Vec<_>>()
         .try_into()
         .unwrap_or_else(|_| unreachable!("three servers"));
-    let name = format!(
-        "trusted {tool}{}",
-        if cgroup { "" } else { ", no cgroup" }
-    );
+    let name = format!("trusted {tool}{}", if cgroup { "" } else { ", no cgroup" });
     report.add(
         Figure::new(
             &format!("{name}: the seccomp filter's share"),

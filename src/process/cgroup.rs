@@ -217,10 +217,12 @@ impl CommandGroup {
     /// server, so a child already in the kernel sandbox can still write to it).
     pub fn procs_writer(&self) -> Result<fs::File, String> {
         let path = self.dir.join("cgroup.procs");
-        fs::OpenOptions::new()
-            .write(true)
-            .open(&path)
-            .map_err(|e| format!("cannot open {} to join the command's cgroup: {e}", path.display()))
+        fs::OpenOptions::new().write(true).open(&path).map_err(|e| {
+            format!(
+                "cannot open {} to join the command's cgroup: {e}",
+                path.display()
+            )
+        })
     }
 
     /// Removes the cgroup if it is empty; true when it is gone.

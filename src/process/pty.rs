@@ -64,8 +64,7 @@ pub fn spawn(
     args: &[String],
     env: &[(OsString, OsString)],
     cwd: &Path,
-    rows: u16,
-    cols: u16,
+    (rows, cols): (u16, u16),
     setup: Option<&sys::ChildSetup<'_>>,
 ) -> std::io::Result<OnTerminal> {
     let (master, slave, path) = sys::open_pty(rows, cols)?;
@@ -120,7 +119,7 @@ mod tests {
             "-c".to_string(),
             "read x; echo got:$x; echo ready; exec sleep 100".to_string(),
         ];
-        let mut t = spawn("/bin/sh", "sh", &args, &env, Path::new("/"), 24, 80, None).unwrap();
+        let mut t = spawn("/bin/sh", "sh", &args, &env, Path::new("/"), (24, 80), None).unwrap();
         let size = |f: &File| sys::get_winsize(std::os::fd::AsRawFd::as_raw_fd(f)).unwrap();
         assert_eq!(size(&t.output), (24, 80));
         t.input.write_all(b"hello\n").unwrap();

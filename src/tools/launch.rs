@@ -64,37 +64,37 @@ impl Engine {
             Some(g) => Some(g.procs_writer()?),
             None => None,
         };
-        let spawn_stages_of = move |stages: &[Stage], setup: Option<&sys::ChildSetup<'_>>| match on_terminal {
-            Some((rows, cols)) => {
-                let stage = stages.first().ok_or_else(|| "nothing to run".to_string())?;
-                let command = stage_command(stage);
-                let t = crate::process::pty::spawn(
-                    &command.program,
-                    &command.arg0,
-                    &command.args,
-                    env_ref,
-                    cwd,
-                    rows,
-                    cols,
-                    setup,
-                )
-                .map_err(|e| {
-                    format!(
-                        "cannot start {} on a terminal: {}",
-                        stage.program,
-                        config::plain_io(&e)
+        let spawn_stages_of =
+            move |stages: &[Stage], setup: Option<&sys::ChildSetup<'_>>| match on_terminal {
+                Some((rows, cols)) => {
+                    let stage = stages.first().ok_or_else(|| "nothing to run".to_string())?;
+                    let command = stage_command(stage);
+                    let t = crate::process::pty::spawn(
+                        &command.program,
+                        &command.arg0,
+                        &command.args,
+                        env_ref,
+                        cwd,
+                        (rows, cols),
+                        setup,
                     )
-                })?;
-                *terminal_slot = Some(t.terminal);
-                Ok(Started {
-                    pids: vec![t.pid],
-                    stdin: Some(t.input),
-                    stdout: Some(t.output),
-                    stderr: None,
-                })
-            }
-            None => spawn_stages(stages, env_ref, cwd, stdin, stdout_file, setup),
-        };
+                    .map_err(|e| {
+                        format!(
+                            "cannot start {} on a terminal: {}",
+                            stage.program,
+                            config::plain_io(&e)
+                        )
+                    })?;
+                    *terminal_slot = Some(t.terminal);
+                    Ok(Started {
+                        pids: vec![t.pid],
+                        stdin: Some(t.input),
+                        stdout: Some(t.output),
+                        stderr: None,
+                    })
+                }
+                None => spawn_stages(stages, env_ref, cwd, stdin, stdout_file, setup),
+            };
         let sandbox = &self.sandbox;
         let stages = &launch.stages;
         let started = sandbox.spawn(

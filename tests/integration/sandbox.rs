@@ -91,6 +91,8 @@ fn sh(server: &Server, command: &str) -> (Option<i64>, String) {
 }
 
 const OFF: (&str, &str) = ("YIELDSHELL_SANDBOX", "off");
+/// The same calls without a per-command cgroup (as a server that is not root runs).
+const NO_CGROUP: (&str, &str) = ("YIELDSHELL_CGROUP", "off");
 
 #[test]
 fn an_allowed_program_cannot_execute_one_that_is_not_allowed() {
@@ -101,7 +103,7 @@ fn an_allowed_program_cannot_execute_one_that_is_not_allowed() {
         return;
     }
     let fx = Fixture::new("sbx-exec");
-    for extra in [&[][..], &[("YIELDSHELL_TEST_SANDBOX_LAUNCHER", "1")][..]] {
+    for extra in [&[][..], &[NO_CGROUP][..]] {
         let server = fx.trusted(extra);
         let (ok, text) = run(&server, &["runner", "touch", "MARK"]);
         assert!(!ok, "runner touch must fail: {text}");
@@ -129,7 +131,7 @@ fn writes_are_confined_to_the_working_directory() {
     }
     let fx = Fixture::new("sbx-write");
     let outside = fx.out("f");
-    for extra in [&[][..], &[("YIELDSHELL_TEST_SANDBOX_LAUNCHER", "1")][..]] {
+    for extra in [&[][..], &[NO_CGROUP][..]] {
         let server = fx.trusted(extra);
         let (ok, text) = run(&server, &["writer", &outside]);
         assert!(!ok, "writer outside must fail: {text}");
@@ -156,7 +158,7 @@ fn the_server_cannot_be_signalled_or_read() {
         return;
     }
     let fx = Fixture::new("sbx-scope");
-    for extra in [&[][..], &[("YIELDSHELL_TEST_SANDBOX_LAUNCHER", "1")][..]] {
+    for extra in [&[][..], &[NO_CGROUP][..]] {
         let server = fx.trusted(extra);
         let pid = server.pid().to_string();
         // Signal 0 only probes, so a failure of the sandbox would not kill the server.
@@ -600,58 +602,9 @@ fn sandbox_options_are_checked_and_documented() {
     );
 }
 
-#[test]
-fn the_launcher_applies_rlimits_and_the_cgroup_before_exec() {
-    let fx = Fixture::new("sbx-launcher");
-    // A plain directory stands in for the cgroup: the launcher writes its pid, which is
-    // also the pid of the program it executes.
-    let cg = fx.root.join("cg");
-    std::fs::create_dir_all(&cg).expect("create cg");
-    let out = run_binary(
-        &[
-            "--yieldshell-sandbox-launcher-v1",
-            &format!("l{}:37", libc::RLIMIT_NOFILE),
-            &format!("c{}", cg.display()),
-            "--",
-            "/bin/sh",
-            "sh",
-            "-c",
-            "ulimit -n; echo $$",
-        ],
-        &[],
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{stdout} {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut lines = stdout.lines();
-    assert_eq!(lines.next(), Some("37"), "{stdout}");
-    let pid = lines.next().expect("pid line");
-    let written = std::fs::read_to_string(cg.join("cgroup.procs")).expect("cgroup.procs");
-    assert_eq!(written.trim(), pid);
-    // Failures are one line on stderr naming what failed, with exit 126 or 127.
-    let out = run_binary(
-        &[
-            "--yieldshell-sandbox-launcher-v1",
-            "--",
-            "/nonexistent/prog",
-            "prog",
-        ],
-        &[],
-    );
-    assert_eq!(out.status.code(), Some(127));
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(err.contains("cannot execute /nonexistent/prog"), "{err}");
-    let out = run_binary(&["--yieldshell-sandbox-launcher-v1", "zz", "--"], &[]);
-    assert_eq!(out.status.code(), Some(127));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("malformed launcher argument"));
-}
-
-/// Domains are kept between calls (issue 16): the calls of one directory share a confined
-/// thread, and a call in another directory never gets it. Alternating twice, so the second
-/// round runs on the kept domains: each directory's calls write only beneath it.
+/// Rulesets are kept between calls (issue 16): the calls of one directory share one, and a
+/// call in another directory never gets it. Alternating twice, so the second round runs on
+/// the kept rulesets: each directory's calls write only beneath it.
 #[test]
 fn a_kept_domain_serves_only_its_own_working_directory() {
     if !kernel_has(1, "a_kept_domain_serves_only_its_own_working_directory") {
@@ -697,9 +650,9 @@ fn a_kept_domain_serves_only_its_own_working_directory() {
     assert!(!is_error(&r) && theirs.exists(), "{r}");
 }
 
-/// Calls that share a kept domain (same directory, same rules) still cannot reach each
-/// other's processes: each call enters a nested domain of its own, as when every call built
-/// its domain.
+/// Calls that share a kept ruleset (same directory, same rules) still cannot reach each
+/// other's processes: each process restricts itself, which makes a domain of its own, as
+/// when every call built its domain.
 #[test]
 fn calls_sharing_a_kept_domain_cannot_signal_or_read_each_other() {
     if !kernel_has(

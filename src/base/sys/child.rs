@@ -233,7 +233,9 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
     // child executes or exits (CLONE_VFORK).
     let job = unsafe { &mut *(arg as *mut Job<'_>) };
     let fail = |job: &mut Job<'_>, step: Step| -> c_int {
-        let errno = io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+        let errno = io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO);
         // SAFETY: the parent reads this field only after the child exited.
         unsafe { std::ptr::write_volatile(&mut job.failed, (step as i32, errno)) };
         // SAFETY: _exit ends the child without running anything of the parent's.
@@ -368,4 +370,132 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
         libc::execve(job.path.as_ptr(), job.argv, job.envp);
     }
     fail(job, Step::Exec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{spawn, ChildSetup, SpawnSpec, Spawned};
+    use std::io::Read;
+    use std::os::fd::AsFd;
+    use std::path::Path;
+
+    fn sh(script: &str, setup: Option<&ChildSetup<'_>>) -> std::io::Result<Spawned> {
+        let args = ["-c".to_string(), script.to_string()];
+        let env = [("PATH".into(), "/usr/bin:/bin".into())];
+        spawn(SpawnSpec {
+            program: "/bin/sh",
+            arg0: None,
+            args: &args,
+            env: &env,
+            cwd: Path::new("/"),
+            stdin_pipe: false,
+            stdout: None,
+            stdin_file: None,
+            stderr: None,
+            join_group: None,
+            terminal: None,
+            setup,
+        })
+    }
+
+    fn output(spawned: Spawned) -> String {
+        let mut out = String::new();
+        spawned
+            .stdout
+            .expect("stdout pipe")
+            .read_to_string(&mut out)
+            .expect("read stdout");
+        out
+    }
+
+    /// The child sets its limits and joins the cgroup (a plain file stands in for
+    /// `cgroup.procs`) before it executes; its signal dispositions are the defaults.
+    #[test]
+    fn a_child_applies_its_limits_and_joins_before_it_executes() {
+        let dir = std::env::temp_dir().join(format!("ys-child-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let procs = dir.join("cgroup.procs");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .open(&procs)
+            .unwrap();
+        // RLIMIT_NOFILE on Linux (its type differs between glibc and musl).
+        let rlimits = [(7u32, 37)];
+        let setup = ChildSetup {
+            rlimits: &rlimits,
+            cgroup: Some(file.as_fd()),
+            ..ChildSetup::default()
+        };
+        let spawned = sh(
+            "ulimit -n; grep -E '^Sig(Ign|Blk)' /proc/self/status",
+            Some(&setup),
+        )
+        .unwrap();
+        let out = output(spawned);
+        let mut lines = out.lines();
+        assert_eq!(lines.next(), Some("37"), "{out}");
+        // Nothing ignored (SIGPIPE above all) and nothing blocked.
+        assert_eq!(lines.next(), Some("SigBlk:\t0000000000000000"), "{out}");
+        assert_eq!(lines.next(), Some("SigIgn:\t0000000000000000"), "{out}");
+        assert_eq!(std::fs::read_to_string(&procs).unwrap(), "0");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A step that fails is named in the error, and an exec failure is the plain error.
+    #[test]
+    fn a_failed_step_is_named() {
+        let rlimits = [(9999u32, 1)];
+        let setup = ChildSetup {
+            rlimits: &rlimits,
+            ..ChildSetup::default()
+        };
+        let e = sh("true", Some(&setup))
+            .err()
+            .expect("an unknown rlimit fails");
+        assert!(
+            e.to_string()
+                .contains("cannot set the command's resource limits"),
+            "{e}"
+        );
+        let args: [String; 0] = [];
+        let e = spawn(SpawnSpec {
+            program: "/nonexistent/program",
+            arg0: None,
+            args: &args,
+            env: &[],
+            cwd: Path::new("/"),
+            stdin_pipe: false,
+            stdout: None,
+            stdin_file: None,
+            stderr: None,
+            join_group: None,
+            terminal: None,
+            setup: None,
+        })
+        .err()
+        .expect("no such program");
+        assert_eq!(e.kind(), std::io::ErrorKind::NotFound, "{e}");
+        let e = spawn(SpawnSpec {
+            program: "/bin/true",
+            arg0: None,
+            args: &args,
+            env: &[],
+            cwd: Path::new("/nonexistent-dir"),
+            stdin_pipe: false,
+            stdout: None,
+            stdin_file: None,
+            stderr: None,
+            join_group: None,
+            terminal: None,
+            setup: None,
+        })
+        .err()
+        .expect("no such directory");
+        assert!(
+            e.to_string().contains("cannot enter the working directory"),
+            "{e}"
+        );
+    }
 }

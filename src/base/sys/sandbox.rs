@@ -204,35 +204,6 @@ pub fn set_dumpable(dumpable: bool) -> io::Result<()> {
     Ok(())
 }
 
-/// The soft limit of `resource` (a `RLIMIT_*` number).
-/// One classic BPF instruction (`struct sock_filter`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Insn {
-    /// Opcode.
-    pub code: u16,
-    /// Jump offset when true.
-    pub jt: u8,
-    /// Jump offset when false.
-    pub jf: u8,
-    /// Operand.
-    pub k: u32,
-}
-
-#[cfg(test)]
-pub fn get_rlimit(resource: u32) -> io::Result<u64> {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `lim` is a valid, writable struct.
-    let rc = unsafe { libc::getrlimit(resource as _, &mut lim) };
-    if rc == -1 {
-        return Err(io::Error::last_os_error());
-    }
-    #[allow(clippy::unnecessary_cast)] // rlim_t is not u64 everywhere.
-    Ok(lim.rlim_cur as u64)
-}
-
 #[cfg(target_os = "linux")]
 #[repr(C)]
 struct CapHeader {
@@ -322,6 +293,19 @@ pub fn clear_capabilities() -> io::Result<()> {
     Ok(())
 }
 
+/// One classic BPF instruction (`struct sock_filter`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Insn {
+    /// Opcode.
+    pub code: u16,
+    /// Jump offset when true.
+    pub jt: u8,
+    /// Jump offset when false.
+    pub jf: u8,
+    /// Operand.
+    pub k: u32,
+}
+
 /// True when the kernel can install seccomp filters that return an errno
 /// (`SECCOMP_GET_ACTION_AVAIL`, Linux 4.14).
 #[cfg(target_os = "linux")]
@@ -404,12 +388,6 @@ pub fn landlock_add_path_rule(
 #[cfg(not(target_os = "linux"))]
 pub fn open_path(path: &Path) -> io::Result<OwnedFd> {
     Ok(OwnedFd::from(File::open(path)?))
-}
-
-/// No `no_new_privs` outside Linux.
-#[cfg(not(target_os = "linux"))]
-pub fn set_no_new_privs() -> io::Result<()> {
-    Err(linux_only("no_new_privs"))
 }
 
 /// No capabilities outside Linux.

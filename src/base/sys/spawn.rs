@@ -258,6 +258,8 @@ pub fn spawn(spec: SpawnSpec<'_>) -> io::Result<Spawned> {
         Some(f) => cmd.stderr(Stdio::from(f)),
         None => cmd.stderr(Stdio::piped()),
     };
+    // Only the limits apply here: the cgroup and the kernel sandbox are Linux's.
+    let rlimits: Vec<(u32, u64)> = spec.setup.map_or_else(Vec::new, |s| s.rlimits.to_vec());
     match spec.join_group {
         Some(pgid) => {
             cmd.process_group(pgid as i32);
@@ -266,10 +268,19 @@ pub fn spawn(spec: SpawnSpec<'_>) -> io::Result<Spawned> {
             // Stdio is in place when the closure runs: with a terminal, fd 0 is it.
             let terminal = spec.terminal.is_some();
             // SAFETY: the closure runs in the forked child before exec and calls only
-            // `setsid` and `ioctl`, which are async-signal-safe; it allocates nothing and
-            // touches no lock.
+            // `setrlimit`, `setsid` and `ioctl`, which are async-signal-safe; it allocates
+            // nothing (the limits were copied before) and touches no lock.
             unsafe {
                 cmd.pre_exec(move || {
+                    for &(resource, value) in &rlimits {
+                        let lim = libc::rlimit {
+                            rlim_cur: value as libc::rlim_t,
+                            rlim_max: value as libc::rlim_t,
+                        };
+                        if libc::setrlimit(resource as _, &lim) == -1 {
+                            return Err(io::Error::last_os_error());
+                        }
+                    }
                     if libc::setsid() == -1 {
                         return Err(io::Error::last_os_error());
                     }

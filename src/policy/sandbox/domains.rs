@@ -99,7 +99,8 @@ impl Domains {
         let now = inner.clock;
         if !inner.entries.iter().any(|e| e.key == key) {
             if inner.entries.len() >= MAX_DOMAINS {
-                if let Some(oldest) = (0..inner.entries.len()).min_by_key(|&i| inner.entries[i].used)
+                if let Some(oldest) =
+                    (0..inner.entries.len()).min_by_key(|&i| inner.entries[i].used)
                 {
                     inner.entries.swap_remove(oldest);
                 }

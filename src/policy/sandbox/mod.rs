@@ -43,12 +43,12 @@ use std::path::{Path, PathBuf};
 use crate::base::config::{Config, Mode};
 use crate::base::config::{Network, SandboxMode};
 use crate::base::sys::landlock as ll;
-use crate::policy::trusted::Stage;
 use crate::base::sys::ChildSetup;
+use crate::policy::trusted::Stage;
 use plan::Rules;
+use resolve::Resolver;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-use resolve::Resolver;
 
 /// Test-only: pretend the kernel's Landlock ABI is at most this (`0`: no Landlock).
 pub const TEST_ABI_VAR: &str = "YIELDSHELL_TEST_LANDLOCK_ABI";
@@ -349,11 +349,7 @@ impl Sandbox {
 
     /// [`Sandbox::plan`], with the device and inode of the files its first grants (the
     /// executable files) resolved to, from the resolution's own `stat`.
-    fn plan_known(
-        &self,
-        cwd: &Path,
-        stages: &[Stage],
-    ) -> Result<(Option<Rules>, Vec<(u64, u64)>), String> {
+    fn plan_known(&self, cwd: &Path, stages: &[Stage]) -> Result<Planned, String> {
         let mut known = Vec::new();
         if !self.is_active() {
             return Ok((None, known));
@@ -473,6 +469,10 @@ fn bounding_dropped_here() -> bool {
         d.get()
     })
 }
+
+/// A call's rules (none when the sandbox is off) and the device and inode of the files its
+/// first grants resolved to.
+type Planned = (Option<Rules>, Vec<(u64, u64)>);
 
 /// Why there is no Landlock domain, for the warning and the refusals.
 #[cfg(target_os = "linux")]
