@@ -6,7 +6,7 @@
 //! same binary (the figure then only shows the noise of the method).
 //!
 //! Used: `exec` on a terminal (`tty: true`) against pipes; `exec` with `YIELDSHELL_LIMITS`
-//! (rlimits through the launcher) against none; `read` of a record whose process is
+//! (rlimits set by the spawned child before its exec) against none; `read` of a record whose process is
 //! blocked reading its stdin pipe (the `/proc` look of the input-wait detection) against
 //! `read` of one whose stdin is closed (no look).
 #![allow(clippy::print_stdout)]
@@ -151,7 +151,7 @@ fn used(report: &mut Report) {
             .min(lim.min())
             .baseline(free.median(), "without YIELDSHELL_LIMITS")
             .target(Target::None)
-            .note("the launcher: one more exec of this binary"),
+            .note("the child sets the rlimits before its exec: no extra process"),
     );
     drop((limited, plain));
 

@@ -7,9 +7,9 @@
 //! optional `K`, `M` or `G` suffix (powers of 1024). Each name at most once; an empty value
 //! means no limits.
 //!
-//! The rlimits are applied to the command's first process, which its descendants inherit:
-//! the sandbox's launcher (the server's own binary, re-executed for the command) sets them
-//! before it executes the command; `pids` is the cgroup the launcher joins first.
+//! The rlimits are applied to each process the server starts, which its descendants
+//! inherit: the child of the spawn sets them just before it executes the program
+//! (`sys::ChildSetup`); `pids` is the command's cgroup, which that child joins first.
 
 /// Parsed limits; `None` means not limited.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! Trusted mode (`trusted`: the allowlist, the tokenizer that turns a command line into a
 //! pipeline without a shell, the argument hardening with one grammar per program, and
 //! `trusted::git`, which keeps git from running anything it was not asked to), the kernel
-//! sandbox (`sandbox`: Landlock, seccomp, the launcher), secret redaction of output
+//! sandbox (`sandbox`: Landlock, seccomp, capabilities), secret redaction of output
 //! (`redact`) and the audit log (`audit`).
 //!
 //! May import: `base`. Nothing here knows about records, tools or the protocol: decisions

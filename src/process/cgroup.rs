@@ -8,9 +8,10 @@
 //! - cgroup v1 (a `pids` hierarchy, as at `/sys/fs/cgroup/pids`, writable by root or by
 //!   delegation), or cgroup v2 (the unified hierarchy with the `pids` controller enabled
 //!   for the children of the server's cgroup, as with systemd delegation).
-//! - The command joins it before it executes anything: the sandbox's launcher (our own
-//!   binary, re-executed for the command) writes its pid to `cgroup.procs` first, so there
-//!   is no window in which the command could fork outside.
+//! - The command joins it before it executes anything: the child of the server's spawn
+//!   writes `0` to the cgroup's `cgroup.procs` (opened by the server,
+//!   [`CommandGroup::procs_writer`]) before its exec, so there is no window in which the
+//!   command could fork outside.
 //!
 //! Where neither can be created, [`Cgroups::probe`] says why (a startup warning) and
 //! `pids` is not enforced.

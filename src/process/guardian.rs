@@ -19,8 +19,8 @@
 //!
 //! The guardian is started lazily, by the first spawn: a server that never runs a command
 //! (a client's probe that only asks `server/discover`, say) starts no process at all. And
-//! since it is spawned (`posix_spawn`) rather than forked, it can be started at any time,
-//! from any thread.
+//! since it is spawned (a `vfork`-style clone, `sys::spawn`) rather than forked, it can be
+//! started at any time, from any thread.
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;

@@ -2,7 +2,8 @@
 //! stages run, each in its own session, with their output going to ingest.
 //!
 //! `stage_command` is the one place where a stage's program and argv become what is
-//! spawned: a wrapper (a sandbox launcher, a pty) hooks in there.
+//! spawned. What each child applies to itself before it executes (limits, cgroup, the
+//! kernel sandbox) comes as a `sys::ChildSetup`.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -21,8 +22,7 @@ pub struct StageCommand {
     pub args: Vec<String>,
 }
 
-/// Turns a stage into the command that is executed. Today the stage as it is; this is the
-/// hook for wrapping it (a launcher that applies a sandbox, a pty).
+/// Turns a stage into the command that is executed: the stage as it is.
 pub(crate) fn stage_command(stage: &Stage) -> StageCommand {
     StageCommand {
         program: stage.program.clone(),

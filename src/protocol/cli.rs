@@ -253,7 +253,7 @@ fn allowlist_text(config: &Config) -> String {
     }
 }
 
-/// Finds `program` as `posix_spawn` would: a path as it is, a name in `PATH`.
+/// Finds `program` as the server's spawn would: a path as it is, a name in `PATH`.
 fn which(program: &str, env: &[(OsString, OsString)]) -> Option<PathBuf> {
     if program.contains('/') {
         return std::fs::canonicalize(program).ok();

@@ -494,6 +494,12 @@ fn rlimits_apply_to_each_command() {
     let r = server.sh("ulimit -t; ulimit -n; ulimit -f");
     // `ulimit -f` counts 512-byte blocks in sh.
     assert_eq!(out(&r), "100\n64\n2048\n", "{r}");
+    // A limit on descriptors below the server's own numbers still lets a terminal open:
+    // the child sets the limits last, just before the exec.
+    let server = Server::ready_with_env(&[("YIELDSHELL_LIMITS", "nofile=5")]);
+    let r = server.exec(json!({"command": "ulimit -n", "tty": true}));
+    assert_eq!(r["status"], "completed", "{r}");
+    assert_eq!(out(&r).trim(), "5", "{r}");
     let bad = crate::support::run_binary(&[], &[("YIELDSHELL_LIMITS", "pids=lots")]);
     assert_eq!(bad.status.code(), Some(2));
     let text = String::from_utf8_lossy(&bad.stderr);

@@ -55,20 +55,9 @@ impl Step {
         .find(|s| *s as i32 == v)
     }
 
+    /// What failed, from [`SETUP_STEPS`] (in the order of the variants); `""` for the exec.
     fn what(self) -> &'static str {
-        match self {
-            Step::Rlimit => "cannot set the command's resource limits",
-            Step::Cgroup => "cannot join the command's cgroup",
-            Step::Capabilities => "cannot drop capabilities",
-            Step::NoNewPrivs => "cannot set no_new_privs",
-            Step::Seccomp => "cannot install the seccomp filter",
-            Step::Landlock => "cannot enter the kernel sandbox",
-            Step::Session => "cannot start a new session",
-            Step::Stdio => "cannot set up the standard descriptors",
-            Step::Terminal => "cannot open the terminal",
-            Step::Chdir => "cannot enter the working directory",
-            Step::Exec => "",
-        }
+        SETUP_STEPS.get(self as usize - 1).copied().unwrap_or("")
     }
 }
 
@@ -225,9 +214,9 @@ pub(super) fn run(job: &mut Job<'_>) -> io::Result<u32> {
     }
 }
 
-/// The child: system calls only, in this order: default dispositions, rlimits, cgroup,
-/// confinement (capabilities, `no_new_privs`, seccomp, Landlock), session or group, stdio,
-/// terminal, working directory, an empty signal mask, exec.
+/// The child: system calls only, in this order: default dispositions, cgroup, confinement
+/// (capabilities, `no_new_privs`, seccomp, Landlock), session or group, stdio, terminal,
+/// working directory, rlimits, an empty signal mask, exec.
 extern "C" fn child(arg: *mut c_void) -> c_int {
     // SAFETY: `arg` is the parent's `Job`, alive and untouched by the parent until this
     // child executes or exits (CLONE_VFORK).
@@ -264,25 +253,6 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
         }
     }
     if let Some(setup) = job.setup {
-        for &(resource, value) in setup.rlimits {
-            let lim = libc::rlimit {
-                rlim_cur: value as libc::rlim_t,
-                rlim_max: value as libc::rlim_t,
-            };
-            // SAFETY: `lim` is valid; pid 0 is this process.
-            let rc = unsafe {
-                libc::syscall(
-                    libc::SYS_prlimit64,
-                    0,
-                    resource as libc::c_long,
-                    &lim as *const libc::rlimit,
-                    std::ptr::null_mut::<libc::rlimit>(),
-                )
-            };
-            if rc == -1 {
-                return fail(job, Step::Rlimit);
-            }
-        }
         if let Some(fd) = setup.cgroup {
             // SAFETY: one byte from a static buffer to an open descriptor.
             if unsafe { libc::write(fd.as_raw_fd(), b"0".as_ptr() as *const c_void, 1) } != 1 {
@@ -365,6 +335,27 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
         }
         if libc::chdir(job.cwd.as_ptr()) == -1 {
             return fail(job, Step::Chdir);
+        }
+        // Last, so that a low `nofile` cannot keep the terminal from opening: the server's
+        // descriptors are still here, numbered past it, until the exec closes them.
+        if let Some(setup) = job.setup {
+            for &(resource, value) in setup.rlimits {
+                let lim = libc::rlimit {
+                    rlim_cur: value as libc::rlim_t,
+                    rlim_max: value as libc::rlim_t,
+                };
+                // `lim` is valid; pid 0 is this process.
+                let rc = libc::syscall(
+                    libc::SYS_prlimit64,
+                    0,
+                    resource as libc::c_long,
+                    &lim as *const libc::rlimit,
+                    std::ptr::null_mut::<libc::rlimit>(),
+                );
+                if rc == -1 {
+                    return fail(job, Step::Rlimit);
+                }
+            }
         }
         set_mask(0);
         libc::execve(job.path.as_ptr(), job.argv, job.envp);

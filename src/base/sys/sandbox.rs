@@ -1,10 +1,10 @@
 //! The kernel sandbox's system calls: Landlock, capabilities, `no_new_privs`,
-//! dumpability, rlimits, seccomp filters, and the launcher's exec.
+//! dumpability and seccomp filters.
 
 use super::*;
 
 // ---------------------------------------------------------------------------------------
-// Kernel sandbox (Landlock), process attributes for the sandbox, and the launcher's exec.
+// Kernel sandbox (Landlock), process attributes for the sandbox, seccomp.
 // ---------------------------------------------------------------------------------------
 
 /// Landlock's numbers (uapi `linux/landlock.h`), defined here because the `libc` crate has

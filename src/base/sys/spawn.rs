@@ -95,6 +95,21 @@ impl std::fmt::Debug for SeccompProgram {
     }
 }
 
+/// What a spawn's error says when a step before the program's exec failed (then the
+/// error is `<step>: <reason>`); an error with none of these is the exec's own.
+pub const SETUP_STEPS: [&str; 10] = [
+    "cannot set the command's resource limits",
+    "cannot join the command's cgroup",
+    "cannot drop capabilities",
+    "cannot set no_new_privs",
+    "cannot install the seccomp filter",
+    "cannot enter the kernel sandbox",
+    "cannot start a new session",
+    "cannot set up the standard descriptors",
+    "cannot open the terminal",
+    "cannot enter the working directory",
+];
+
 /// A started child: its pid (also its process group id) and the parent's pipe ends.
 pub struct Spawned {
     /// Process id, which is also the process group and session id.
@@ -229,7 +244,7 @@ fn resolve_program(program: &str, env: &[(OsString, OsString)]) -> std::path::Pa
             return candidate;
         }
     }
-    // Not found: let posix_spawn report ENOENT for the bare name.
+    // Not found: let the exec report ENOENT for the bare name.
     program.into()
 }
 

@@ -40,7 +40,7 @@ pub struct Filter {
 }
 
 impl Filter {
-    /// The bits of the launcher's encoding.
+    /// The choice as two bits (a cache index and part of a ruleset's key).
     pub fn bits(self) -> u32 {
         u32::from(self.processes) | u32::from(self.network) << 1
     }

@@ -24,11 +24,15 @@
 //! Enforcement (`Sandbox::spawn`): each process a call starts applies the sandbox to itself
 //! between its clone and its exec (`sys::ChildSetup`, run by the child of the server's own
 //! `vfork`-style spawn): it drops every capability, sets `no_new_privs`, installs the
-//! seccomp filter (built once per filter choice) and restricts itself to the call's Landlock
+//! seccomp filter (built once per filter choice) unless the server runs under it already
+//! (the usual case, see below), and restricts itself to the call's Landlock
 //! ruleset (built once per distinct domain and kept, `domains`). Each restriction makes a
 //! new domain, so every process the call starts directly is in a domain of its own, which
 //! everything it starts inherits. An exec the domain forbids fails in the child, and the
-//! error comes back from the spawn. The server's threads are never confined. Rlimits and
+//! error comes back from the spawn. The server's threads are never confined by Landlock;
+//! the ones that spawn empty their capability bounding set (once each, for their children
+//! to inherit) and, with the sandbox active, the whole server runs under the seccomp filter
+//! (`Sandbox::filter_server`), which every child inherits. Rlimits and
 //! the cgroup are applied by the same child code, so no call needs more than one exec.
 //! See `benches/sandbox.rs` for what it costs.
 
@@ -123,6 +127,8 @@ pub struct Sandbox {
     missing: Vec<&'static str>,
     /// The seccomp filter can be installed (architecture and kernel).
     seccomp: bool,
+    /// The filter was switched off for a test ([`TEST_NO_SECCOMP_VAR`]).
+    seccomp_off_for_test: bool,
     /// Rulesets kept per distinct domain (`domains`).
     domains: domains::Domains,
     /// The server process runs under the seccomp filter itself ([`Sandbox::filter_server`]),
@@ -209,7 +215,7 @@ impl Sandbox {
         let seccomp =
             filter::SUPPORTED && !no_seccomp && crate::base::sys::seccomp_filter_available();
         if !seccomp && (kind != Kind::Off || net_deny) {
-            let what = seccomp_missing();
+            let what = seccomp_missing(no_seccomp);
             warning = Some(match warning {
                 Some(w) => format!("{w}; also without {what}"),
                 None => format!("the kernel sandbox runs without {what}"),
@@ -239,6 +245,7 @@ impl Sandbox {
             roots: config.allowed_cwds.clone(),
             missing,
             seccomp,
+            seccomp_off_for_test: no_seccomp,
             domains: domains::Domains::default(),
             server_filtered: AtomicBool::new(false),
         };
@@ -257,10 +264,21 @@ impl Sandbox {
     /// seccomp filter, once, so that each call's processes inherit it instead of installing
     /// it (installing a filter costs the kernel a compilation, about 0.1 to 0.2 ms). The
     /// server makes none of the system calls the filter refuses (it never changes another
-    /// process's limits or priority, uses no io_uring and opens no socket). Nothing to do
+    /// process's limits or priority, uses no io_uring and opens no network socket: only a unix
+    /// socket pair, which the filter allows). Nothing to do
     /// when the filter refuses nothing. Call once, when the server starts.
     pub fn filter_server(&self) -> Result<(), String> {
-        let Some(program) = filter::prepared(self.filter())? else {
+        // What this process runs under already (filters stack for good: a second engine in
+        // the same process, as in tests, adds none that the first installed).
+        static INSTALLED: parking_lot::Mutex<u32> = parking_lot::Mutex::new(0);
+        let mut installed = INSTALLED.lock();
+        let wanted = self.filter();
+        if wanted.bits() & !*installed == 0 {
+            self.server_filtered
+                .store(wanted.bits() != 0, Ordering::SeqCst);
+            return Ok(());
+        }
+        let Some(program) = filter::prepared(wanted)? else {
             return Ok(());
         };
         crate::base::sys::install_process_seccomp_filter(program).map_err(|e| {
@@ -269,6 +287,7 @@ impl Sandbox {
                 crate::base::config::plain_io(&e)
             )
         })?;
+        *installed |= wanted.bits();
         self.server_filtered.store(true, Ordering::SeqCst);
         Ok(())
     }
@@ -332,7 +351,7 @@ impl Sandbox {
             missing.extend(self.missing.iter().copied());
         }
         if !self.seccomp && self.is_active() {
-            missing.push(seccomp_missing());
+            missing.push(seccomp_missing(self.seccomp_off_for_test));
         }
         if !missing.is_empty() {
             parts.push(format!("not enforced here: {}", missing.join(", ")));
@@ -442,7 +461,9 @@ impl Sandbox {
             setup.seccomp = filter::prepared(self.filter())?;
         }
         start(stages, Some(&setup)).map_err(|e| {
-            if e.contains("Permission denied") {
+            let exec_refused = e.contains("Permission denied")
+                && !crate::base::sys::SETUP_STEPS.iter().any(|s| e.contains(s));
+            if exec_refused {
                 format!(
                     "{e} (the kernel sandbox lets this call execute only allowlisted programs \
                      and write only beneath its working directory)"
@@ -506,8 +527,10 @@ fn refuse_here(config: &Config) -> Option<String> {
 }
 
 /// What is missing without the seccomp filter, for the status and the warning.
-fn seccomp_missing() -> &'static str {
-    if filter::SUPPORTED {
+fn seccomp_missing(off_for_test: bool) -> &'static str {
+    if off_for_test {
+        "the seccomp filter (switched off by the test-only YIELDSHELL_TEST_NO_SECCOMP)"
+    } else if filter::SUPPORTED {
         "the seccomp filter (this kernel cannot install one: other processes' limits and \
          priorities, io_uring and, under network deny, MPTCP and unbound listen() stay open)"
     } else {

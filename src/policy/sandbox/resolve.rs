@@ -27,15 +27,40 @@ pub struct ExecFile {
     pub id: (u64, u64),
 }
 
-/// Resolves the allowlist against the safe `PATH`, with caches that never change the
-/// answer: directory listings are reused while the directory's mtime is unchanged, and an
-/// ELF interpreter while the file's inode and mtime are.
+/// Resolves the allowlist against the safe `PATH`, with caches: directory listings are
+/// reused while the directory's mtime is unchanged, an ELF interpreter while the file's
+/// inode and mtime are, and the whole answer ([`Snapshot`]) while every `PATH` directory
+/// is unchanged and every symlink it went through still leads to the same file.
 #[derive(Debug)]
 pub struct Resolver {
     allow: Allowlist,
     dirs: Vec<PathBuf>,
     listings: Mutex<HashMap<PathBuf, (SystemTime, Vec<String>)>>,
     interps: Mutex<HashMap<FileId, (i64, Option<PathBuf>)>>,
+    last: Mutex<Option<Snapshot>>,
+}
+
+/// What a directory looked like: device, inode, mtime (seconds and nanoseconds).
+type Stamp = Option<(u64, u64, i64, i64)>;
+
+/// A resolution kept between calls, and what it depended on. A name is found in the first
+/// `PATH` directory that has it, so the answer holds while no directory gained, lost or
+/// renamed an entry (each changes the directory's mtime) and every file reached through a
+/// symlink, and every ELF interpreter (which lives outside the `PATH`), is still the same
+/// file. What this does not see (a file made executable in place, in an earlier directory
+/// than the one its name was found in) can only make the kernel refuse that new file until
+/// a directory changes: never grant one.
+#[derive(Debug)]
+struct Snapshot {
+    dirs: Vec<Stamp>,
+    /// Paths whose file is checked again, with the device and inode they led to.
+    followed: Vec<(PathBuf, FileId)>,
+    files: Vec<ExecFile>,
+}
+
+fn stamp(dir: &Path) -> Stamp {
+    let m = std::fs::metadata(dir).ok()?;
+    Some((m.dev(), m.ino(), m.mtime(), m.mtime_nsec()))
 }
 
 impl Resolver {
@@ -46,12 +71,49 @@ impl Resolver {
             dirs,
             listings: Mutex::default(),
             interps: Mutex::default(),
+            last: Mutex::default(),
         }
     }
 
     /// Every file the call may execute: allowlisted programs and their ELF interpreters,
-    /// without duplicates. `cwd` resolves allowlisted paths written without a leading `/`.
+    /// without duplicates. `cwd` resolves allowlisted paths written without a leading `/`
+    /// (an allowlist with such a path is resolved anew for every call).
     pub fn exec_set(&self, cwd: &Path) -> Vec<ExecFile> {
+        if self.allow.names().iter().any(|n| n.contains('/')) {
+            return self.resolve(cwd);
+        }
+        // Stamped before resolving: a change during the resolution shows at the next call.
+        let dirs: Vec<Stamp> = self.dirs.iter().map(|d| stamp(d)).collect();
+        if let Some(last) = &*self.last.lock() {
+            let same = |(path, id): &(PathBuf, FileId)| {
+                std::fs::metadata(path).is_ok_and(|m| (m.dev(), m.ino()) == *id)
+            };
+            if last.dirs == dirs && last.followed.iter().all(same) {
+                return last.files.clone();
+            }
+        }
+        let files = self.resolve(cwd);
+        let followed = files
+            .iter()
+            .filter(|f| {
+                !self
+                    .dirs
+                    .iter()
+                    .any(|d| f.path.parent() == Some(d.as_path()))
+                    || std::fs::symlink_metadata(&f.path).map_or(true, |m| m.is_symlink())
+            })
+            .map(|f| (f.path.clone(), f.id))
+            .collect();
+        *self.last.lock() = Some(Snapshot {
+            dirs,
+            followed,
+            files: files.clone(),
+        });
+        files
+    }
+
+    /// [`Resolver::exec_set`] without the kept answer.
+    fn resolve(&self, cwd: &Path) -> Vec<ExecFile> {
         let mut names: Vec<String> = Vec::new();
         let mut out: Vec<ExecFile> = Vec::new();
         // One `stat` per file: its identity and its interpreter's cache key come from it.
@@ -306,6 +368,66 @@ mod tests {
         std::fs::write(&script, "echo no shebang\n").unwrap();
         assert_eq!(script_interpreter(&script), None);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The kept answer follows every change that alters the resolution: a name appearing in
+    /// an earlier directory, and a file replaced behind a symlink outside the `PATH`.
+    #[test]
+    fn the_kept_resolution_follows_the_directories_and_the_symlinks() {
+        use std::os::unix::fs::symlink;
+        let base = std::env::temp_dir().join(format!("ys-snapshot-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let (d1, d2, d3) = (base.join("d1"), base.join("d2"), base.join("d3"));
+        for d in [&d1, &d2, &d3] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let exe = |p: &Path, text: &str| {
+            std::fs::write(p, text).unwrap();
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        };
+        exe(&d2.join("prog"), "one");
+        exe(&d3.join("real"), "two");
+        symlink(d3.join("real"), d2.join("tool")).unwrap();
+        let allow = Allowlist::new(Some("prog,tool"), None, None).unwrap();
+        let r = Resolver::new(allow, vec![d1.clone(), d2.clone()]);
+        let ids = |set: &[ExecFile]| {
+            let mut v: Vec<(PathBuf, FileId)> =
+                set.iter().map(|f| (f.path.clone(), f.id)).collect();
+            v.sort();
+            v
+        };
+        let id = |p: &Path| {
+            let m = std::fs::metadata(p).unwrap();
+            (m.dev(), m.ino())
+        };
+        let first = r.exec_set(Path::new("/"));
+        assert_eq!(
+            ids(&first),
+            vec![
+                (d2.join("prog"), id(&d2.join("prog"))),
+                (d2.join("tool"), id(&d3.join("real")))
+            ]
+        );
+        // Kept: the same answer again.
+        assert_eq!(ids(&r.exec_set(Path::new("/"))), ids(&first));
+        // A program of the same name in an earlier directory wins from now on.
+        exe(&d1.join("prog"), "three");
+        let second = r.exec_set(Path::new("/"));
+        assert!(
+            second.iter().any(|f| f.path == d1.join("prog")),
+            "{second:?}"
+        );
+        // The file behind the symlink replaced (its directory is not in the PATH).
+        exe(&d3.join("new"), "four");
+        std::fs::rename(d3.join("new"), d3.join("real")).unwrap();
+        let third = r.exec_set(Path::new("/"));
+        assert!(
+            third
+                .iter()
+                .any(|f| f.path == d2.join("tool") && f.id == id(&d3.join("real"))),
+            "{third:?}"
+        );
+        let _ = std::fs::remove_dir_all(&base);
     }
 
     #[test]
