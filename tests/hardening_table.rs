@@ -42,6 +42,7 @@ const GIT_BARE_R: Expect = E("policy: git init of a bare or separate repository"
 const GIT_ALIAS_R: Expect = E("policy: git alias or external subcommand");
 const GIT_GLOBAL_R: Expect = E("policy: git global option");
 const GIT_WRITE_R: Expect = E("policy: write into a git directory");
+const GIT_RESUME_R: Expect = E("policy: git resumption of a sequence");
 
 const CASES: &[(&[&str], Expect)] = &[
     // Always-rejected programs, with the original's exact message form.
@@ -2135,6 +2136,16 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["git", "bisect", "bad", "HEAD"], A),
     (&["git", "bisect", "reset"], A),
     (&["git", "bisect", "log"], A),
+    // `visualize`/`view` run their first argument when it starts with `git`, and gitk
+    // without one (red team, round 3).
+    (&["git", "bisect", "visualize", "git-x/evil"], GIT_EXT_R),
+    (
+        &["git", "bisect", "view", "git-x/ld", "./d", "s.sh"],
+        GIT_EXT_R,
+    ),
+    (&["git", "bisect", "view"], GIT_EXT_R),
+    (&["git", "bisect", "visualize", "--stat"], GIT_EXT_R),
+    (&["git", "bisect", "--", "visualize"], A),
     (&["git", "help", "log"], A),
     (&["git", "help", "-a"], A),
     (&["git", "help", "-g"], A),
@@ -2455,7 +2466,18 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["git", "rebase", "-s", "ort", "main"], A),
     (&["git", "rebase", "--onto", "main", "topic"], A),
     (&["git", "rebase", "--abort"], A),
-    (&["git", "rebase", "--skip"], A),
+    // Resuming a sequence reads its steps (exec lines), strategy and signing program from
+    // state files any allowed writer could have planted (red team, round 3).
+    (&["git", "rebase", "--skip"], GIT_RESUME_R),
+    (&["git", "rebase", "--sk"], GIT_RESUME_R),
+    (&["git", "cherry-pick", "--skip"], GIT_RESUME_R),
+    (&["git", "revert", "--skip"], GIT_RESUME_R),
+    (&["git", "am", "--skip"], GIT_RESUME_R),
+    (&["git", "am", "--resolved"], GIT_RESUME_R),
+    (&["git", "am", "-r"], GIT_RESUME_R),
+    (&["git", "am", "--abort"], A),
+    (&["git", "cherry-pick", "--abort"], A),
+    (&["git", "cherry-pick", "--quit"], A),
     (&["git", "rebase", "--quit"], A),
     // git: transports that run commands or helper programs.
     (&["git", "clone", "ext::sh -c id"], GIT_EXT_R),
@@ -2731,7 +2753,8 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["git", "am", "-i"], GIT_EDITOR_R),
     (&["git", "am", "--interactive"], GIT_EDITOR_R),
     (&["git", "am", "p.patch"], A),
-    (&["git", "am", "--continue"], A),
+    (&["git", "am", "--continue"], GIT_RESUME_R),
+    (&["git", "am", "--cont"], GIT_RESUME_R),
     (&["git", "branch", "--edit-description"], GIT_EDITOR_R),
     (&["git", "branch", "-d", "x"], A),
     (&["git", "branch", "-a"], A),

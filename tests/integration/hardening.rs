@@ -1257,6 +1257,12 @@ fn programs_git_starts_itself_must_be_on_the_allowlist() {
         let refused: &[(&[&str], &str)] = &[
             (&["git", "submodule", "status"], "runs sh"),
             (&["git", "request-pull", "HEAD", "."], "runs sh"),
+            (
+                &["git", "clone", "--recurse-submodules", ".", "c"],
+                "runs sh",
+            ),
+            (&["git", "clone", "--recurse", ".", "c"], "runs sh"),
+            (&["git", "pull", "--recurse-submodules", "."], "runs sh"),
             (&["git", "merge", "-s", "octopus", "other"], "runs sh"),
             (&["git", "merge", "--strategy=resolve", "other"], "runs sh"),
             (&["git", "rebase", "-sresolve", "other"], "runs sh"),

@@ -315,7 +315,10 @@ fn read_regular(path: &Path) -> Result<Option<Vec<u8>>, String> {
 }
 
 /// The git directory that `.git` (a directory, or a file `gitdir: <path>`) stands for;
-/// `None` when there is no `.git` or git would not take it as one.
+/// `None` when there is no `.git` or git would not take it as one. Read as git reads it
+/// (`read_gitfile_gently`): the file starts with exactly `gitdir: `, and the path is the
+/// rest, bytes as they are, less only the line ends at its end (a space before or after it
+/// is part of the name), relative to the file's directory.
 fn dot_git_target(dot_git: &Path) -> Result<Option<PathBuf>, String> {
     match std::fs::metadata(dot_git) {
         Ok(meta) if meta.is_dir() => return Ok(Some(dot_git.to_path_buf())),
@@ -325,13 +328,23 @@ fn dot_git_target(dot_git: &Path) -> Result<Option<PathBuf>, String> {
     let Some(bytes) = read_regular(dot_git)? else {
         return Ok(None);
     };
-    let text = String::from_utf8_lossy(&bytes);
-    Ok(text.trim().strip_prefix("gitdir:").map(|target| {
+    Ok(bytes.strip_prefix(b"gitdir: ").map(|target| {
         dot_git
             .parent()
             .unwrap_or(Path::new("/"))
-            .join(target.trim())
+            .join(path_as_git_reads(target))
     }))
+}
+
+/// A path written in one of git's pointer files (`gitdir: ` files, `commondir`): the bytes
+/// as they are, less the `\n` and `\r` at the end, which is all git removes.
+fn path_as_git_reads(bytes: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    let mut end = bytes.len();
+    while end > 0 && matches!(bytes[end - 1], b'\n' | b'\r') {
+        end -= 1;
+    }
+    PathBuf::from(std::ffi::OsStr::from_bytes(&bytes[..end]))
 }
 
 /// Checks a git directory: its configuration files (with includes), its common directory's,
@@ -342,7 +355,7 @@ fn check_git_dir(dir: &Path, depth: usize, used: &mut Vec<PathBuf>) -> Result<()
         check_config_file(&dir.join(name), 0, used)?;
     }
     if let Some(common) = read_regular(&dir.join("commondir"))? {
-        let common = dir.join(String::from_utf8_lossy(&common).trim());
+        let common = dir.join(path_as_git_reads(&common));
         if depth < 4 {
             check_git_dir(&common, depth + 1, used)?;
         }
@@ -740,6 +753,44 @@ mod tests {
         ] {
             assert!(used.contains(&base.join(want)), "{want} not in {used:?}");
         }
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    /// A gitfile's path and a `commondir` are read as git reads them (red team, round 3):
+    /// spaces around the name are part of it, so `gitdir: gd ` names `gd `, not a clean `gd`.
+    #[test]
+    fn gitfile_and_commondir_paths_keep_their_spaces() {
+        let base = std::env::temp_dir().join(format!("yieldshell-gitspace-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let armed = "[diff]\n\texternal = ./ev\n";
+        for (dir, config) in [
+            ("gd ", armed),
+            ("gd", ""),
+            ("w2/ g2", armed),
+            ("w2/g2", ""),
+            ("cd ", armed),
+            ("cd", ""),
+            ("b/wt", ""),
+        ] {
+            std::fs::create_dir_all(base.join(dir).join("objects")).expect("mkdir");
+            std::fs::write(base.join(dir).join("HEAD"), "ref: refs/heads/main\n").expect("write");
+            std::fs::write(base.join(dir).join("config"), config).expect("write");
+        }
+        for (work, gitfile) in [("w1", "gitdir: ../gd \n"), ("w2", "gitdir:  g2\r\n")] {
+            std::fs::create_dir_all(base.join(work)).expect("mkdir");
+            std::fs::write(base.join(work).join(".git"), gitfile).expect("write");
+        }
+        // A linked work tree whose common directory is `cd ` (with the space).
+        std::fs::write(base.join("b/wt/commondir"), "../../cd \n").expect("write");
+        std::fs::create_dir_all(base.join("w3")).expect("mkdir");
+        std::fs::write(base.join("w3/.git"), "gitdir: ../b/wt\n").expect("write");
+        for work in ["w1", "w2", "w3"] {
+            let e = check_git(&base.join(work), &["diff".to_string()]).expect_err(work);
+            assert!(e.contains("diff.external"), "{work}: {e}");
+        }
+        // What git would not take as a gitfile is not followed either.
+        std::fs::write(base.join("w1/.git"), "gitdir:../gd \n").expect("write");
+        assert!(check_git(&base.join("w1"), &["diff".to_string()]).is_ok());
         let _ = std::fs::remove_dir_all(&base);
     }
 

@@ -11,7 +11,13 @@
 //! - Subcommands that run programs or commands, and git's internal helpers and servers that
 //!   do (`git_tables::DENIED`: `submodule--helper`, `difftool`, `filter-branch`, `hook`, ...);
 //!   `submodule foreach`, `bisect run` (`run` as bisect's first argument: `bisect -- run` is
-//!   not), `rebase --exec`/`-x`, `grep -O`/`--open-files-in-pager`.
+//!   not), `bisect visualize`/`view` (they run their first argument, or gitk),
+//!   `rebase --exec`/`-x`, `grep -O`/`--open-files-in-pager`.
+//! - Resuming a sequence from its state files: `rebase`, `cherry-pick`, `revert` and `am`
+//!   with `--continue` or `--skip` (`am --resolved`): the steps, the merge strategy (a
+//!   `git-merge-<name>` program) and the signing program come from files in the git
+//!   directory (`rebase-merge/git-rebase-todo` with `exec` lines, `sequencer/opts`), which
+//!   another allowed program could have written.
 //! - `send-email`'s options that name a program (`--sendmail-cmd`, `--to-cmd`, `--cc-cmd`,
 //!   `--header-cmd`, `--smtp-server` with a path), read with its own grammar
 //!   (`git_send_email`); its data options run, `--compose`/`--annotate` are editor forms,
@@ -54,6 +60,11 @@ const EXTERNAL: &str = "git external program: the command makes git run a progra
 const OUTPUT: &str = "git file output";
 const EDITOR: &str = "git editor (the command would start an editor, which reads commands from \
                       stdin; give the message with -m or -F, or use a non-interactive form)";
+const RESUME: &str = "git resumption of a sequence (rebase, cherry-pick, revert and am with \
+                      --continue or --skip take their next steps, merge strategy and signing \
+                      program from state files in the git directory, which the call did not \
+                      give and an earlier one could have written; run the command with --abort \
+                      and start it again with its steps on the command line)";
 const BARE_INIT: &str = "git init of a bare or separate repository (--bare, --git-dir or \
                          --separate-git-dir put the repository where the option says, and git \
                          keeps a configuration file already present there, which nothing has \
@@ -295,7 +306,11 @@ pub fn check(args: &[String]) -> Result<(), String> {
         "grep" => any(&|i| long(i, &["open-files-in-pager"]) || short(i, &['O'])),
         "init" | "init-db" => any(&|i| long(i, &["template"])),
         "submodule" => rest.iter().any(|a| a == "foreach"),
-        "bisect" => rest.first().is_some_and(|a| a == "run"),
+        // `visualize`/`view` with arguments runs its first one as a program when it starts
+        // with `git` (a path such as `git-x/prog` included), and gitk without any.
+        "bisect" => rest
+            .first()
+            .is_some_and(|a| matches!(a.as_str(), "run" | "visualize" | "view")),
         "help" => any(&|i| long(i, &["web"]) || short(i, &['w'])),
         _ => false,
     };
@@ -335,6 +350,14 @@ pub fn check(args: &[String]) -> Result<(), String> {
     }
     if starts_editor(name, &items, &operands) {
         return Err(EDITOR.to_string());
+    }
+    let resumes = match name {
+        "rebase" | "cherry-pick" | "revert" => any(&|i| long(i, &["continue", "skip"])),
+        "am" => any(&|i| long(i, &["continue", "skip", "resolved"]) || short(i, &['r'])),
+        _ => false,
+    };
+    if resumes {
+        return Err(RESUME.to_string());
     }
     Ok(())
 }
@@ -465,7 +488,8 @@ const GPG_INSTEAD: &str = "leave out the signing or signature option, or ask the
 
 /// The programs git itself would start for `git <args>` (`program` is `git` or a
 /// `git-<subcommand>` name) that the allowlist must allow: its shell scripts (`submodule`,
-/// `request-pull`, the `octopus` and `resolve` strategies, a merge of several branches),
+/// also through `clone`/`pull --recurse-submodules`, `request-pull`, the `octopus` and
+/// `resolve` strategies, a merge of several branches),
 /// `man` (`help <topic>`, `--help`), `gpg` (signing: `-S`/`--gpg-sign`, `tag -s`/`-u`,
 /// `push --signed`; checking: `verify-commit`, `verify-tag`, `tag -v`, `--show-signature`,
 /// `--verify-signatures`, the `%G` formats).
@@ -519,6 +543,18 @@ pub fn programs_started(
             &interpreter,
             SCRIPT_INSTEAD,
         );
+    }
+    // `clone` and `pull` hand submodules to `git submodule update`, a script of git's.
+    if matches!(name, "clone" | "pull")
+        && any(&|i| long(i, &["recurse-submodules"]) && i.value() != Some("no"))
+    {
+        if let Some(interpreter) = script("submodule", exec_dirs) {
+            started(
+                format!("git {name} --recurse-submodules (git submodule, a script of git's,)"),
+                &interpreter,
+                SCRIPT_INSTEAD,
+            );
+        }
     }
     if matches!(name, "merge" | "pull" | "rebase" | "cherry-pick" | "revert") {
         let letter: &[char] = if matches!(name, "merge" | "pull" | "rebase") {

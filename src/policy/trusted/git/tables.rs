@@ -320,6 +320,7 @@ const REBASE_LONG: &[(&str, Arg)] = &[
     ("interactive", No),
     ("edit-todo", No),
     ("continue", No),
+    ("skip", No),
 ];
 
 const GREP_LONG: &[(&str, Arg)] = &[
@@ -391,6 +392,26 @@ const MERGE_LONG: &[(&str, Arg)] = &[
     ("log", Opt),
     ("edit", No),
     ("continue", No),
+    ("skip", No),
+];
+
+const AM_LONG: &[(&str, Arg)] = &[
+    ("continue", No),
+    ("skip", No),
+    ("resolved", No),
+    ("resolvemsg", Req),
+    ("abort", No),
+    ("quit", No),
+    ("interactive", No),
+    ("gpg-sign", Opt),
+    ("whitespace", Req),
+    ("directory", Req),
+    ("exclude", Req),
+    ("include", Req),
+    ("patch-format", Req),
+    ("show-current-patch", Opt),
+    ("quoted-cr", Req),
+    ("empty", Req),
 ];
 
 const NOTES_LONG: &[(&str, Arg)] = &[
@@ -497,6 +518,7 @@ pub fn grammar_for(subcommand: &str) -> Grammar {
         ),
         // `-s` is --signoff here, `-m` the mainline.
         "cherry-pick" | "revert" => grammar(&[('m', Req), ('X', Req), ('S', Opt)], MERGE_LONG),
+        "am" => grammar(&[('C', Req), ('p', Req), ('S', Opt)], AM_LONG),
         "notes" => grammar(
             &[('m', Req), ('F', Req), ('C', Req), ('c', Req)],
             NOTES_LONG,

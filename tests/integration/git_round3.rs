@@ -1,0 +1,205 @@
+//! The third red-team round's git escapes (issue 16), each through the real binary with
+//! the kernel sandbox on and off: every one is refused before git runs, and the program it
+//! would have started leaves no marker.
+//!
+//! - `git bisect visualize <prog>` runs `<prog>` when it starts with `git` (a path such as
+//!   `git-x/evil`, from the working directory).
+//! - `git rebase --skip` resumes a rebase whose todo (`exec` lines) and strategy come from
+//!   state files that any allowed writer could have planted in the git directory.
+//! - A `.git` file `gitdir: gd ` names the directory `gd ` (with the space): the check must
+//!   read that one, not a clean `gd` beside it.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::support::{is_error, path_str, tool_text, Server, TempDir};
+
+fn server(dir: &Path, extra: &[(&str, &str)]) -> Server {
+    let cwd = path_str(dir).to_string();
+    let mut env: Vec<(&str, &str)> = vec![
+        ("ALLOW_COMMANDS", "git,cat"),
+        ("YIELDSHELL_DEFAULT_CWD", &cwd),
+        (
+            "MCP_SHELL_CHILD_ENV_ALLOWLIST",
+            "GIT_COMMITTER_NAME,GIT_COMMITTER_EMAIL",
+        ),
+        ("GIT_COMMITTER_NAME", "t"),
+        ("GIT_COMMITTER_EMAIL", "t@example.com"),
+    ];
+    env.extend_from_slice(extra);
+    Server::ready_with_env(&env)
+}
+
+fn run(server: &Server, argv: &[&str]) -> Value {
+    server.call("shell_execute", json!({ "command": argv }))
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .status()
+        .expect("run git");
+    assert!(status.success(), "git {args:?} failed");
+}
+
+/// A repository with two commits at `dir`.
+fn repository(dir: &Path) {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    git(dir, &["init", "-q", "-b", "main"]);
+    for (i, text) in ["one\n", "two\n"].iter().enumerate() {
+        std::fs::write(dir.join("f.txt"), text).expect("write");
+        git(dir, &["add", "f.txt"]);
+        git(dir, &["commit", "-q", "-m", &format!("c{i}")]);
+    }
+}
+
+/// An executable script at `path` that creates `marker`.
+fn armed_script(path: &Path, marker: &Path) {
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(path, format!("#!/bin/sh\ntouch '{}'\n", path_str(marker))).expect("write");
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+}
+
+fn refused(result: &Value, reason: &str) {
+    assert!(is_error(result), "must be refused: {result}");
+    assert!(tool_text(result).contains(reason), "{reason}: {result}");
+}
+
+fn bisect_visualize(extra: &[(&str, &str)]) {
+    let dir = TempDir::new("git-r3-bisect");
+    repository(dir.path());
+    let marker = dir.path().join("MARK");
+    armed_script(&dir.path().join("git-x/evil"), &marker);
+    let server = server(dir.path(), extra);
+    let r = run(&server, &["git", "bisect", "start", "HEAD", "HEAD~1"]);
+    assert!(!is_error(&r), "{r}");
+    for argv in [
+        &["git", "bisect", "visualize", "git-x/evil"][..],
+        &["git", "bisect", "view", "git-x/evil", "x"],
+        &["git", "bisect", "view"],
+    ] {
+        refused(&run(&server, argv), "git external program");
+    }
+    assert!(!marker.exists(), "git bisect visualize ran its argument");
+    assert!(!is_error(&run(&server, &["git", "bisect", "reset"])));
+}
+
+#[test]
+fn bisect_visualize_runs_nothing_with_the_sandbox_on() {
+    bisect_visualize(&[]);
+}
+
+#[test]
+fn bisect_visualize_runs_nothing_with_the_sandbox_off() {
+    bisect_visualize(&[("YIELDSHELL_SANDBOX", "off")]);
+}
+
+fn planted_rebase(extra: &[(&str, &str)]) {
+    let dir = TempDir::new("git-r3-rebase");
+    repository(dir.path());
+    let marker = dir.path().join("MARK");
+    let state = dir.path().join(".git/rebase-merge");
+    std::fs::create_dir_all(&state).expect("mkdir");
+    let head = String::from_utf8(
+        Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(dir.path())
+            .output()
+            .expect("rev-parse")
+            .stdout,
+    )
+    .expect("utf-8");
+    for (name, text) in [
+        (
+            "git-rebase-todo",
+            format!("exec touch '{}'\n", path_str(&marker)),
+        ),
+        ("head-name", "refs/heads/main\n".to_string()),
+        ("onto", head.clone()),
+        ("orig-head", head),
+        ("interactive", String::new()),
+        ("strategy", "a/evil\n".to_string()),
+    ] {
+        std::fs::write(state.join(name), text).expect("write");
+    }
+    armed_script(&dir.path().join("git-merge-a/evil"), &marker);
+    let server = server(dir.path(), extra);
+    for argv in [
+        &["git", "rebase", "--skip"][..],
+        &["git", "rebase", "--sk"],
+        &["git", "cherry-pick", "--skip"],
+    ] {
+        refused(&run(&server, argv), "git resumption of a sequence");
+    }
+    assert!(!marker.exists(), "a planted rebase step ran");
+    // The way out still works.
+    let r = run(&server, &["git", "rebase", "--abort"]);
+    assert!(!is_error(&r), "{r}");
+}
+
+#[test]
+fn a_planted_rebase_is_not_resumed_with_the_sandbox_on() {
+    planted_rebase(&[]);
+}
+
+#[test]
+fn a_planted_rebase_is_not_resumed_with_the_sandbox_off() {
+    planted_rebase(&[("YIELDSHELL_SANDBOX", "off")]);
+}
+
+fn gitfile_with_a_space(extra: &[(&str, &str)]) {
+    let dir = TempDir::new("git-r3-gitfile");
+    let marker = dir.path().join("MARK");
+    armed_script(&dir.path().join("ev"), &marker);
+    // `gd ` is armed, `gd` beside it is a clean decoy; `w/.git` names `gd ` as git reads it.
+    for (name, config) in [
+        (
+            "gd ",
+            format!(
+                "[diff]\n\texternal = {}\n",
+                path_str(&dir.path().join("ev"))
+            ),
+        ),
+        ("gd", String::new()),
+    ] {
+        let d = dir.path().join(name);
+        std::fs::create_dir_all(d.join("objects")).expect("mkdir");
+        std::fs::create_dir_all(d.join("refs/heads")).expect("mkdir");
+        std::fs::write(d.join("HEAD"), "ref: refs/heads/main\n").expect("write");
+        std::fs::write(
+            d.join("config"),
+            format!("[core]\n\trepositoryformatversion = 0\n\tbare = false\n{config}"),
+        )
+        .expect("write");
+    }
+    let work = dir.path().join("w");
+    std::fs::create_dir_all(&work).expect("mkdir");
+    std::fs::write(work.join(".git"), "gitdir: ../gd \n").expect("write");
+    let server = server(dir.path(), extra);
+    let r = run(
+        &server,
+        &["git", "-C", "w", "diff", "--no-index", "/dev/null", ".git"],
+    );
+    refused(&r, "diff.external");
+    assert!(!marker.exists(), "the external diff of `gd ` ran");
+}
+
+#[test]
+fn a_gitfile_with_a_space_is_read_as_git_reads_it_with_the_sandbox_on() {
+    gitfile_with_a_space(&[]);
+}
+
+#[test]
+fn a_gitfile_with_a_space_is_read_as_git_reads_it_with_the_sandbox_off() {
+    gitfile_with_a_space(&[("YIELDSHELL_SANDBOX", "off")]);
+}
