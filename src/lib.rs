@@ -42,6 +42,13 @@ use std::process::ExitCode;
 
 /// Entry point of the binary: parses options, then runs the server.
 pub fn main() -> ExitCode {
+    let code = run_main();
+    // Lines still queued for stderr (log and audit) go out before the process ends.
+    base::log::flush(std::time::Duration::from_millis(300));
+    code
+}
+
+fn run_main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     if args.first().is_some_and(|a| a == process::guardian::ARG) {
         return process::guardian::main(&args[1..]);

@@ -3,9 +3,98 @@
 //! The level is read once at startup (`YIELDSHELL_LOG`). A line looks like
 //! `yieldshell: WARN [reaper] message`. Stdout is never touched: it carries only protocol
 //! messages. Write errors are ignored, since there is nowhere left to report them.
+//!
+//! Every line for stderr (log and audit, [`stderr_line`]) goes through one writer thread
+//! (`stderr`), so a client that does not read the server's stderr (its pipe full) never
+//! blocks a thread of the server: what does not fit in the queue ([`QUEUE_BYTES`]) is
+//! dropped and counted, and the count is written as soon as stderr takes lines again.
+//! [`flush`] waits, with a bound, for the queue to drain before the process exits.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+
+/// Most bytes waiting for stderr at once.
+pub const QUEUE_BYTES: usize = 1 << 20;
+
+struct Queue {
+    lines: Sender<Vec<u8>>,
+    /// Bytes queued and not yet written.
+    queued: AtomicUsize,
+    /// Lines dropped since the last notice.
+    dropped: AtomicU64,
+}
+
+static QUEUE: OnceLock<Option<Queue>> = OnceLock::new();
+
+fn queue() -> Option<&'static Queue> {
+    QUEUE
+        .get_or_init(|| {
+            let (lines, rx) = crossbeam_channel::unbounded::<Vec<u8>>();
+            std::thread::Builder::new()
+                .name("stderr".into())
+                .stack_size(64 * 1024)
+                .spawn(move || write_lines(&rx))
+                .ok()?;
+            Some(Queue {
+                lines,
+                queued: AtomicUsize::new(0),
+                dropped: AtomicU64::new(0),
+            })
+        })
+        .as_ref()
+}
+
+/// The `stderr` thread: writes each line in order, after a notice of what was dropped.
+fn write_lines(rx: &Receiver<Vec<u8>>) {
+    while let Ok(line) = rx.recv() {
+        let Some(q) = queue() else { return };
+        let dropped = q.dropped.swap(0, Ordering::SeqCst);
+        let mut err = std::io::stderr().lock();
+        if dropped > 0 {
+            let _ = writeln!(
+                err,
+                "yieldshell: WARN [log] {dropped} lines of log and audit were dropped: stderr \
+                 was not being read"
+            );
+        }
+        let _ = err.write_all(&line);
+        drop(err);
+        q.queued.fetch_sub(line.len(), Ordering::SeqCst);
+    }
+}
+
+/// Queues `line` (with its newline) for stderr; never blocks. Written directly when the
+/// writer thread cannot be started.
+pub fn stderr_line(line: Vec<u8>) {
+    let Some(q) = queue() else {
+        let _ = std::io::stderr().lock().write_all(&line);
+        return;
+    };
+    let len = line.len();
+    if q.queued.fetch_add(len, Ordering::SeqCst) + len > QUEUE_BYTES {
+        q.queued.fetch_sub(len, Ordering::SeqCst);
+        q.dropped.fetch_add(1, Ordering::SeqCst);
+        return;
+    }
+    if q.lines.send(line).is_err() {
+        q.queued.fetch_sub(len, Ordering::SeqCst);
+    }
+}
+
+/// Waits up to `limit` for every queued line to be written (before the process exits).
+pub fn flush(limit: Duration) {
+    let Some(q) = QUEUE.get().and_then(Option::as_ref) else {
+        return;
+    };
+    let deadline = Instant::now() + limit;
+    while q.queued.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
 
 /// How much is logged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -61,7 +150,7 @@ pub fn write(level: Level, module: &str, args: std::fmt::Arguments<'_>) {
     }
     let module = module.rsplit("::").next().unwrap_or(module);
     let line = format!("yieldshell: {} [{}] {}\n", level.label(), module, args);
-    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    stderr_line(line.into_bytes());
 }
 
 /// Logs at error level.

@@ -365,7 +365,8 @@ impl Audit {
             None => {
                 let mut prefixed = b"yieldshell: AUDIT ".to_vec();
                 prefixed.extend_from_slice(&line);
-                std::io::stderr().lock().write_all(&prefixed)
+                crate::base::log::stderr_line(prefixed);
+                Ok(())
             }
         };
         if let Err(e) = result {

@@ -115,6 +115,7 @@ impl Shutdown {
                 crate::base::log::warn!("stdout did not take every answer in time; exiting anyway");
             }
         }
+        crate::base::log::flush(Duration::from_millis(300));
         std::process::exit(0);
     }
 }
@@ -210,6 +211,7 @@ fn start_engine(
     match Engine::new(config, reaper, marker_prefix, pool) {
         Ok(e) => Ok(Arc::new(e)),
         Err(message) => {
+            crate::base::log::flush(Duration::from_millis(300));
             let _ = writeln!(io::stderr().lock(), "yieldshell: {message}");
             Err(std::process::ExitCode::from(2))
         }

@@ -32,6 +32,7 @@ mod results;
 mod sandbox;
 #[cfg(target_os = "linux")] // Landlock and seccomp
 mod sandbox_escape;
+mod stderr;
 mod support;
 mod tools;
 mod trusted;
