@@ -2755,6 +2755,8 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["git", "am", "p.patch"], A),
     (&["git", "am", "--continue"], GIT_RESUME_R),
     (&["git", "am", "--cont"], GIT_RESUME_R),
+    (&["git", "am", "--allow-empty"], GIT_RESUME_R),
+    (&["git", "am", "--allow-e"], GIT_RESUME_R),
     (&["git", "branch", "--edit-description"], GIT_EDITOR_R),
     (&["git", "branch", "-d", "x"], A),
     (&["git", "branch", "-a"], A),

@@ -619,13 +619,18 @@ fn routes_forced_off_let_git_run_and_run_nothing() {
             "{text}"
         );
     }
-    // The merge strategies named by the configuration are forced to git's built-in `ort`
-    // (no alias, no `git-merge-<name>` program, none of git's shell scripts).
+    // A merge strategy named by the configuration that git does not build in is refused
+    // (the sequencer keeps the repository's value over the forced `ort`: red team, round 4);
+    // a built-in one runs.
     arm(
         &dir,
         &base,
         "[pull]\n\ttwohead = resolve\n\toctopus = foo\n",
     );
+    let result = run(&server, &["git", "merge", "-m", "m", "other"], "");
+    assert!(is_error(&result), "{result}");
+    assert!(all_text(&result).contains("pull.twohead"), "{result}");
+    arm(&dir, &base, "[pull]\n\ttwohead = ort\n");
     run_ok(
         &server,
         &["git", "commit", "-q", "--allow-empty", "-m", "o1"],

@@ -11,7 +11,7 @@ mod cli;
 mod config;
 mod cursors;
 mod describe;
-mod git_round3;
+mod git_red_team;
 mod git_routes;
 mod hardening;
 mod hosts;

@@ -192,9 +192,25 @@ fn dangerous(key: &str, value: &str) -> bool {
         // `git add -p` pipes the diff through this command.
         "interactive" => name == "difffilter",
         "url" => lower.contains("::") || value.contains("::"),
+        // Default merge strategies: git runs `git-merge-<name>` for a name it does not build
+        // in (a `/` in it reaches the work tree), and a shell script for `resolve` and
+        // `octopus`. Forcing `ort` is not enough: the sequencer (cherry-pick, revert,
+        // rebase) keeps the first value it reads, the repository's (red team, round 4).
+        "pull" => {
+            matches!(name, "twohead" | "octopus")
+                && !value
+                    .split_whitespace()
+                    .all(|s| BUILT_IN_STRATEGIES.contains(&s))
+        }
+        // Options every `git merge` of that branch takes as if written on its command line
+        // (`-s <name>`, `-S`), past the argument rules (red team, round 4).
+        "branch" => has_sub && name == "mergeoptions",
         _ => false,
     }
 }
+
+/// The merge strategies git builds in (no program, no script).
+const BUILT_IN_STRATEGIES: &[&str] = &["ort", "recursive", "ours", "subtree"];
 
 /// Checks one configuration file and the files it includes (depth-limited like git). Every
 /// file git would read, present or not, is added to `used`.
@@ -724,6 +740,14 @@ mod tests {
             ("tar.tgz.command", "gzip -cn", true),
             ("tar.umask", "0022", false),
             ("interactive.difffilter", "x", true),
+            ("pull.twohead", "x/evil", true),
+            ("pull.twohead", "resolve", true),
+            ("pull.octopus", "ort octopus", true),
+            ("pull.twohead", "ort", false),
+            ("pull.octopus", "recursive ours", false),
+            ("pull.rebase", "true", false),
+            ("branch.main.mergeoptions", "-s resolve", true),
+            ("branch.main.merge", "refs/heads/main", false),
             ("interactive.singlekey", "true", false),
         ] {
             assert_eq!(dangerous(k, v), want, "{k}={v}");

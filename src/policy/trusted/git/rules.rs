@@ -14,7 +14,7 @@
 //!   not), `bisect visualize`/`view` (they run their first argument, or gitk),
 //!   `rebase --exec`/`-x`, `grep -O`/`--open-files-in-pager`.
 //! - Resuming a sequence from its state files: `rebase`, `cherry-pick`, `revert` and `am`
-//!   with `--continue` or `--skip` (`am --resolved`): the steps, the merge strategy (a
+//!   with `--continue` or `--skip` (`am --resolved`, `--allow-empty`): the steps, the merge strategy (a
 //!   `git-merge-<name>` program) and the signing program come from files in the git
 //!   directory (`rebase-merge/git-rebase-todo` with `exec` lines, `sequencer/opts`), which
 //!   another allowed program could have written.
@@ -353,7 +353,9 @@ pub fn check(args: &[String]) -> Result<(), String> {
     }
     let resumes = match name {
         "rebase" | "cherry-pick" | "revert" => any(&|i| long(i, &["continue", "skip"])),
-        "am" => any(&|i| long(i, &["continue", "skip", "resolved"]) || short(i, &['r'])),
+        "am" => {
+            any(&|i| long(i, &["continue", "skip", "resolved", "allow-empty"]) || short(i, &['r']))
+        }
         _ => false,
     };
     if resumes {

@@ -400,6 +400,7 @@ const AM_LONG: &[(&str, Arg)] = &[
     ("skip", No),
     ("resolved", No),
     ("resolvemsg", Req),
+    ("allow-empty", No),
     ("abort", No),
     ("quit", No),
     ("interactive", No),

@@ -1,6 +1,6 @@
-//! The third red-team round's git escapes (issue 16), each through the real binary with
-//! the kernel sandbox on and off: every one is refused before git runs, and the program it
-//! would have started leaves no marker.
+//! The git escapes of the third and fourth red-team rounds (issue 16), each through the
+//! real binary with the kernel sandbox on and off: every one is refused before git runs,
+//! and the program it would have started leaves no marker.
 //!
 //! - `git bisect visualize <prog>` runs `<prog>` when it starts with `git` (a path such as
 //!   `git-x/evil`, from the working directory).
@@ -8,6 +8,10 @@
 //!   state files that any allowed writer could have planted in the git directory.
 //! - A `.git` file `gitdir: gd ` names the directory `gd ` (with the space): the check must
 //!   read that one, not a clean `gd` beside it.
+//! - A repository's `pull.twohead = x/evil` makes a cherry-pick run `./git-merge-x/evil`
+//!   (the sequencer keeps the first value it reads, so the forced `ort` does not win), and
+//!   `branch.<b>.mergeOptions = -s resolve` hands `git merge` a strategy the argument rules
+//!   never saw.
 
 use std::path::Path;
 use std::process::Command;
@@ -202,4 +206,57 @@ fn a_gitfile_with_a_space_is_read_as_git_reads_it_with_the_sandbox_on() {
 #[test]
 fn a_gitfile_with_a_space_is_read_as_git_reads_it_with_the_sandbox_off() {
     gitfile_with_a_space(&[("YIELDSHELL_SANDBOX", "off")]);
+}
+
+/// A repository with branches `main` and `other` that diverge, whose configuration adds
+/// `config`.
+fn diverged(dir: &Path, config: &str) {
+    repository(dir);
+    git(dir, &["checkout", "-q", "-b", "other"]);
+    std::fs::write(dir.join("g.txt"), "other\n").expect("write");
+    git(dir, &["add", "g.txt"]);
+    git(dir, &["commit", "-q", "-m", "other"]);
+    git(dir, &["checkout", "-q", "main"]);
+    std::fs::write(dir.join("h.txt"), "main\n").expect("write");
+    git(dir, &["add", "h.txt"]);
+    git(dir, &["commit", "-q", "-m", "main"]);
+    let path = dir.join(".git/config");
+    let mut text = std::fs::read_to_string(&path).expect("read config");
+    text.push_str(config);
+    std::fs::write(&path, text).expect("write config");
+}
+
+fn strategies_from_config(extra: &[(&str, &str)]) {
+    let dir = TempDir::new("git-r4-strategy");
+    let marker = dir.path().join("MARK");
+    diverged(&dir.path().join("a"), "[pull]\n\ttwohead = x/evil\n");
+    armed_script(&dir.path().join("a/git-merge-x/evil"), &marker);
+    diverged(
+        &dir.path().join("b"),
+        "[branch \"main\"]\n\tmergeOptions = -s resolve\n",
+    );
+    let server = server(dir.path(), extra);
+    for (repo, argv) in [
+        ("a", &["git", "cherry-pick", "other"][..]),
+        ("a", &["git", "rebase", "other"]),
+        ("a", &["git", "merge", "--no-edit", "other"]),
+        ("b", &["git", "merge", "--no-edit", "other"]),
+    ] {
+        let r = server.call(
+            "shell_execute",
+            json!({ "command": argv, "directory": path_str(&dir.path().join(repo)) }),
+        );
+        refused(&r, "git repository configuration runs a program");
+    }
+    assert!(!marker.exists(), "a strategy named by the repository ran");
+}
+
+#[test]
+fn strategies_named_by_the_repository_run_nothing_with_the_sandbox_on() {
+    strategies_from_config(&[]);
+}
+
+#[test]
+fn strategies_named_by_the_repository_run_nothing_with_the_sandbox_off() {
+    strategies_from_config(&[("YIELDSHELL_SANDBOX", "off")]);
 }
