@@ -176,7 +176,16 @@ fn dangerous(key: &str, value: &str) -> bool {
         "merge" => has_sub && name == "driver",
         "remote" => has_sub && matches!(name, "uploadpack" | "receivepack" | "vcs"),
         "man" | "browser" | "web" | "difftool" | "mergetool" | "guitool" | "hook" => true,
-        "submodule" => has_sub && name == "update" && value.trim_start().starts_with('!'),
+        "submodule" => {
+            (has_sub && name == "update" && value.trim_start().starts_with('!'))
+                // `git pull` then hands the submodules to `git submodule update`, a shell
+                // script of git's, as `--recurse-submodules` would.
+                || (lower == "submodule.recurse"
+                    && !matches!(
+                        value.trim().to_ascii_lowercase().as_str(),
+                        "false" | "no" | "off" | "0"
+                    ))
+        }
         "trailer" => has_sub && matches!(name, "cmd" | "command"),
         "uploadpack" => name == "packobjectshook",
         "sendemail" | "imap" => true,
@@ -748,6 +757,10 @@ mod tests {
             ("pull.rebase", "true", false),
             ("branch.main.mergeoptions", "-s resolve", true),
             ("branch.main.merge", "refs/heads/main", false),
+            ("submodule.recurse", "true", true),
+            ("submodule.recurse", "", true),
+            ("submodule.recurse", "false", false),
+            ("submodule.s.recurse", "true", false),
             ("interactive.singlekey", "true", false),
         ] {
             assert_eq!(dangerous(k, v), want, "{k}={v}");
