@@ -43,6 +43,7 @@ const GIT_ALIAS_R: Expect = E("policy: git alias or external subcommand");
 const GIT_GLOBAL_R: Expect = E("policy: git global option");
 const GIT_WRITE_R: Expect = E("policy: write into a git directory");
 const GIT_RESUME_R: Expect = E("policy: git resumption of a sequence");
+const GIT_SUB_R: Expect = E("policy: git inside submodules");
 
 const CASES: &[(&[&str], Expect)] = &[
     // Always-rejected programs, with the original's exact message form.
@@ -2756,6 +2757,38 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["git", "am", "--continue"], GIT_RESUME_R),
     (&["git", "am", "--cont"], GIT_RESUME_R),
     (&["git", "am", "--allow-empty"], GIT_RESUME_R),
+    // Git run inside submodules under their own, unchecked configuration (round 5).
+    (&["git", "log", "-p", "--submodule=diff", "-3"], GIT_SUB_R),
+    (&["git", "diff", "--submod=diff"], GIT_SUB_R),
+    (&["git", "show", "--submodule=diff", "HEAD"], GIT_SUB_R),
+    (&["git", "show", "--submodule=log", "HEAD"], A),
+    (&["git", "log", "--submodule", "-p"], A),
+    (
+        &["git", "checkout", "--recurse-submodules", "main"],
+        GIT_SUB_R,
+    ),
+    (&["git", "switch", "--recurse-sub", "main"], GIT_SUB_R),
+    (
+        &["git", "reset", "--hard", "--recurse-submodules"],
+        GIT_SUB_R,
+    ),
+    (&["git", "grep", "--recurse-submodules", "x"], GIT_SUB_R),
+    (&["git", "ls-files", "--recurse-submodules"], GIT_SUB_R),
+    (&["git", "checkout", "--no-recurse-submodules", "main"], A),
+    (&["git", "fetch", "--recurse-submodules"], A),
+    (&["git", "push", "--recurse-submodules=check", "origin"], A),
+    // Git writing where it is told, into a git directory (round 5).
+    (
+        &["git", "fast-import", "--export-marks=.git/config"],
+        GIT_WRITE_R,
+    ),
+    (
+        &["git", "fast-import", "--import-marks-if-exists=x/.git/m"],
+        GIT_WRITE_R,
+    ),
+    (&["git", "fast-import", "--export-marks=marks"], A),
+    (&["git", "mailsplit", "-o.git", "mbox"], GIT_WRITE_R),
+    (&["git", "mailsplit", "-oout", "mbox"], A),
     (&["git", "am", "--allow-e"], GIT_RESUME_R),
     (&["git", "branch", "--edit-description"], GIT_EDITOR_R),
     (&["git", "branch", "-d", "x"], A),

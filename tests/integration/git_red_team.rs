@@ -12,6 +12,9 @@
 //!   (the sequencer keeps the first value it reads, so the forced `ort` does not win), and
 //!   `branch.<b>.mergeOptions = -s resolve` hands `git merge` a strategy the argument rules
 //!   never saw.
+//! - A submodule recorded only in commits (not in the index) has a configuration nothing
+//!   checked: `git log -p --submodule=diff` ran `git diff` inside it, and its
+//!   `diff.external`; a split index hid a submodule of the index from the check.
 
 use std::path::Path;
 use std::process::Command;
@@ -259,4 +262,90 @@ fn strategies_named_by_the_repository_run_nothing_with_the_sandbox_on() {
 #[test]
 fn strategies_named_by_the_repository_run_nothing_with_the_sandbox_off() {
     strategies_from_config(&[("YIELDSHELL_SANDBOX", "off")]);
+}
+
+/// A superproject `r` whose submodule `s` (a repository of its own in the work tree, with
+/// an external diff that creates `marker`) is in its commits; `in_index` keeps it in the
+/// index too, else a last commit removes it from the index (it stays in the work tree).
+fn superproject(root: &Path, marker: &Path, in_index: bool) -> std::path::PathBuf {
+    let r = root.join("r");
+    repository(&r);
+    let sub = r.join("s");
+    repository(&sub);
+    git(&r, &["-c", "advice.addEmbeddedRepo=false", "add", "s"]);
+    git(&r, &["commit", "-q", "-m", "with s"]);
+    std::fs::write(sub.join("f.txt"), "three\n").expect("write");
+    git(&sub, &["commit", "-q", "-am", "s moves"]);
+    git(&r, &["-c", "advice.addEmbeddedRepo=false", "add", "s"]);
+    git(&r, &["commit", "-q", "-m", "s moved"]);
+    if !in_index {
+        git(&r, &["rm", "-q", "--cached", "s"]);
+        git(&r, &["commit", "-q", "-m", "without s"]);
+    }
+    let script = root.join("ev");
+    armed_script(&script, marker);
+    let config = sub.join(".git/config");
+    let mut text = std::fs::read_to_string(&config).expect("read");
+    text.push_str(&format!("[diff]\n\texternal = {}\n", path_str(&script)));
+    std::fs::write(&config, text).expect("write");
+    r
+}
+
+fn submodules_in_commits(extra: &[(&str, &str)]) {
+    let dir = TempDir::new("git-r5-submodule");
+    let marker = dir.path().join("MARK");
+    let r = superproject(dir.path(), &marker, false);
+    let server = server(dir.path(), extra);
+    let call = |argv: &[&str]| {
+        server.call(
+            "shell_execute",
+            json!({ "command": argv, "directory": path_str(&r) }),
+        )
+    };
+    for argv in [
+        &["git", "log", "-p", "--submodule=diff", "-3"][..],
+        &["git", "diff", "--submod=diff", "HEAD~2"],
+        &["git", "checkout", "--recurse-submodules", "HEAD~1"],
+    ] {
+        refused(&call(argv), "git inside submodules");
+    }
+    // The same through the configuration.
+    let config = r.join(".git/config");
+    let mut text = std::fs::read_to_string(&config).expect("read");
+    text.push_str("[diff]\n\tsubmodule = diff\n");
+    std::fs::write(&config, text).expect("write");
+    refused(
+        &call(&["git", "log", "-p", "-3"]),
+        "git repository configuration runs a program",
+    );
+    assert!(!marker.exists(), "git ran the submodule's external diff");
+}
+
+#[test]
+fn a_submodule_only_in_commits_is_not_entered_with_the_sandbox_on() {
+    submodules_in_commits(&[]);
+}
+
+#[test]
+fn a_submodule_only_in_commits_is_not_entered_with_the_sandbox_off() {
+    submodules_in_commits(&[("YIELDSHELL_SANDBOX", "off")]);
+}
+
+#[test]
+fn a_split_index_does_not_hide_a_submodule() {
+    let dir = TempDir::new("git-r5-split");
+    let marker = dir.path().join("MARK");
+    let r = superproject(dir.path(), &marker, true);
+    let server = server(dir.path(), &[("YIELDSHELL_SANDBOX", "off")]);
+    let call = |argv: &[&str]| {
+        server.call(
+            "shell_execute",
+            json!({ "command": argv, "directory": path_str(&r) }),
+        )
+    };
+    // Found in a plain index.
+    refused(&call(&["git", "diff"]), "diff.external");
+    git(&r, &["update-index", "--split-index"]);
+    refused(&call(&["git", "diff"]), "split index");
+    assert!(!marker.exists(), "git ran the submodule's external diff");
 }

@@ -210,6 +210,17 @@ pub fn gitlinks(index: &[u8], hash_len: usize) -> Option<Vec<String>> {
         }
         previous = path;
     }
+    // The extensions, up to the trailing hash: a split index (`link`) keeps entries in a
+    // shared index file, which this does not read, so it is not read as complete.
+    let end = index.len().checked_sub(hash_len)?;
+    while at + 8 <= end {
+        let signature = index.get(at..at + 4)?;
+        if signature == b"link" {
+            return None;
+        }
+        let size = be32(at + 4)? as usize;
+        at = at.checked_add(8)?.checked_add(size)?;
+    }
     Some(links)
 }
 

@@ -171,6 +171,9 @@ fn dangerous(key: &str, value: &str) -> bool {
     let name = rest.rsplit('.').next().unwrap_or("");
     let has_sub = rest.contains('.');
     match section {
+        // `diff` runs git inside every submodule a diff shows, under that submodule's own
+        // configuration, which is not checked when it is only in commits (round 5).
+        "diff" if lower == "diff.submodule" => value.trim().eq_ignore_ascii_case("diff"),
         "diff" => lower == "diff.external" || (has_sub && matches!(name, "command" | "textconv")),
         "filter" => has_sub,
         "merge" => has_sub && name == "driver",
@@ -450,7 +453,9 @@ fn check_submodules(
     });
     let Some(links) = gitlinks(&index, if sha256 { 32 } else { 20 }) else {
         return Err(format!(
-            "{REASON}? the index {} cannot be read to find its submodules",
+            "{REASON}? the index {} cannot be read to find its submodules (a split index, \
+             whose entries are partly in a sharedindex file, is not read: use a repository \
+             without one)",
             git_dir.join("index").display()
         ));
     };
@@ -540,6 +545,25 @@ pub fn output_paths(subcommand: &str, rest: &[String]) -> Vec<String> {
         }
         "bundle" if rest.first().is_some_and(|a| a == "create") => {
             out.extend(rest[1..].iter().find(|a| !a.starts_with('-')).cloned());
+        }
+        // The marks file it writes (red team, round 5).
+        "fast-import" => {
+            for name in [
+                "--export-marks",
+                "--import-marks",
+                "--import-marks-if-exists",
+            ] {
+                out.extend(long_values(rest, name, name.len()).map(str::to_string));
+            }
+        }
+        // The directory it writes the messages into (`-o<dir>`).
+        "mailsplit" => {
+            out.extend(
+                rest.iter()
+                    .take_while(|a| *a != "--")
+                    .filter_map(|a| a.strip_prefix("-o"))
+                    .map(str::to_string),
+            );
         }
         _ => {}
     }
@@ -758,6 +782,8 @@ mod tests {
             ("branch.main.mergeoptions", "-s resolve", true),
             ("branch.main.merge", "refs/heads/main", false),
             ("submodule.recurse", "true", true),
+            ("diff.submodule", "diff", true),
+            ("diff.submodule", "log", false),
             ("submodule.recurse", "", true),
             ("submodule.recurse", "false", false),
             ("submodule.s.recurse", "true", false),

@@ -65,6 +65,10 @@ const RESUME: &str = "git resumption of a sequence (rebase, cherry-pick, revert 
                       program from state files in the git directory, which the call did not \
                       give and an earlier one could have written; run the command with --abort \
                       and start it again with its steps on the command line)";
+const SUBMODULES: &str = "git inside submodules (--submodule=diff and --recurse-submodules \
+                          run git in each submodule's own repository, whose configuration \
+                          is not checked when the submodule is only in commits; use \
+                          --submodule=log, or git -C <submodule> in its own repository)";
 const BARE_INIT: &str = "git init of a bare or separate repository (--bare, --git-dir or \
                          --separate-git-dir put the repository where the option says, and git \
                          keeps a configuration file already present there, which nothing has \
@@ -316,6 +320,17 @@ pub fn check(args: &[String]) -> Result<(), String> {
     };
     if external {
         return Err(EXTERNAL.to_string());
+    }
+    // Git run inside submodules (round 5): `--submodule=diff` runs `git diff` in every
+    // submodule a diff shows, and `--recurse-submodules` makes a checkout, a reset, a grep
+    // or a listing work inside them, each under the submodule's own configuration, which is
+    // not checked when the submodule is only in commits. fetch and push stay (their
+    // transports are closed the same way in submodules); clone and pull are git's script.
+    let enters = any(&|i| long(i, &["submodule"]) && i.value() == Some("diff"))
+        || (!matches!(name, "fetch" | "push" | "clone" | "pull")
+            && any(&|i| long(i, &["recurse-submodules"]) && i.value() != Some("no")));
+    if enters {
+        return Err(SUBMODULES.to_string());
     }
     if let Some(reason) = crate::policy::trusted::git::guard::git_write_reason(name, rest) {
         return Err(reason);
