@@ -15,6 +15,9 @@
 //! - A submodule recorded only in commits (not in the index) has a configuration nothing
 //!   checked: `git log -p --submodule=diff` ran `git diff` inside it, and its
 //!   `diff.external`; a split index hid a submodule of the index from the check.
+//! - An untracked repository nested in the work tree becomes a submodule when a checkout
+//!   adds its gitlink, and git then runs `git status` inside it, under its clean filter
+//!   (round 6); `status.submoduleSummary` makes `git status` run git's shell script.
 
 use std::path::Path;
 use std::process::Command;
@@ -348,4 +351,55 @@ fn a_split_index_does_not_hide_a_submodule() {
     git(&r, &["update-index", "--split-index"]);
     refused(&call(&["git", "diff"]), "split index");
     assert!(!marker.exists(), "git ran the submodule's external diff");
+}
+
+fn nested_repository(extra: &[(&str, &str)]) {
+    let dir = TempDir::new("git-r6-nested");
+    let marker = dir.path().join("MARK");
+    let script = dir.path().join("ev");
+    armed_script(&script, &marker);
+    let r = dir.path().join("r");
+    repository(&r);
+    let sub = r.join("sub");
+    repository(&sub);
+    std::fs::write(sub.join(".gitattributes"), "f.txt filter=x\n").expect("write");
+    let config = sub.join(".git/config");
+    let mut text = std::fs::read_to_string(&config).expect("read");
+    text.push_str(&format!(
+        "[filter \"x\"]\n\tclean = {}\n",
+        path_str(&script)
+    ));
+    std::fs::write(&config, text).expect("write");
+    let server = server(dir.path(), extra);
+    let call = |argv: &[&str]| {
+        server.call(
+            "shell_execute",
+            json!({ "command": argv, "directory": path_str(&r) }),
+        )
+    };
+    // Not a submodule yet (`?? sub/`): checked all the same, before any git runs.
+    for argv in [
+        &["git", "status", "--short"][..],
+        &["git", "checkout", "-q", "main"],
+    ] {
+        refused(&call(argv), "filter.x.clean");
+    }
+    // A repository whose configuration asks for the submodule summary.
+    std::fs::remove_dir_all(&sub).expect("remove sub");
+    let config = r.join(".git/config");
+    let mut text = std::fs::read_to_string(&config).expect("read");
+    text.push_str("[status]\n\tsubmoduleSummary = true\n");
+    std::fs::write(&config, text).expect("write");
+    refused(&call(&["git", "status"]), "status.submodulesummary");
+    assert!(!marker.exists(), "a nested repository's filter ran");
+}
+
+#[test]
+fn a_nested_repository_is_checked_before_it_becomes_a_submodule_with_the_sandbox_on() {
+    nested_repository(&[]);
+}
+
+#[test]
+fn a_nested_repository_is_checked_before_it_becomes_a_submodule_with_the_sandbox_off() {
+    nested_repository(&[("YIELDSHELL_SANDBOX", "off")]);
 }

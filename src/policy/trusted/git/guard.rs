@@ -217,6 +217,15 @@ fn dangerous(key: &str, value: &str) -> bool {
         // Options every `git merge` of that branch takes as if written on its command line
         // (`-s <name>`, `-S`), past the argument rules (red team, round 4).
         "branch" => has_sub && name == "mergeoptions",
+        // `git status` and `commit` run `git submodule summary`, a shell script of git's
+        // (round 6).
+        "status" => {
+            name == "submodulesummary"
+                && !matches!(
+                    value.trim().to_ascii_lowercase().as_str(),
+                    "false" | "no" | "off" | "0"
+                )
+        }
         _ => false,
     }
 }
@@ -459,13 +468,69 @@ fn check_submodules(
             git_dir.join("index").display()
         ));
     };
-    for link in links {
-        let sub = work_tree.join(&link);
+    for link in &links {
+        let sub = work_tree.join(link);
+        if let Some(target) = dot_git_target(&sub.join(".git"))? {
+            check_repository(&target, Some(&sub), depth + 1, used)?;
+        }
+    }
+    // Every other repository in the work tree too (red team, round 6): one that is not a
+    // submodule now becomes one when a checkout, reset or merge adds its gitlink, and git
+    // then runs itself inside it (to report its changes) under its configuration.
+    let mut budget = MAX_WALK;
+    for sub in nested_repositories(work_tree, &mut budget)? {
+        if links.iter().any(|l| work_tree.join(l) == sub) {
+            continue;
+        }
         if let Some(target) = dot_git_target(&sub.join(".git"))? {
             check_repository(&target, Some(&sub), depth + 1, used)?;
         }
     }
     Ok(())
+}
+
+/// Most directories looked at for nested repositories in one work tree.
+const MAX_WALK: usize = 100_000;
+
+/// The directories beneath `work_tree` (not itself) that hold a `.git` (a directory or a
+/// regular file, symbolic links followed), without descending into them (their own check walks them) or into `.git`, and
+/// without following symbolic links (git does not enter a submodule through one). Refused
+/// past [`MAX_WALK`] directories, since a repository could then go unseen.
+fn nested_repositories(work_tree: &Path, budget: &mut usize) -> Result<Vec<PathBuf>, String> {
+    let mut found = Vec::new();
+    let mut pending = vec![work_tree.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if !kind.is_dir() || entry.file_name() == ".git" {
+                continue;
+            }
+            if *budget == 0 {
+                return Err(format!(
+                    "{REASON}? the work tree {} has more than {MAX_WALK} directories to look \
+                     through for nested repositories (each could run git under a \
+                     configuration nothing checked); run git in a smaller tree",
+                    work_tree.display()
+                ));
+            }
+            *budget -= 1;
+            let path = entry.path();
+            // A `.git` git could take: a directory, or a regular file (`gitdir:`); git does
+            // not read a FIFO or a device there when it looks at a directory.
+            let dot_git = std::fs::metadata(path.join(".git"));
+            if dot_git.is_ok_and(|m| m.is_dir() || m.is_file()) {
+                found.push(path);
+            } else {
+                pending.push(path);
+            }
+        }
+    }
+    Ok(found)
 }
 
 /// Checks a git directory and, when it has a work tree, the submodules checked out there.
@@ -784,6 +849,10 @@ mod tests {
             ("submodule.recurse", "true", true),
             ("diff.submodule", "diff", true),
             ("diff.submodule", "log", false),
+            ("status.submodulesummary", "true", true),
+            ("status.submodulesummary", "5", true),
+            ("status.submodulesummary", "0", false),
+            ("status.short", "true", false),
             ("submodule.recurse", "", true),
             ("submodule.recurse", "false", false),
             ("submodule.s.recurse", "true", false),
