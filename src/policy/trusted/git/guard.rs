@@ -40,6 +40,7 @@
 use std::ffi::OsString;
 
 use crate::policy::trusted::git::files::{gitlinks, parse_config};
+use crate::policy::trusted::git::keys::dangerous;
 use std::path::{Path, PathBuf};
 
 /// Command-scope configuration forced on every trusted-mode process: `(key, value)`.
@@ -162,76 +163,6 @@ pub fn git_env(ssh_allowed: bool) -> Vec<(OsString, OsString)> {
 }
 
 const REASON: &str = "git repository configuration runs a program";
-
-/// True when a configuration entry would make git run a program that the environment
-/// cannot override.
-fn dangerous(key: &str, value: &str) -> bool {
-    let lower = key.to_ascii_lowercase();
-    let (section, rest) = lower.split_once('.').unwrap_or((&lower, ""));
-    let name = rest.rsplit('.').next().unwrap_or("");
-    let has_sub = rest.contains('.');
-    match section {
-        // `diff` runs git inside every submodule a diff shows, under that submodule's own
-        // configuration, which is not checked when it is only in commits (round 5).
-        "diff" if lower == "diff.submodule" => value.trim().eq_ignore_ascii_case("diff"),
-        "diff" => lower == "diff.external" || (has_sub && matches!(name, "command" | "textconv")),
-        "filter" => has_sub,
-        "merge" => has_sub && name == "driver",
-        "remote" => has_sub && matches!(name, "uploadpack" | "receivepack" | "vcs"),
-        "man" | "browser" | "web" | "difftool" | "mergetool" | "guitool" | "hook" => true,
-        "submodule" => {
-            (has_sub && name == "update" && value.trim_start().starts_with('!'))
-                // `git pull` then hands the submodules to `git submodule update`, a shell
-                // script of git's, as `--recurse-submodules` would.
-                || (lower == "submodule.recurse"
-                    && !matches!(
-                        value.trim().to_ascii_lowercase().as_str(),
-                        "false" | "no" | "off" | "0"
-                    ))
-        }
-        "trailer" => has_sub && matches!(name, "cmd" | "command"),
-        "uploadpack" => name == "packobjectshook",
-        "sendemail" | "imap" => true,
-        // `git init` copies a template's files, `config` included, into a new repository.
-        "init" => name == "templatedir",
-        "core" => name == "gitproxy",
-        // An alias is a command line git runs when a name it computes (a remote helper's
-        // `remote-<helper>`, a merge strategy's `merge-<name>`) has no program: `!program`,
-        // or git options (`-c core.pager=...`) that would override the forced settings.
-        "alias" => true,
-        // `git archive --format=<fmt>` (or `-o x.<fmt>`) pipes through this command.
-        "tar" => has_sub && name == "command",
-        // `git add -p` pipes the diff through this command.
-        "interactive" => name == "difffilter",
-        "url" => lower.contains("::") || value.contains("::"),
-        // Default merge strategies: git runs `git-merge-<name>` for a name it does not build
-        // in (a `/` in it reaches the work tree), and a shell script for `resolve` and
-        // `octopus`. Forcing `ort` is not enough: the sequencer (cherry-pick, revert,
-        // rebase) keeps the first value it reads, the repository's (red team, round 4).
-        "pull" => {
-            matches!(name, "twohead" | "octopus")
-                && !value
-                    .split_whitespace()
-                    .all(|s| BUILT_IN_STRATEGIES.contains(&s))
-        }
-        // Options every `git merge` of that branch takes as if written on its command line
-        // (`-s <name>`, `-S`), past the argument rules (red team, round 4).
-        "branch" => has_sub && name == "mergeoptions",
-        // `git status` and `commit` run `git submodule summary`, a shell script of git's
-        // (round 6).
-        "status" => {
-            name == "submodulesummary"
-                && !matches!(
-                    value.trim().to_ascii_lowercase().as_str(),
-                    "false" | "no" | "off" | "0"
-                )
-        }
-        _ => false,
-    }
-}
-
-/// The merge strategies git builds in (no program, no script).
-const BUILT_IN_STRATEGIES: &[&str] = &["ort", "recursive", "ours", "subtree"];
 
 /// Checks one configuration file and the files it includes (depth-limited like git). Every
 /// file git would read, present or not, is added to `used`.
@@ -808,59 +739,6 @@ pub fn names_git_dir(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dangerous_keys() {
-        for (k, v, want) in [
-            ("diff.external", "/lib64/ld-linux-x86-64.so.2", true),
-            ("diff.x.textconv", "cat", true),
-            ("diff.x.command", "x", true),
-            ("diff.x.funcname", "^f", false),
-            ("diff.algorithm", "histogram", false),
-            ("filter.lfs.clean", "git-lfs clean", true),
-            ("merge.x.driver", "x", true),
-            ("merge.conflictstyle", "diff3", false),
-            ("remote.origin.uploadpack", "x", true),
-            ("remote.origin.url", "https://x/y.git", false),
-            ("man.viewer", "x", true),
-            ("submodule.s.update", "!x", true),
-            ("submodule.s.update", "rebase", false),
-            ("core.fsmonitor", "x", false),
-            ("core.hookspath", ".husky", false),
-            ("url.ext::sh.insteadof", "x:", true),
-            ("user.name", "a", false),
-            ("trailer.t.cmd", "x", true),
-            ("init.templatedir", "t", true),
-            ("init.defaultbranch", "main", false),
-            ("imap.tunnel", "x", true),
-            ("alias.remote-foo", "!/lib64/ld-linux-x86-64.so.2", true),
-            ("alias.st", "status", true),
-            ("tar.tgz.command", "gzip -cn", true),
-            ("tar.umask", "0022", false),
-            ("interactive.difffilter", "x", true),
-            ("pull.twohead", "x/evil", true),
-            ("pull.twohead", "resolve", true),
-            ("pull.octopus", "ort octopus", true),
-            ("pull.twohead", "ort", false),
-            ("pull.octopus", "recursive ours", false),
-            ("pull.rebase", "true", false),
-            ("branch.main.mergeoptions", "-s resolve", true),
-            ("branch.main.merge", "refs/heads/main", false),
-            ("submodule.recurse", "true", true),
-            ("diff.submodule", "diff", true),
-            ("diff.submodule", "log", false),
-            ("status.submodulesummary", "true", true),
-            ("status.submodulesummary", "5", true),
-            ("status.submodulesummary", "0", false),
-            ("status.short", "true", false),
-            ("submodule.recurse", "", true),
-            ("submodule.recurse", "false", false),
-            ("submodule.s.recurse", "true", false),
-            ("interactive.singlekey", "true", false),
-        ] {
-            assert_eq!(dangerous(k, v), want, "{k}={v}");
-        }
-    }
 
     #[test]
     fn check_git_names_every_directory_git_uses() {
