@@ -377,10 +377,15 @@ fn nested_repository(extra: &[(&str, &str)]) {
             json!({ "command": argv, "directory": path_str(&r) }),
         )
     };
-    // Not a submodule yet (`?? sub/`): checked all the same, before any git runs.
+    // Not a submodule yet (`?? sub/`): a command that only reads never enters it and runs;
+    // one that may add its gitlink is checked as if it were one, before any git runs.
+    let r_status = call(&["git", "status", "--short"]);
+    assert!(!is_error(&r_status), "{r_status}");
+    assert!(tool_text(&r_status).contains("?? sub/"), "{r_status}");
     for argv in [
-        &["git", "status", "--short"][..],
-        &["git", "checkout", "-q", "main"],
+        &["git", "checkout", "-q", "main"][..],
+        &["git", "reset", "-q"],
+        &["git", "stash", "list"],
     ] {
         refused(&call(argv), "filter.x.clean");
     }

@@ -378,6 +378,7 @@ fn check_submodules(
     git_dir: &Path,
     work_tree: &Path,
     depth: usize,
+    walk: bool,
     used: &mut Vec<PathBuf>,
 ) -> Result<(), String> {
     let Some(index) = read_regular(&git_dir.join("index"))? else {
@@ -402,45 +403,106 @@ fn check_submodules(
     for link in &links {
         let sub = work_tree.join(link);
         if let Some(target) = dot_git_target(&sub.join(".git"))? {
-            check_repository(&target, Some(&sub), depth + 1, used)?;
+            check_repository(&target, Some(&sub), depth + 1, walk, used)?;
         }
     }
     // Every other repository in the work tree too (red team, round 6): one that is not a
     // submodule now becomes one when a checkout, reset or merge adds its gitlink, and git
     // then runs itself inside it (to report its changes) under its configuration.
     let mut budget = MAX_WALK;
-    for sub in nested_repositories(work_tree, &mut budget)? {
+    let nested = if walk {
+        nested_repositories(work_tree, &mut budget)?
+    } else {
+        Vec::new()
+    };
+    for sub in nested {
         if links.iter().any(|l| work_tree.join(l) == sub) {
             continue;
         }
         if let Some(target) = dot_git_target(&sub.join(".git"))? {
-            check_repository(&target, Some(&sub), depth + 1, used)?;
+            check_repository(&target, Some(&sub), depth + 1, walk, used)?;
         }
     }
     Ok(())
 }
 
+/// Subcommands that only read the index: git enters no repository but the submodules the
+/// index records, so the work tree is not walked for nested ones (a name missing here only
+/// costs the walk).
+const READ_ONLY: &[&str] = &[
+    "log",
+    "show",
+    "diff",
+    "status",
+    "rev-parse",
+    "ls-files",
+    "ls-tree",
+    "cat-file",
+    "grep",
+    "blame",
+    "annotate",
+    "shortlog",
+    "rev-list",
+    "for-each-ref",
+    "show-ref",
+    "describe",
+    "name-rev",
+    "whatchanged",
+    "count-objects",
+    "var",
+    "version",
+    "help",
+    "check-ignore",
+    "check-attr",
+    "diff-tree",
+    "diff-index",
+    "diff-files",
+    "merge-base",
+    "show-branch",
+    "cherry",
+    "range-diff",
+    "branch",
+    "tag",
+    "log-tree",
+    "verify-pack",
+    "hash-object",
+];
+
 /// Most directories looked at for nested repositories in one work tree.
 const MAX_WALK: usize = 100_000;
 
 /// The directories beneath `work_tree` (not itself) that hold a `.git` (a directory or a
-/// regular file, symbolic links followed), without descending into them (their own check walks them) or into `.git`, and
-/// without following symbolic links (git does not enter a submodule through one). Refused
-/// past [`MAX_WALK`] directories, since a repository could then go unseen.
+/// regular file, symbolic links followed), without descending into them (their own check
+/// walks them) or into `.git`, and without following symbolic links to directories (git
+/// does not enter a submodule through one). A directory's listing says whether it holds a
+/// `.git`: one `getdents` per directory, no `stat` per entry but for that. Refused past
+/// [`MAX_WALK`] directories, since a repository could then go unseen.
 fn nested_repositories(work_tree: &Path, budget: &mut usize) -> Result<Vec<PathBuf>, String> {
     let mut found = Vec::new();
-    let mut pending = vec![work_tree.to_path_buf()];
-    while let Some(dir) = pending.pop() {
+    let mut pending = vec![(work_tree.to_path_buf(), false)];
+    while let Some((dir, nested)) = pending.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
+        let mut subdirs = Vec::new();
+        let mut repository = false;
         for entry in entries.flatten() {
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            if !kind.is_dir() || entry.file_name() == ".git" {
+            if entry.file_name() == ".git" {
+                // A `.git` git could take: a directory, or a regular file (`gitdir:`); git
+                // does not read a FIFO or a device there when it looks at a directory.
+                repository = nested
+                    && std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir() || m.is_file());
                 continue;
             }
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                subdirs.push(entry.path());
+            }
+        }
+        if repository {
+            found.push(dir);
+            continue;
+        }
+        for sub in subdirs {
             if *budget == 0 {
                 return Err(format!(
                     "{REASON}? the work tree {} has more than {MAX_WALK} directories to look \
@@ -450,15 +512,7 @@ fn nested_repositories(work_tree: &Path, budget: &mut usize) -> Result<Vec<PathB
                 ));
             }
             *budget -= 1;
-            let path = entry.path();
-            // A `.git` git could take: a directory, or a regular file (`gitdir:`); git does
-            // not read a FIFO or a device there when it looks at a directory.
-            let dot_git = std::fs::metadata(path.join(".git"));
-            if dot_git.is_ok_and(|m| m.is_dir() || m.is_file()) {
-                found.push(path);
-            } else {
-                pending.push(path);
-            }
+            pending.push((sub, true));
         }
     }
     Ok(found)
@@ -470,6 +524,7 @@ fn check_repository(
     git_dir: &Path,
     work_tree: Option<&Path>,
     depth: usize,
+    walk: bool,
     used: &mut Vec<PathBuf>,
 ) -> Result<(), String> {
     if depth > 8 {
@@ -481,7 +536,7 @@ fn check_repository(
     check_git_dir(git_dir, 0, used)?;
     if let Some(work_tree) = work_tree {
         used.push(work_tree.to_path_buf());
-        check_submodules(git_dir, work_tree, depth, used)?;
+        check_submodules(git_dir, work_tree, depth, walk, used)?;
     }
     Ok(())
 }
@@ -681,6 +736,11 @@ pub fn check_git(cwd: &Path, args: &[String]) -> Result<Vec<PathBuf>, String> {
         }
     }
     let rest = &args[i.min(args.len())..];
+    // Only a command that may add a gitlink to the index can enter a repository that is not
+    // a submodule yet: the work tree is walked for all but those that only read.
+    let walk = !rest
+        .first()
+        .is_some_and(|name| READ_ONLY.contains(&name.as_str()));
     // Subcommands that write a work tree's files where they are told.
     match rest.first().map(String::as_str) {
         Some("checkout-index") => {
@@ -722,7 +782,7 @@ pub fn check_git(cwd: &Path, args: &[String]) -> Result<Vec<PathBuf>, String> {
     let mut used = vec![start];
     used.extend(gitfiles);
     for (dir, work_tree) in repositories {
-        check_repository(&dir, work_tree.as_deref(), 0, &mut used).map_err(refuse)?;
+        check_repository(&dir, work_tree.as_deref(), 0, walk, &mut used).map_err(refuse)?;
     }
     Ok(used)
 }
