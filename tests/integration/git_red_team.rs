@@ -18,6 +18,9 @@
 //! - An untracked repository nested in the work tree becomes a submodule when a checkout
 //!   adds its gitlink, and git then runs `git status` inside it, under its clean filter
 //!   (round 6); `status.submoduleSummary` makes `git status` run git's shell script.
+//! - A bare repository tracked as files in another repository's work tree, used with
+//!   `--git-dir`: a concurrent rebase of the outer repository rewrote its configuration
+//!   between the check and git reading it (round 7). Such a git directory is refused.
 
 use std::path::Path;
 use std::process::Command;
@@ -407,4 +410,40 @@ fn a_nested_repository_is_checked_before_it_becomes_a_submodule_with_the_sandbox
 #[test]
 fn a_nested_repository_is_checked_before_it_becomes_a_submodule_with_the_sandbox_off() {
     nested_repository(&[("YIELDSHELL_SANDBOX", "off")]);
+}
+
+fn tracked_git_dir(extra: &[(&str, &str)]) {
+    let dir = TempDir::new("git-r7-tracked");
+    let r = dir.path().join("r");
+    repository(&r);
+    let gd = r.join("gd");
+    for sub in ["objects", "refs/heads"] {
+        std::fs::create_dir_all(gd.join(sub)).expect("mkdir");
+    }
+    std::fs::write(gd.join("HEAD"), "ref: refs/heads/main\n").expect("write");
+    std::fs::write(gd.join("config"), "[core]\n\tbare = true\n").expect("write");
+    git(&r, &["add", "gd"]);
+    git(&r, &["commit", "-q", "-m", "a bare repository as files"]);
+    let server = server(dir.path(), extra);
+    let r_diff = server.call(
+        "shell_execute",
+        json!({ "command": ["git", "--git-dir=gd", "log", "--oneline"], "directory": path_str(&r) }),
+    );
+    refused(&r_diff, "lies in the work tree of");
+    // The outer repository itself runs.
+    let ok = server.call(
+        "shell_execute",
+        json!({ "command": ["git", "log", "--oneline"], "directory": path_str(&r) }),
+    );
+    assert!(!is_error(&ok), "{ok}");
+}
+
+#[test]
+fn a_git_directory_tracked_in_a_work_tree_is_refused_with_the_sandbox_on() {
+    tracked_git_dir(&[]);
+}
+
+#[test]
+fn a_git_directory_tracked_in_a_work_tree_is_refused_with_the_sandbox_off() {
+    tracked_git_dir(&[("YIELDSHELL_SANDBOX", "off")]);
 }

@@ -28,6 +28,9 @@ fn trusted(dir: &TempDir, extra: &[(&str, &str)]) -> Server {
 }
 
 /// Runs `argv` through `shell_execute` and asserts a refusal containing `reason`.
+/// The refusal of a git directory that lies in another repository's work tree (round 7).
+const IN_WORK_TREE: &str = "lies in the work tree of";
+
 fn refused_argv(server: &Server, argv: &[&str], stdin: &str, reason: &str) {
     let result = server.call("shell_execute", json!({ "command": argv, "stdin": stdin }));
     let text = tool_text(&result);
@@ -614,7 +617,14 @@ fn attribute_selected_drivers_and_includes_are_refused() {
         assert!(!is_error(&result), "{result}");
         std::fs::create_dir_all(dir.path().join("sub")).expect("mkdir");
         plant(&dir, ".git/config", &format!("{base}{extra}"));
-        refused_argv(&server, argv, "", key);
+        // An include in the work tree is refused as such (round 7), before its keys.
+        let result = server.call("shell_execute", json!({ "command": argv, "stdin": "" }));
+        let text = tool_text(&result);
+        assert!(is_error(&result), "{argv:?}: {result}");
+        assert!(
+            text.contains(key) || text.contains(IN_WORK_TREE),
+            "{argv:?}: {text}"
+        );
     }
     assert_absent(&dir, "MARK");
     // The same attributes with no driver configured are harmless.
@@ -872,7 +882,16 @@ fn special_files_never_block_the_check_and_gitdir_files_are_followed() {
         &format!("{config}[include]\n\tpath = ../fifo.cfg\n"),
     );
     let server = server_for(&dir);
-    refused_argv(&server, &["git", "status"], "", "not a regular file");
+    let result = server.call(
+        "shell_execute",
+        json!({ "command": ["git", "status"], "stdin": "" }),
+    );
+    let text = tool_text(&result);
+    assert!(is_error(&result), "{result}");
+    assert!(
+        text.contains("not a regular file") || text.contains(IN_WORK_TREE),
+        "{text}"
+    );
     // A `.git` that is a FIFO.
     let sub = dir.mkdir("sub");
     let status = Command::new("mkfifo")
@@ -1218,7 +1237,12 @@ fn an_output_redirection_keeps_git_of_other_calls_out_of_its_tree() {
         // A reader (cat) and git itself, each filling x/config from its open stdin.
         for writer in ["cat > x/config", "git cat-file --batch > x/config"] {
             let id = start_waiting(&server, writer, path_str(dir.path()));
-            refused_argv(&server, &diff, "", LOCK);
+            // A git directory tracked in a work tree is refused on its own (round 7); the
+            // lock holds it off too.
+            let result = server.call("shell_execute", json!({ "command": diff, "stdin": "" }));
+            let text = tool_text(&result);
+            assert!(is_error(&result), "{result}");
+            assert!(text.contains(LOCK) || text.contains(IN_WORK_TREE), "{text}");
             refused_argv(&server, &["git", "status"], "", LOCK);
             let result = run_in(&server, &["git", "--version"], sibling.path());
             assert!(!is_error(&result), "git elsewhere runs: {result}");
@@ -1236,7 +1260,16 @@ fn an_output_redirection_keeps_git_of_other_calls_out_of_its_tree() {
         // ...but not into the files that git reads.
         let mut into_config = diff.to_vec();
         into_config.extend([">", "x/config"]);
-        refused_argv(&server, &into_config, "", "where git reads its repository");
+        let result = server.call(
+            "shell_execute",
+            json!({ "command": into_config, "stdin": "" }),
+        );
+        let text = tool_text(&result);
+        assert!(is_error(&result), "{result}");
+        assert!(
+            text.contains("where git reads its repository") || text.contains(IN_WORK_TREE),
+            "{text}"
+        );
     }
 }
 

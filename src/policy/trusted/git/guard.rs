@@ -174,6 +174,20 @@ fn check_config_file(path: &Path, depth: usize, used: &mut Vec<PathBuf>) -> Resu
         ));
     }
     used.push(path.to_path_buf());
+    if depth > 0 {
+        // An included file in a work tree: a checkout there (git, which the lock does not
+        // count as a writer) could rewrite or create it while git runs (round 7).
+        if let Some(outer) = tracked_in_work_tree(path) {
+            return Err(format!(
+                "{REASON}? the included configuration file {} lies in the work tree of {} as \
+                 a file git checks out, so a git command there could change it while this \
+                 one runs; keep included files inside a .git directory or outside any work \
+                 tree",
+                path.display(),
+                outer.display()
+            ));
+        }
+    }
     let Some(bytes) = read_regular(path)? else {
         return Ok(());
     };
@@ -319,6 +333,15 @@ fn path_as_git_reads(bytes: &[u8]) -> PathBuf {
 /// and those of the submodules it holds. Each directory checked is added to `used`.
 fn check_git_dir(dir: &Path, depth: usize, used: &mut Vec<PathBuf>) -> Result<(), String> {
     used.push(dir.to_path_buf());
+    if let Some(outer) = tracked_in_work_tree(dir) {
+        return Err(format!(
+            "{REASON}? the git directory {} lies in the work tree of {} as files git checks \
+             out, so a git command there could rewrite its configuration while this one \
+             runs; use a git directory outside any work tree, or named .git",
+            dir.display(),
+            outer.display()
+        ));
+    }
     for name in ["config", "config.worktree"] {
         check_config_file(&dir.join(name), 0, used)?;
     }
@@ -332,6 +355,27 @@ fn check_git_dir(dir: &Path, depth: usize, used: &mut Vec<PathBuf>) -> Result<()
         check_modules(&dir.join("modules"), depth + 1, used)?;
     }
     Ok(())
+}
+
+/// The repository whose work tree holds `dir` (a git directory, or a configuration file it
+/// includes) as content git may check out (red team, round 7: a bare repository tracked as files, used with `--git-dir`, was
+/// rewritten by a rebase in the outer repository between its check and git reading it).
+/// Git never writes a path with a `.git` component, so a git directory named `.git`, or
+/// beneath one (`modules/`, `worktrees/`), is out of reach; so is one in no work tree.
+fn tracked_in_work_tree(dir: &Path) -> Option<PathBuf> {
+    // A path that does not exist yet (an include a checkout could create) is judged by
+    // its directory.
+    let real = std::fs::canonicalize(dir).ok().or_else(|| {
+        let parent = std::fs::canonicalize(dir.parent()?).ok()?;
+        Some(parent.join(dir.file_name()?))
+    })?;
+    if real.components().any(|c| c.as_os_str() == ".git") {
+        return None;
+    }
+    real.ancestors()
+        .skip(1)
+        .find(|a| std::fs::metadata(a.join(".git")).is_ok_and(|m| m.is_dir() || m.is_file()))
+        .map(Path::to_path_buf)
 }
 
 /// Submodules' git directories live under `modules/`, nested by name (which may contain `/`).
@@ -856,7 +900,12 @@ mod tests {
         std::fs::write(base.join("w3/.git"), "gitdir: ../b/wt\n").expect("write");
         for work in ["w1", "w2", "w3"] {
             let e = check_git(&base.join(work), &["diff".to_string()]).expect_err(work);
-            assert!(e.contains("diff.external"), "{work}: {e}");
+            // The armed directory is read: its external diff, or (w2, whose ` g2` lies in
+            // the work tree of w2) that placement itself.
+            assert!(
+                e.contains("diff.external") || e.contains("/ g2 lies in the work tree"),
+                "{work}: {e}"
+            );
         }
         // What git would not take as a gitfile is not followed either.
         std::fs::write(base.join("w1/.git"), "gitdir:../gd \n").expect("write");
