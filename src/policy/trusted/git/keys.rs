@@ -5,6 +5,9 @@
 //!
 //! May import: `base` (nothing else is needed).
 
+/// How every refusal of a repository's configuration begins.
+pub const REASON: &str = "git repository configuration runs a program";
+
 /// True when a configuration entry would make git run a program that the environment
 /// cannot override.
 pub fn dangerous(key: &str, value: &str) -> bool {

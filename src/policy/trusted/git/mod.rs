@@ -4,7 +4,8 @@
 //! `rules` reads git's argv with its own grammar (option tables in `tables`); `guard` gives
 //! every git stage its environment and checks every git directory it will use right before
 //! the spawn, reading configuration and index files as git does (`files`) and refusing the
-//! keys that name a program (`keys`); `lock` keeps git
+//! keys that name a program (`keys`) and the git directories kept in work trees
+//! (`places`); `lock` keeps git
 //! apart from any program that may write in the same tree while it runs.
 //!
 //! May import: the rest of `policy::trusted` and `base`.
@@ -13,6 +14,7 @@ pub mod files;
 pub mod guard;
 pub mod keys;
 pub mod lock;
+pub mod places;
 pub mod rules;
 pub mod send_email;
 pub mod tables;
