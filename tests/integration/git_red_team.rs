@@ -27,7 +27,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::support::{is_error, path_str, tool_text, Server, TempDir};
+use crate::support::{git, is_error, path_str, tool_text, Server, TempDir};
 
 fn server(dir: &Path, extra: &[(&str, &str)]) -> Server {
     let cwd = path_str(dir).to_string();
@@ -47,21 +47,6 @@ fn server(dir: &Path, extra: &[(&str, &str)]) -> Server {
 
 fn run(server: &Server, argv: &[&str]) -> Value {
     server.call("shell_execute", json!({ "command": argv }))
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .status()
-        .expect("run git");
-    assert!(status.success(), "git {args:?} failed");
 }
 
 /// A repository with two commits at `dir`.

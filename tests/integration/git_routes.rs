@@ -9,11 +9,10 @@
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::support::{is_error, path_str, process_id, tool_text, Server, TempDir};
+use crate::support::{git, is_error, path_str, process_id, tool_text, Server, TempDir};
 
 const OFF: (&str, &str) = ("YIELDSHELL_SANDBOX", "off");
 /// The refusal of a repository configuration (`gitguard::check_git`).
@@ -66,22 +65,6 @@ fn exec_to_end(server: &Server, command: &str) -> Value {
         return server.wait_exit_of(&process_id(&object));
     }
     object
-}
-
-/// git run by the test itself (the repository the attacker starts from).
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .status()
-        .expect("run git");
-    assert!(status.success(), "git {args:?} failed");
 }
 
 /// A repository with one commit at `dir`.

@@ -1061,3 +1061,20 @@ pub fn loaded(bound: Duration) -> Duration {
 pub fn time_bound() -> parking_lot::RwLockReadGuard<'static, ()> {
     LOAD.read()
 }
+
+/// git run by the test itself (the repository an attacker starts from), with no system or
+/// global configuration and a fixed identity.
+pub fn git(dir: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .status()
+        .expect("run git");
+    assert!(status.success(), "git {args:?} failed");
+}

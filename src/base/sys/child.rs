@@ -18,7 +18,8 @@
 use super::*;
 use std::ffi::{c_char, c_int, c_void, CStr};
 
-/// The steps of the child, for the error message of the one that failed.
+/// The steps of the child, for the error message of the one that failed: step `n` is
+/// described by `SETUP_STEPS[n - 1]`; the exec, last, by its error alone.
 #[derive(Clone, Copy)]
 #[repr(i32)]
 enum Step {
@@ -33,32 +34,6 @@ enum Step {
     Terminal,
     Chdir,
     Exec,
-}
-
-impl Step {
-    fn from_i32(v: i32) -> Option<Step> {
-        use Step::*;
-        [
-            Rlimit,
-            Cgroup,
-            Capabilities,
-            NoNewPrivs,
-            Seccomp,
-            Landlock,
-            Session,
-            Stdio,
-            Terminal,
-            Chdir,
-            Exec,
-        ]
-        .into_iter()
-        .find(|s| *s as i32 == v)
-    }
-
-    /// What failed, from [`SETUP_STEPS`] (in the order of the variants); `""` for the exec.
-    fn what(self) -> &'static str {
-        SETUP_STEPS.get(self as usize - 1).copied().unwrap_or("")
-    }
 }
 
 /// Everything the child reads, prepared by the parent; and where it writes its failure.
@@ -208,9 +183,12 @@ pub(super) fn run(job: &mut Job<'_>) -> io::Result<u32> {
         libc::waitpid(pid, &mut status, 0);
     }
     let e = io::Error::from_raw_os_error(errno);
-    match Step::from_i32(step) {
-        Some(Step::Exec) | None => Err(e),
-        Some(s) => Err(io::Error::new(e.kind(), format!("{}: {e}", s.what()))),
+    let what = usize::try_from(step - 1)
+        .ok()
+        .and_then(|i| SETUP_STEPS.get(i));
+    match what {
+        Some(what) => Err(io::Error::new(e.kind(), format!("{what}: {e}"))),
+        None => Err(e),
     }
 }
 
@@ -270,19 +248,7 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
                 return fail(job, Step::NoNewPrivs);
             }
             if let Some(program) = setup.seccomp {
-                let prog = libc::sock_fprog {
-                    len: program.0.len() as u16,
-                    filter: program.0.as_ptr() as *mut libc::sock_filter,
-                };
-                // SAFETY: `prog` points to the instructions, which outlive the call.
-                let rc = unsafe {
-                    libc::syscall(
-                        libc::SYS_seccomp,
-                        libc::SECCOMP_SET_MODE_FILTER as libc::c_ulong,
-                        0 as libc::c_ulong,
-                        &prog as *const libc::sock_fprog,
-                    )
-                };
+                let rc = set_seccomp_filter(program, 0);
                 if rc == -1 {
                     return fail(job, Step::Seccomp);
                 }

@@ -323,26 +323,34 @@ pub fn seccomp_filter_available() -> bool {
     rc == 0
 }
 
-/// Installs `program` as a seccomp filter on every thread of this process (`TSYNC`), after
-/// setting `no_new_privs` (which `TSYNC` gives every thread too): the process and everything
-/// it starts from now on run under it, for good.
+/// `seccomp(SECCOMP_SET_MODE_FILTER, flags, program)`, its raw result: `-1` with `errno`, or
+/// (with `TSYNC`) the id of a thread that could not take it. Allocates nothing, so the
+/// child of a spawn may call it.
 #[cfg(target_os = "linux")]
-pub fn install_process_seccomp_filter(program: &SeccompProgram) -> io::Result<()> {
-    set_no_new_privs()?;
+pub(super) fn set_seccomp_filter(program: &SeccompProgram, flags: libc::c_ulong) -> libc::c_long {
     let prog = libc::sock_fprog {
         len: program.0.len() as u16,
         filter: program.0.as_ptr() as *mut libc::sock_filter,
     };
     // SAFETY: `prog` points to the program's instructions, which outlive the call (the
     // kernel copies and verifies them).
-    let rc = unsafe {
+    unsafe {
         libc::syscall(
             libc::SYS_seccomp,
             libc::SECCOMP_SET_MODE_FILTER as libc::c_ulong,
-            libc::SECCOMP_FILTER_FLAG_TSYNC as libc::c_ulong,
+            flags,
             &prog as *const libc::sock_fprog,
         )
-    };
+    }
+}
+
+/// Installs `program` as a seccomp filter on every thread of this process (`TSYNC`), after
+/// setting `no_new_privs` (which `TSYNC` gives every thread too): the process and everything
+/// it starts from now on run under it, for good.
+#[cfg(target_os = "linux")]
+pub fn install_process_seccomp_filter(program: &SeccompProgram) -> io::Result<()> {
+    set_no_new_privs()?;
+    let rc = set_seccomp_filter(program, libc::SECCOMP_FILTER_FLAG_TSYNC as libc::c_ulong);
     if rc == -1 {
         return Err(io::Error::last_os_error());
     }
