@@ -574,10 +574,14 @@ fn a_capped_shell_execute_says_it_was_killed_for_its_output() {
 struct OuterCap {
     dir: std::path::PathBuf,
     home: std::path::PathBuf,
+    /// The v1 pids mount: the cgroups from `home` up to it may cap the tasks too.
+    mount: std::path::PathBuf,
 }
 
 impl OuterCap {
-    /// Makes the cap (cgroup v1 pids hierarchy, as root or delegated), or says why not.
+    /// Makes the cap (cgroup v1 pids hierarchy, as root or delegated) with at most `max`
+    /// tasks, fewer when the cgroups above leave less than twice that free (a CI job may run
+    /// under a pids cap of its own, shared with the other tests); or says why not.
     fn make(max: u64) -> Result<OuterCap, String> {
         let mounts = std::fs::read_to_string("/proc/self/mountinfo").map_err(|e| e.to_string())?;
         let mount = mounts
@@ -603,12 +607,44 @@ impl OuterCap {
             })
             .ok_or("this thread is in no pids cgroup")?;
         let home = mount.join(path.trim_start_matches('/'));
+        let max = max.min(free_from(&home, &mount) / 2);
+        if max < 100 {
+            return Err(format!(
+                "the pids cgroups above {} leave fewer than 200 tasks free: {}",
+                home.display(),
+                levels_from(&home, &mount)
+            ));
+        }
         let dir = home.join(format!("yieldshell-test-cap-{}", std::process::id()));
         std::fs::create_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let cap = OuterCap { dir, home };
+        let cap = OuterCap { dir, home, mount };
         std::fs::write(cap.dir.join("pids.max"), max.to_string())
             .map_err(|e| format!("cannot set pids.max: {e}"))?;
         Ok(cap)
+    }
+
+    /// `pids.max` of the cap.
+    fn max(&self) -> u64 {
+        self.read("pids.max").trim().parse().unwrap_or(u64::MAX)
+    }
+
+    /// What each pids cgroup from a command's up to the mount holds, for a failure's message.
+    fn describe(&self, group: Option<&std::path::Path>) -> String {
+        let mut text = String::new();
+        if let Some(g) = group {
+            let events = std::fs::read_to_string(g.join("pids.events")).unwrap_or_default();
+            text.push_str(&format!(
+                "command: {}, events {:?}; ",
+                level(g),
+                events.trim()
+            ));
+        }
+        text.push_str(&format!(
+            "cap: {}; above: {}",
+            level(&self.dir),
+            levels_from(&self.home, &self.mount)
+        ));
+        text
     }
 
     /// Starts the server inside the cap: this thread enters it (v1 places threads one by
@@ -634,6 +670,41 @@ impl OuterCap {
             .map(|e| e.path())
             .collect()
     }
+}
+
+/// `current/max` of one pids cgroup.
+fn level(dir: &std::path::Path) -> String {
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_else(|_| "?".into());
+    format!(
+        "{} {}/{}",
+        dir.display(),
+        read("pids.current").trim(),
+        read("pids.max").trim()
+    )
+}
+
+/// The pids cgroups from `dir` up to `mount`, each as `current/max`.
+fn levels_from(dir: &std::path::Path, mount: &std::path::Path) -> String {
+    dir.ancestors()
+        .take_while(|d| d.starts_with(mount))
+        .map(level)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// How many more tasks the pids cgroups from `dir` up to `mount` allow (the least of
+/// `max - current` over those with a limit).
+fn free_from(dir: &std::path::Path, mount: &std::path::Path) -> u64 {
+    dir.ancestors()
+        .take_while(|d| d.starts_with(mount))
+        .filter_map(|d| {
+            let max = std::fs::read_to_string(d.join("pids.max")).ok()?;
+            let max: u64 = max.trim().parse().ok()?;
+            let current = std::fs::read_to_string(d.join("pids.current")).ok()?;
+            Some(max.saturating_sub(current.trim().parse().ok()?))
+        })
+        .min()
+        .unwrap_or(u64::MAX)
 }
 
 impl Drop for OuterCap {
@@ -670,7 +741,17 @@ fn a_fork_bomb_stays_under_its_pids_cap_and_stop_ends_it() {
             return;
         }
     };
-    let server = cap.start_server(&[("YIELDSHELL_LIMITS", "pids=200")]);
+    // The command's cap: half the outer one (200 unless the cgroups above leave less).
+    let limit = cap.max() / 2;
+    let server = cap.start_server(&[("YIELDSHELL_LIMITS", &format!("pids={limit}"))]);
+    // What the cap counts, and its live tasks (a zombie is counted until it is reaped).
+    let counted = || {
+        cap.read("pids.current")
+            .trim()
+            .parse::<u64>()
+            .unwrap_or(u64::MAX)
+    };
+    let live = || cap.read("tasks").lines().count() as u64;
 
     // Harmless first: a loop that starts 500 sleeps stops at the cap.
     let r = server.exec(json!({
@@ -683,7 +764,8 @@ fn a_fork_bomb_stays_under_its_pids_cap_and_stop_ends_it() {
             let r = server.call_ok("read", json!({"process_id": id}));
             r["stderr"].as_str().unwrap_or_default().contains("fork")
         }),
-        "the loop did not hit the cap"
+        "the loop did not hit the cap: {}",
+        cap.describe(cap.command_groups().first().map(|g| g.as_path()))
     );
     let groups = cap.command_groups();
     assert_eq!(groups.len(), 1, "one cgroup per command: {groups:?}");
@@ -693,7 +775,10 @@ fn a_fork_bomb_stays_under_its_pids_cap_and_stop_ends_it() {
         .trim()
         .parse()
         .unwrap_or(u64::MAX);
-    assert!(peak <= 200, "harmless loop: {peak} processes");
+    assert!(
+        peak <= limit,
+        "harmless loop: {peak} processes (cap {limit})"
+    );
     let s = server.call_ok("stop", json!({"process_id": id, "force_after_ms": 1000}));
     assert_eq!(s["stopped"], true, "{s}");
     // The record ended: its cgroup is gone.
@@ -701,6 +786,13 @@ fn a_fork_bomb_stays_under_its_pids_cap_and_stop_ends_it() {
         wait_until(Duration::from_secs(10), || cap.command_groups().is_empty()),
         "the loop's cgroup is left: {:?}",
         cap.command_groups()
+    );
+    // Every process of the loop was reaped: the cap counts only live tasks.
+    assert!(
+        wait_until(Duration::from_secs(10), || counted() <= live()),
+        "the loop left zombies behind: the cap counts {} tasks, {} of them live",
+        counted(),
+        live()
     );
 
     // The bomb: every process starts six more, four levels deep (1,554 processes and
@@ -717,9 +809,12 @@ fn a_fork_bomb_stays_under_its_pids_cap_and_stop_ends_it() {
             std::fs::read_to_string(g.join("pids.current"))
                 .ok()
                 .and_then(|s| s.trim().parse::<u64>().ok())
-                .is_some_and(|n| n >= 150)
+                .is_some_and(|n| n >= limit * 3 / 4)
         })),
-        "the bomb did not grow"
+        "the bomb did not grow to {} tasks: {}; its stderr ends {:?}",
+        limit * 3 / 4,
+        cap.describe(group().as_deref()),
+        server.call_ok("read", json!({"process_id": id, "tail_lines": 5}))["stderr"]
     );
     // The server answers while the bomb pushes against its cap.
     let mut pings = Vec::new();
@@ -745,8 +840,11 @@ fn a_fork_bomb_stays_under_its_pids_cap_and_stop_ends_it() {
         .trim()
         .parse()
         .unwrap_or(u64::MAX);
-    eprintln!("the bomb's cgroup peaked at {peak} tasks (cap 200)");
-    assert!(peak <= 200, "the bomb reached {peak} processes");
+    eprintln!("the bomb's cgroup peaked at {peak} tasks (cap {limit})");
+    assert!(
+        peak <= limit,
+        "the bomb reached {peak} processes (cap {limit})"
+    );
     let ps = server.call_ok("ps", json!({}));
     assert!(ps["processes"].as_array().is_some_and(|p| !p.is_empty()));
 
