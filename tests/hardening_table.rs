@@ -362,6 +362,22 @@ const CASES: &[(&[&str], Expect)] = &[
         TAR_R,
     ),
     (&["tar", "--checkpoint-act", "exec=id"], TAR_R),
+    // GNU tar after 1.35 runs --set-mtime-command for each file (red team, round 8); an
+    // option neither dialect knows may be such a one.
+    (
+        &["tar", "-c", "--set-mtime-command=id", "-f", "a", "b"],
+        TAR_R,
+    ),
+    (&["tar", "-c", "--set-mtime-c=id", "-f", "a", "b"], TAR_R),
+    (
+        &["bsdtar", "-c", "--set-mtime-command=id", "-f", "a", "b"],
+        TAR_R,
+    ),
+    (&["tar", "-c", "--set-mtime-format=%s", "-f", "a", "b"], A),
+    (
+        &["tar", "--totally-unknown-opt=x", "-cf", "a", "b"],
+        E("policy: unknown tar option --totally-unknown-opt"),
+    ),
     (&["tar", "--to-command=sh", "-xf", "a.tar"], TAR_R),
     (&["tar", "--to-command", "sh", "-xf", "a.tar"], TAR_R),
     (&["tar", "--to-com=sh", "-xf", "a.tar"], TAR_R),

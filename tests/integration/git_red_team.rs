@@ -21,13 +21,19 @@
 //! - A bare repository tracked as files in another repository's work tree, used with
 //!   `--git-dir`: a concurrent rebase of the outer repository rewrote its configuration
 //!   between the check and git reading it (round 7). Such a git directory is refused.
+//! - git writes any content where it is told (round 8): `git mailinfo r/.git/config m`
+//!   (stdin's body), `git merge-file`, `git apply` of a patch that builds a bare repository,
+//!   a checkout into `--work-tree`. Beside a `git diff` of another call, repeated, one diff
+//!   was checked against the clean configuration and then read the one naming the loader.
+//!   Outputs into a git directory are refused, and git that may write files is a writer for
+//!   the tree lock: no git runs beside it in its tree.
 
 use std::path::Path;
 use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::support::{git, is_error, path_str, tool_text, Server, TempDir};
+use crate::support::{finish, git, is_error, path_str, start_waiting, tool_text, Server, TempDir};
 
 fn server(dir: &Path, extra: &[(&str, &str)]) -> Server {
     let cwd = path_str(dir).to_string();
@@ -431,4 +437,118 @@ fn a_git_directory_tracked_in_a_work_tree_is_refused_with_the_sandbox_on() {
 #[test]
 fn a_git_directory_tracked_in_a_work_tree_is_refused_with_the_sandbox_off() {
     tracked_git_dir(&[("YIELDSHELL_SANDBOX", "off")]);
+}
+
+const LOCK: &str = "git cannot run at the same time as a program that may write files";
+
+fn git_writers(extra: &[(&str, &str)], confined: bool) {
+    let dir = TempDir::new("rt8-writers");
+    let sibling = TempDir::new("rt8-sibling");
+    let repo = dir.path().join("r");
+    repository(&repo);
+    repository(sibling.path());
+    let server = server(dir.path(), extra);
+    let run_in = |argv: &[&str], cwd: &Path, stdin: &str| {
+        server.call(
+            "shell_execute",
+            json!({ "command": argv, "directory": path_str(cwd), "stdin": stdin }),
+        )
+    };
+    let evil = "From: a <a@example.com>\nSubject: s\n\n[diff]\n\texternal = /bin/true\n";
+    // Outputs into a git directory, whatever the subcommand that writes them.
+    for argv in [
+        &["git", "mailinfo", "r/.git/config", "r/msg"][..],
+        &["git", "mailinfo", "-k", "r/msg", "r/.git/hooks/x"],
+        &[
+            "git",
+            "merge-file",
+            "-L",
+            "a",
+            "-L",
+            "b",
+            "-L",
+            "c",
+            "r/.git/config",
+            "r/f.txt",
+            "r/f.txt",
+        ],
+        &[
+            "git",
+            "merge-file",
+            "--",
+            "r/.git/config",
+            "r/f.txt",
+            "r/f.txt",
+        ],
+        &["git", "index-pack", "-o", "r/.git/config", "p.pack"],
+    ] {
+        refused(
+            &run_in(argv, dir.path(), evil),
+            "write into a git directory",
+        );
+    }
+    let config = std::fs::read_to_string(repo.join(".git/config")).expect("config");
+    assert!(!config.contains("external"), "{config}");
+    // Out of git directories, they run.
+    let ok = run_in(&["git", "mailinfo", "msg", "patch"], dir.path(), evil);
+    assert!(!is_error(&ok), "{ok}");
+
+    // git that may write keeps every other git out of its tree, readers included.
+    let writer = start_waiting(&server, "git mailinfo msg2 patch2", path_str(&repo));
+    let refused_diff = run_in(&["git", "diff"], &repo, "");
+    refused(&refused_diff, LOCK);
+    assert!(
+        tool_text(&refused_diff).contains("git mailinfo"),
+        "{refused_diff}"
+    );
+    refused(&run_in(&["git", "-C", "r", "log"], dir.path(), ""), LOCK);
+    refused(&run_in(&["git", "apply"], &repo, ""), LOCK);
+    // Elsewhere: only where the kernel confines its writes to its working directory.
+    let elsewhere = run_in(&["git", "log", "--oneline"], sibling.path(), "");
+    assert_eq!(is_error(&elsewhere), !confined, "{elsewhere}");
+    finish(&server, &writer);
+    let diff = run_in(&["git", "diff"], &repo, "");
+    assert!(!is_error(&diff), "{diff}");
+
+    // git that only reads runs beside git that only reads, and keeps writers out.
+    let reader = start_waiting(&server, "git cat-file --batch", path_str(&repo));
+    let log = run_in(&["git", "log", "--oneline"], &repo, "");
+    assert!(!is_error(&log), "{log}");
+    refused(&run_in(&["git", "mailinfo", "m", "p"], &repo, evil), LOCK);
+    refused(
+        &run_in(&["git", "checkout", "-q", "HEAD~1"], &repo, ""),
+        LOCK,
+    );
+    finish(&server, &reader);
+    // One pipeline cannot hold both.
+    refused(
+        &run_in(&["git", "diff", "HEAD~1", "|", "git", "apply"], &repo, ""),
+        LOCK,
+    );
+}
+
+#[test]
+fn git_that_writes_runs_beside_no_other_git_with_the_sandbox_on() {
+    git_writers(&[], true);
+}
+
+#[test]
+fn git_that_writes_runs_beside_no_other_git_with_the_sandbox_off() {
+    git_writers(&[("YIELDSHELL_SANDBOX", "off")], false);
+}
+
+/// With the sandbox on, an `https` remote starts git's own helper `git-remote-https` (red
+/// team, round 8: the helper was not among the files the sandbox lets run, so the one
+/// transport trusted mode leaves open failed with "cannot exec").
+#[test]
+fn an_https_remote_starts_gits_own_helper_with_the_sandbox_on() {
+    let dir = TempDir::new("rt8-https");
+    repository(dir.path());
+    let server = server(dir.path(), &[]);
+    // Port 1 refuses the connection: the helper ran, and failed to connect.
+    let result = run(&server, &["git", "ls-remote", "https://127.0.0.1:1/x"]);
+    let text = result.to_string();
+    assert!(is_error(&result), "{result}");
+    assert!(!text.contains("cannot exec"), "{text}");
+    assert!(text.contains("unable to access"), "{text}");
 }

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::support::{is_error, path_str, tool_text, Server, TempDir};
+use crate::support::{finish, is_error, path_str, start_waiting, tool_text, Server, TempDir};
 
 const PREFIX: &str = "Command rejected by default security policy: ";
 
@@ -929,30 +929,6 @@ fn server_for(dir: &TempDir) -> Server {
     trusted(dir, &[("ALLOW_COMMANDS", WRITERS)])
 }
 
-/// Starts `command` with `exec`, its stdin kept open so that it waits, and returns its id.
-fn start_waiting(server: &Server, command: &str, directory: &str) -> String {
-    let object = server.exec(json!({
-        "command": command, "cwd": directory, "stdin": "", "close_stdin": false,
-        "yield_ms": 50, "side_effects": ["MODIFIES_WORKSPACE_FILES"]
-    }));
-    assert_eq!(object["status"], "backgrounded", "{command}: {object}");
-    object["process_id"]
-        .as_str()
-        .expect("process_id")
-        .to_string()
-}
-
-/// Closes the stdin of `id` and waits for it to end.
-fn finish(server: &Server, id: &str) {
-    server.call_ok(
-        "write",
-        json!({ "process_id": id, "input": "", "close_stdin": true }),
-    );
-    let object = server
-        .result_object(&server.call("wait", json!({ "process_id": id, "timeout_ms": 20000 })));
-    assert!(object.to_string().contains("exited"), "{object}");
-}
-
 #[test]
 fn git_never_runs_beside_a_file_writing_program_in_the_same_tree() {
     let dir = TempDir::new("git-lock");
@@ -1038,8 +1014,9 @@ fn assert_locked_out(result: &Value, writer: &str, git_dir: &Path) {
     assert!(is_error(result), "must be refused: {result}");
     for part in [
         "git cannot run at the same time as a program that may write files",
-        &format!("git and {writer}"),
-        &format!("git uses {}", git_dir.display()),
+        // The git stage is named with its subcommand: `(git diff and tar: git diff uses …`.
+        &format!(" and {writer}: git"),
+        &format!(" uses {}", git_dir.display()),
     ] {
         assert!(text.contains(part), "{text:?} lacks {part:?}");
     }

@@ -1078,3 +1078,27 @@ pub fn git(dir: &Path, args: &[&str]) {
         .expect("run git");
     assert!(status.success(), "git {args:?} failed");
 }
+
+/// Starts `command` with `exec`, its stdin kept open so that it waits, and returns its id.
+pub fn start_waiting(server: &Server, command: &str, directory: &str) -> String {
+    let object = server.exec(json!({
+        "command": command, "cwd": directory, "stdin": "", "close_stdin": false,
+        "yield_ms": 50, "side_effects": ["MODIFIES_WORKSPACE_FILES"]
+    }));
+    assert_eq!(object["status"], "backgrounded", "{command}: {object}");
+    object["process_id"]
+        .as_str()
+        .expect("process_id")
+        .to_string()
+}
+
+/// Closes the stdin of `id` and waits for it to end.
+pub fn finish(server: &Server, id: &str) {
+    server.call_ok(
+        "write",
+        json!({ "process_id": id, "input": "", "close_stdin": true }),
+    );
+    let object = server
+        .result_object(&server.call("wait", json!({ "process_id": id, "timeout_ms": 20000 })));
+    assert!(object.to_string().contains("exited"), "{object}");
+}

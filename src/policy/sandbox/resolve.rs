@@ -151,6 +151,13 @@ impl Resolver {
                 }
             }
         }
+        // git's own http(s) transport helpers, which git starts from its exec path for an
+        // `http(s)://` remote (the only transports trusted mode leaves open).
+        for i in 0..out.len() {
+            for helper in Self::git_http_helpers(&out[i].path) {
+                push((&mut out, &mut metas), helper, None);
+            }
+        }
         let programs = out.len();
         let mut interps: Vec<PathBuf> = Vec::new();
         for i in 0..programs {
@@ -165,6 +172,27 @@ impl Resolver {
             push((&mut out, &mut metas), interp, None);
         }
         out
+    }
+
+    /// `git-remote-http` and `git-remote-https` beside `program` when it is git (in
+    /// `<prefix>/libexec/git-core` or `<prefix>/lib/git-core` of `<prefix>/bin/git`).
+    fn git_http_helpers(program: &Path) -> Vec<PathBuf> {
+        let Ok(real) = std::fs::canonicalize(program) else {
+            return Vec::new();
+        };
+        if real.file_name().is_none_or(|n| n != "git") {
+            return Vec::new();
+        }
+        let Some(prefix) = real.parent().and_then(Path::parent) else {
+            return Vec::new();
+        };
+        ["libexec/git-core", "lib/git-core"]
+            .iter()
+            .flat_map(|dir| {
+                ["git-remote-http", "git-remote-https"].map(|name| prefix.join(dir).join(name))
+            })
+            .filter(|p| p.is_file())
+            .collect()
     }
 
     /// The first executable `name` in the safe `PATH`, with what `stat` said of it.

@@ -413,9 +413,22 @@ impl Policy {
                 git_reads.extend(reads.iter().filter(|r| !cwd.starts_with(r)).cloned());
                 roots.extend(reads);
                 git_checked.push((stage, roots.clone()));
+                // git that may write files is a writer too (red team, round 8): where it
+                // writes, as for any writer (anywhere without the kernel sandbox).
+                let dashed = names.iter().find_map(|n| {
+                    let base = n.rsplit('/').next().unwrap_or(n);
+                    base.strip_prefix("git-")
+                });
+                let (kind, roots) = if git::rules::only_reads(dashed, &stage.args) {
+                    (git::lock::Kind::Git, roots)
+                } else if self.writes_confined {
+                    (git::lock::Kind::GitWriter, roots)
+                } else {
+                    (git::lock::Kind::GitWriter, vec![PathBuf::from("/")])
+                };
                 claims.push(git::lock::Claim {
-                    kind: git::lock::Kind::Git,
-                    program,
+                    kind,
+                    program: git_program_name(&program, dashed, &stage.args),
                     roots,
                 });
             } else if names.iter().any(|n| git::writers::is_writer(n)) {
@@ -527,6 +540,17 @@ fn known_inodes(path_dirs: &[PathBuf]) -> Vec<(u64, u64, String)> {
 }
 
 /// True for git and its `git-<subcommand>` programs, under any packaging name.
+/// The program of a git stage for a lock refusal: `git` with its subcommand.
+fn git_program_name(program: &str, dashed: Option<&str>, args: &[String]) -> String {
+    if dashed.is_some() {
+        return program.to_string();
+    }
+    match args.iter().find(|a| !a.starts_with('-')) {
+        Some(sub) if args.first() == Some(sub) => format!("{program} {sub}"),
+        _ => program.to_string(),
+    }
+}
+
 fn is_git_program(program: &str) -> bool {
     let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
     names::derived_names(&base)

@@ -507,9 +507,28 @@ pub fn long_values<'a>(
     })
 }
 
+/// The operands of a subcommand (arguments that are not options, all of them after `--`),
+/// skipping the value of each option in `with_value` written as a separate argument.
+fn operands(rest: &[String], with_value: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut args = rest.iter();
+    while let Some(a) = args.next() {
+        if a == "--" {
+            out.extend(args.by_ref().cloned());
+        } else if with_value.contains(&a.as_str()) {
+            args.next();
+        } else if !a.starts_with('-') || a == "-" {
+            out.push(a.clone());
+        }
+    }
+    out
+}
+
 /// The files and directories that git subcommands write output into where they are told:
 /// `format-patch -o`, `bugreport -o`, `diagnose -o` (`--output-directory`), the file of
-/// `bundle create`. (`--output` and `archive -o` are refused outright by the rules.)
+/// `bundle create`, `fast-import` marks, `mailsplit -o`, `mailinfo`'s files, `merge-file`'s first
+/// file, `index-pack -o`. (`--output` and `archive -o` are refused outright by
+/// the rules.)
 pub fn output_paths(subcommand: &str, rest: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     match subcommand {
@@ -539,6 +558,17 @@ pub fn output_paths(subcommand: &str, rest: &[String]) -> Vec<String> {
                 out.extend(long_values(rest, name, name.len()).map(str::to_string));
             }
         }
+        // The files named as operands, written with content from stdin (red team, round 8:
+        // `git mailinfo r/.git/config r/msg` wrote a configuration git then read).
+        "mailinfo" => out.extend(operands(rest, &[])),
+        // The first file is overwritten with the merge (unless -p; refused either way).
+        "merge-file" => out.extend(operands(rest, &["-L"]).into_iter().take(1)),
+        // `-o <index>` (beside the pack file it writes only `.idx`, `.rev` and `.keep`).
+        "index-pack" => out.extend(
+            rest.windows(2)
+                .filter(|w| w[0] == "-o")
+                .map(|w| w[1].clone()),
+        ),
         // The directory it writes the messages into (`-o<dir>`).
         "mailsplit" => {
             out.extend(

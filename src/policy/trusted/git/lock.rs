@@ -4,17 +4,19 @@
 //! `gitguard` reads every git directory a git stage will use right before spawning it; git
 //! reads them again a moment later, and again whenever it needs them. A program running at
 //! the same time could change them in between: `tar -x` of a member `.git/config`, `cp -r`
-//! of a tree holding a `.git`, `patch`, `wget -r`, any program the hardening does not know.
-//! Programs that write only the paths named on their command line cannot (the writing rules
-//! check those names), and neither can the readers.
+//! of a tree holding a `.git`, `patch`, `wget -r`, any program the hardening does not know,
+//! and git itself (`mailinfo`, `merge-file`, `apply`, a checkout into `--work-tree`: red
+//! team, round 8). Programs that write only the paths named on their command line cannot
+//! (the writing rules check those names), and neither can the readers.
 //!
 //! So every stage is classified ([`Kind`]) with the directories it works in (its roots: the
 //! working directory and every path argument; for git also every git directory `gitguard`
 //! resolves for it, wherever it lies: the one found walking up, a `gitdir:` file's target,
 //! `--git-dir`, a worktree's common directory, submodules' directories, and the
 //! configuration files they include; REDTEAM2 F1), each root taken both as written and with
-//! its symbolic links resolved, the places of those links being roots too. A stage may not start while a stage of the other kind, in an
-//! overlapping tree (one root inside or equal to another), has been admitted and has not
+//! its symbolic links resolved, the places of those links being roots too. A stage may not
+//! start while a stage of a clashing kind (one reads git's files, the other may write), in
+//! an overlapping tree (one root inside or equal to another), has been admitted and has not
 //! ended, whichever started first. Admission and the check are made under one
 //! lock, and an admitted stage stays registered from before it is spawned until its record
 //! ends ([`Ticket`]), so there is no moment where both could slip through. A conflict is a
@@ -33,10 +35,32 @@ use parking_lot::Mutex;
 /// How a stage takes part.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
-    /// git (reads repository files that name programs).
+    /// git that only reads (reads repository files that name programs).
     Git,
     /// A program that may write files whose names are not on its command line.
     Writer,
+    /// git that may write files: both of the above. git writes any content where it is told
+    /// (`mailinfo`, `merge-file`, `apply`, a checkout into `--work-tree`), so a git of
+    /// another call could check a repository and then read what this one wrote there (red
+    /// team, round 8: `git mailinfo r/.git/config` beside `git diff` in `r`).
+    GitWriter,
+}
+
+impl Kind {
+    /// Reads git's repository files.
+    fn reads(self) -> bool {
+        matches!(self, Kind::Git | Kind::GitWriter)
+    }
+
+    /// May write files.
+    fn writes(self) -> bool {
+        matches!(self, Kind::Writer | Kind::GitWriter)
+    }
+
+    /// Whether stages of these kinds may not run side by side in one tree.
+    fn clashes(self, other: Kind) -> bool {
+        (self.reads() && other.writes()) || (self.writes() && other.reads())
+    }
 }
 
 #[derive(Debug)]
@@ -116,12 +140,13 @@ fn meeting<'a>(a: &'a [PathBuf], b: &'a [PathBuf]) -> Option<(&'a Path, &'a Path
     })
 }
 
-/// The refusal of `claim` meeting `other` (of the other kind) at `(mine, theirs)`.
+/// The refusal of `claim` meeting `other` (of a clashing kind) at `(mine, theirs)`.
 fn conflict(claim: &Claim, other: &str, (mine, theirs): (&Path, &Path)) -> String {
     let program = claim.program.as_str();
-    let (git, writer, used, tree) = match claim.kind {
-        Kind::Git => (program, other, mine, theirs),
-        Kind::Writer => (other, program, theirs, mine),
+    let (git, writer, used, tree) = if claim.kind.writes() {
+        (other, program, theirs, mine)
+    } else {
+        (program, other, mine, theirs)
     };
     format!(
         "{}git cannot run at the same time as a program that may write files in the same tree \
@@ -213,7 +238,7 @@ fn resolved(path: &Path) -> Option<(PathBuf, Vec<PathBuf>)> {
     Some((done, links))
 }
 
-/// Admits a call's stages, or refuses them when one would run beside a stage of the other
+/// Admits a call's stages, or refuses them when one would run beside a stage of a clashing
 /// kind in an overlapping tree (among themselves, or already admitted and not ended).
 #[cfg(test)]
 pub fn admit(claims: Vec<Claim>) -> Result<Ticket, String> {
@@ -243,7 +268,7 @@ pub fn admit_with(claims: Vec<Claim>, outside: Option<Claim>) -> Result<Ticket, 
         .collect();
     for (i, a) in claims.iter().enumerate() {
         for b in &claims[i + 1..] {
-            if a.kind == b.kind {
+            if !a.kind.clashes(b.kind) {
                 continue;
             }
             if let Some(at) = meeting(&a.roots, &b.roots) {
@@ -255,7 +280,7 @@ pub fn admit_with(claims: Vec<Claim>, outside: Option<Claim>) -> Result<Ticket, 
     registry.live.retain(Live::alive);
     let claims: Vec<Claim> = claims.into_iter().chain(outside).collect();
     for claim in &claims {
-        for other in registry.live.iter().filter(|l| l.kind != claim.kind) {
+        for other in registry.live.iter().filter(|l| l.kind.clashes(claim.kind)) {
             if let Some(at) = meeting(&claim.roots, &other.roots) {
                 return Err(conflict(claim, &other.program, at));
             }
@@ -350,6 +375,18 @@ mod tests {
         assert!(admit(vec![claim(Kind::Git, "git", &[&repo])]).is_err());
         drop(tar);
         drop(other);
+        // git that writes clashes with git that reads, with git that writes and with any
+        // writer; git that only reads never clashes with git that only reads.
+        let writing = admit(vec![claim(Kind::GitWriter, "git mailinfo", &[&base])]);
+        let writing = writing.expect("nothing running");
+        let refused = admit(vec![claim(Kind::Git, "git", &[&sub])]);
+        assert!(refused.is_err_and(|e| e.contains("git and git mailinfo")));
+        assert!(admit(vec![claim(Kind::GitWriter, "git apply", &[&repo])]).is_err());
+        assert!(admit(vec![claim(Kind::Writer, "tar", &[&repo])]).is_err());
+        drop(writing);
+        let reading = admit(vec![claim(Kind::Git, "git", &[&sub])]).expect("writer ended");
+        assert!(admit(vec![claim(Kind::GitWriter, "git apply", &[&repo])]).is_err());
+        drop(reading);
         // Within one pipeline.
         let pipeline = admit(vec![
             claim(Kind::Git, "git", &[&repo]),

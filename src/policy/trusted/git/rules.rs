@@ -226,6 +226,57 @@ const TAKES_REMOTE: &[&str] = &[
     "request-pull",
 ];
 
+/// Subcommands that write no file where they are told (at most git's own index and
+/// object files): every other git stage is a writer for the tree lock (`lock::Kind`).
+const ONLY_READ: &[&str] = &[
+    "log",
+    "show",
+    "diff",
+    "status",
+    "rev-parse",
+    "ls-files",
+    "ls-tree",
+    "cat-file",
+    "grep",
+    "blame",
+    "annotate",
+    "shortlog",
+    "rev-list",
+    "for-each-ref",
+    "show-ref",
+    "describe",
+    "name-rev",
+    "whatchanged",
+    "count-objects",
+    "var",
+    "version",
+    "help",
+    "check-ignore",
+    "check-attr",
+    "diff-tree",
+    "diff-index",
+    "diff-files",
+    "merge-base",
+    "show-branch",
+    "cherry",
+    "range-diff",
+    "verify-pack",
+];
+
+/// Whether git run with `args` only reads: its subcommand (`dashed` for a `git-<sub>`
+/// program run directly) writes no file where it is told. git without a subcommand only
+/// prints its help.
+pub fn only_reads(dashed: Option<&str>, args: &[String]) -> bool {
+    let name = match dashed {
+        Some(sub) => Some(sub),
+        None => match globals(args) {
+            Ok(g) => g.subcommand.map(|i| args[i].as_str()),
+            Err(_) => return false,
+        },
+    };
+    name.is_none_or(|n| ONLY_READ.contains(&n))
+}
+
 /// Checks a `git-<subcommand>` program run directly: it is `git <subcommand>`. `None` when
 /// the name is not one of git's.
 pub fn check_dashed(program: &str, args: &[String]) -> Option<Result<(), String>> {

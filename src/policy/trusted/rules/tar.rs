@@ -16,13 +16,15 @@
 //!
 //! Refused: every option that runs a caller-chosen program (`--to-command`,
 //! `--use-compress-program`/`-I`, `--rsh-command`, `--rmt-command`,
-//! `--info-script`/`--new-volume-script`/`-F`, and `--checkpoint-action` in any spelling and
+//! `--info-script`/`--new-volume-script`/`-F`, `--set-mtime-command` (GNU tar after 1.35),
+//! and `--checkpoint-action` in any spelling and
 //! with any action, as MCP Shell Server does), in GNU tar multi-volume mode (`-M`,
 //! `--multi-volume`, and `-L`/`--tape-length`, which implies it: the volume prompt reads `!`
 //! from stdin and starts a shell), and GNU remote archives (`-f host:file` runs rsh/ssh with a
 //! caller-chosen host, which can be an ssh option such as `-oProxyCommand=...`) unless
 //! `--force-local` is given. An abbreviation that could be one of these is refused, and so is
-//! an unknown long option that abbreviates one in the other dialect. bsdtar's compression
+//! an unknown long option that abbreviates one in the other dialect; a long option neither
+//! dialect knows is refused too (a newer tar may run a program with it). bsdtar's compression
 //! options that start a fixed external compressor when libarchive lacks the library
 //! (`--lrzip`, `--lz4`, `--lzop`, `--grzip`, `--zstd`...) run no caller-chosen program and are
 //! accepted, as are `-s` substitutions (no program). A file list (`-T`) is data: GNU tar reads
@@ -180,6 +182,9 @@ const LONG: &[(&str, Arg)] = &[
     ("same-permissions", Arg::No),
     ("seek", Arg::No),
     ("selinux", Arg::No),
+    // GNU tar after 1.35: runs the command for each file archived.
+    ("set-mtime-command", Arg::Required),
+    ("set-mtime-format", Arg::Required),
     ("show-defaults", Arg::No),
     ("show-omitted-dirs", Arg::No),
     ("show-snapshot-field-ranges", Arg::No),
@@ -382,6 +387,7 @@ const EXECUTING_LONG: &[&str] = &[
     "info-script",
     "new-volume-script",
     "checkpoint-action",
+    "set-mtime-command",
 ];
 const MULTI_VOLUME_LONG: &[&str] = &["multi-volume", "tape-length"];
 /// GNU's `-I` (`--use-compress-program`) and `-F` (`--info-script`); bsdtar's `-I` is a file
@@ -452,6 +458,15 @@ fn other_dialect_executes(written: &str, dialect: Dialect) -> bool {
         .any(|c| EXECUTING_LONG.contains(c))
 }
 
+/// True when `written` (a long option unknown to `dialect`) is unknown to the other too.
+fn unknown_to_the_other(written: &str, dialect: Dialect) -> bool {
+    let other = match dialect {
+        Dialect::Gnu => BSD,
+        Dialect::Bsd => GNU,
+    };
+    other.candidates(written).is_empty()
+}
+
 fn check_items(items: &[Item], dialect: Dialect) -> Result<(), String> {
     let mut archives: Vec<&str> = Vec::new();
     let mut force_local = false;
@@ -479,6 +494,20 @@ fn check_items(items: &[Item], dialect: Dialect) -> Result<(), String> {
                     || (candidates.is_empty() && other_dialect_executes(written, dialect))
                 {
                     return Err(REASON.to_string());
+                }
+                // GNU tar grows options (bsdtar's `-W name` is not read here: bsdtar refuses
+                // a name it does not know, and `-W -x` names `---x`).
+                if dialect == Dialect::Gnu
+                    && candidates.is_empty()
+                    && !written.starts_with('-')
+                    && unknown_to_the_other(written, dialect)
+                {
+                    return Err(format!(
+                        "unknown tar option --{written} (neither GNU tar nor bsdtar has an \
+                         option it abbreviates; a newer tar may run a program with it, as GNU \
+                         tar's --set-mtime-command does): spell out an option of GNU tar or \
+                         bsdtar"
+                    ));
                 }
                 if dialect == Dialect::Gnu && item.long_is(MULTI_VOLUME_LONG) {
                     return Err(MULTI_VOLUME.to_string());
