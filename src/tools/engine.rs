@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use regex_lite::Regex;
 
 use crate::base::config::{Config, Mode, TRANSPORT_CEILING_MS};
+use crate::base::json;
 use crate::base::pool::Pool;
 use crate::base::ring::{ReadReq, Streams, STDERR, STDOUT};
 use crate::base::stamp::IdGen;
@@ -266,18 +267,6 @@ impl Engine {
 /// fields under 64 KiB.
 const RESULT_TEXT_MAX: usize = 56 * 1024;
 
-/// The bytes `bytes` take as text in a JSON string (invalid UTF-8 as U+FFFD, escapes).
-fn json_cost(bytes: &[u8]) -> usize {
-    let text = String::from_utf8_lossy(bytes);
-    text.bytes()
-        .map(|b| match b {
-            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
-            0..=0x1f => 6,
-            _ => 1,
-        })
-        .sum()
-}
-
 /// The refusal of a call whose processes do not fit under `YIELDSHELL_MAX_PROCESSES`.
 pub(crate) fn limit_message(limit: usize, processes: usize) -> String {
     if processes > 1 {
@@ -471,7 +460,7 @@ impl Engine {
         let text_max = RESULT_TEXT_MAX.max(self.config.max_output_bytes);
         let mut budget = req.max_bytes;
         for _ in 0..3 {
-            let cost = json_cost(&output.stdout) + json_cost(&output.stderr);
+            let cost = json::text_cost(&output.stdout) + json::text_cost(&output.stderr);
             if cost <= text_max || budget <= 1 {
                 break;
             }

@@ -108,8 +108,13 @@ fn pages_joined_with_next_seq_give_the_output_back_exactly() {
 #[test]
 fn polling_without_since_seq_reads_each_line_once() {
     let server = Server::ready();
-    let id = server.spawn_bg("for i in 1 2 3 4 5 6 7 8; do echo line $i; sleep 0.2; done");
-    let mut got = String::new();
+    let started = server.exec(json!({
+        "command": "for i in 1 2 3 4 5 6 7 8; do echo line $i; sleep 0.2; done", "yield_ms": 0
+    }));
+    assert_eq!(started["status"], "backgrounded", "{started}");
+    let id = crate::support::process_id(&started);
+    // exec's own answer may already hold the first line (and it moves the cursor past it).
+    let mut got = text(&started, "stdout");
     let mut reads = 0;
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     loop {
