@@ -552,3 +552,67 @@ fn an_https_remote_starts_gits_own_helper_with_the_sandbox_on() {
     assert!(!text.contains("cannot exec"), "{text}");
     assert!(text.contains("unable to access"), "{text}");
 }
+
+/// Red team, round 9: a path through `/proc/self` (or `/dev/fd/..`) names the server's
+/// working directory when the server checks it and the call's when git uses it, so the
+/// check read one repository and git another, whose `diff.external` ran a program. Such
+/// paths are refused for git and for writers, as written, through a symbolic link, and
+/// in a `.git` file.
+fn process_relative_paths(extra: &[(&str, &str)]) {
+    let dir = TempDir::new("rt9-proc");
+    repository(dir.path());
+    std::os::unix::fs::symlink("/proc/self/cwd", dir.path().join("here")).expect("symlink");
+    std::fs::create_dir_all(dir.path().join("x")).expect("mkdir");
+    std::fs::write(dir.path().join("x/.git"), "gitdir: /proc/self/cwd/.git\n").expect("write");
+    let mut env = vec![("ALLOW_COMMANDS", "git,cat,cp")];
+    env.extend_from_slice(extra);
+    let server = server(dir.path(), &env);
+    const PROC: &str = "path through /proc or /dev/fd";
+    for argv in [
+        &["git", "-C", "/proc/self/cwd", "status"][..],
+        &["git", "--git-dir=/proc/thread-self/cwd/.git", "log"],
+        &["git", "--git-dir=/dev/fd/../cwd/.git", "log"],
+        &["git", "-C", "here", "status"],
+        &["git", "-C", "x", "status"],
+        &["cp", "f.txt", "/dev/fd/../cwd/g/config"],
+        &["cp", "-t", "/proc/self/cwd/g", "f.txt"],
+    ] {
+        refused(&run(&server, argv), PROC);
+    }
+    // The same directory named plainly is fine.
+    let plain = run(&server, &["git", "-C", path_str(dir.path()), "status"]);
+    assert!(!is_error(&plain), "{plain}");
+}
+
+#[test]
+fn paths_through_proc_are_refused_with_the_sandbox_on() {
+    process_relative_paths(&[]);
+}
+
+#[test]
+fn paths_through_proc_are_refused_with_the_sandbox_off() {
+    process_relative_paths(&[("YIELDSHELL_SANDBOX", "off")]);
+}
+
+/// Red team, round 9: a hard link of a repository's configuration, in a tree the lock does
+/// not tie to the repository, let a writer there rewrite it while git ran. A configuration
+/// (or `.git` file, `commondir`, index) with another name is refused.
+#[test]
+fn a_configuration_with_another_name_is_refused() {
+    let dir = TempDir::new("rt9-link");
+    let repo = dir.path().join("x");
+    repository(&repo);
+    std::fs::create_dir_all(dir.path().join("y")).expect("mkdir");
+    std::fs::hard_link(repo.join(".git/config"), dir.path().join("y/foo")).expect("link");
+    let server = server(dir.path(), &[]);
+    let status = |server: &Server| {
+        server.call(
+            "shell_execute",
+            json!({ "command": ["git", "status"], "directory": path_str(&repo) }),
+        )
+    };
+    refused(&status(&server), "has 2 names (hard links)");
+    std::fs::remove_file(dir.path().join("y/foo")).expect("unlink");
+    let ok = status(&server);
+    assert!(!is_error(&ok), "{ok}");
+}

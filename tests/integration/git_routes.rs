@@ -386,6 +386,18 @@ fn routes_refused_before_the_run_name_their_key() {
             "filter.y.clean",
             &["git", "add", "f.txt"],
         ),
+        // Red team, round 9: run by prune, gc and repack --cruft (git 2.42 and later).
+        (
+            format!("[gc]\n\trecentObjectsHook = {t}\n"),
+            "gc.recentobjectshook",
+            &["git", "prune", "--expire=now"],
+        ),
+        // A cookie jar written where the repository says.
+        (
+            "[http]\n\tcookieFile = /tmp/yieldshell-jar\n\tsaveCookies = true\n".to_string(),
+            "http.savecookies",
+            &["git", "ls-remote", "https://127.0.0.1:1/x"],
+        ),
         (
             format!("[filter \"y\"]\n\tsmudge = {t}\n"),
             "filter.y.smudge",

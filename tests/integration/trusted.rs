@@ -417,7 +417,19 @@ fn the_process_limit_counts_every_pipeline_stage() {
 #[test]
 fn trusted_mode_refuses_system_directories_as_working_directories() {
     let server = Server::ready_with_env(&[("ALLOW_COMMANDS", "ls,tee")]);
-    for dir in ["/etc", "/lib64", "/usr/lib", "/usr/local/lib", "/", "/usr"] {
+    // git's template directories (red team, round 9: a hook or config planted there is
+    // copied into every repository a later git init or clone makes).
+    for dir in [
+        "/etc",
+        "/lib64",
+        "/usr/lib",
+        "/usr/local/lib",
+        "/",
+        "/usr",
+        "/usr/share/git-core/templates",
+        "/usr/local/share/git-core/templates",
+        "/var/lib",
+    ] {
         if !std::path::Path::new(dir).exists() {
             continue;
         }

@@ -1,6 +1,7 @@
 //! Working directories that trusted mode refuses (REDTEAM finding 5, and finding F2 of the
 //! second round): one inside a directory of the safe `PATH` or of the system (programs,
-//! libraries and the ELF interpreter, configuration, kernel interfaces), or an ancestor of
+//! libraries and the ELF interpreter, configuration, data loaded as code such as git's
+//! templates, system state, kernel interfaces), or an ancestor of
 //! one (`/`, `/usr`). A call may write beneath its working directory (redirections, and the
 //! kernel sandbox grants it), so such a directory would let it put a program of its choosing
 //! under an allowed name where the allowlist looks programs up (`cp /usr/bin/python3 wc` in
@@ -36,6 +37,13 @@ const SYSTEM_DIRS: &[&str] = &[
     "/usr/local/sbin",
     "/usr/local/lib",
     "/usr/local/libexec",
+    // Data that programs load as code or copy into what they run: git's templates (hooks
+    // and config copied into every new repository: red team, round 9), perl and python
+    // modules, shell completions; package and scheduler state run by the system.
+    "/usr/share",
+    "/usr/local/share",
+    "/var/lib",
+    "/var/spool",
     "/etc",
     "/boot",
     "/proc",

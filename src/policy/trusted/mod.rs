@@ -103,6 +103,20 @@ fn code_loading_variable(name: &str) -> bool {
         "OPENSSL_ENGINES",
         "OPENSSL_MODULES",
         "JQ_LIBRARY_PATH",
+        // Libraries' own configuration that can load modules (red team, round 9): krb5
+        // plugins, glibc tunables, LDAP and GnuTLS configuration, p11-kit servers.
+        "KRB5_CONFIG",
+        "KRB5_KDC_PROFILE",
+        "GLIBC_TUNABLES",
+        "LDAPCONF",
+        "LDAPRC",
+        "LDAPNOINIT",
+        "GNUTLS_SYSTEM_PRIORITY_FILE",
+        "P11_KIT_SERVER_ADDRESS",
+        "P11_KIT_MODULE_PATH",
+        "SASL_PATH",
+        "GIO_MODULE_DIR",
+        "GST_PLUGIN_PATH",
     ];
     name.starts_with("LD_") || NAMES.contains(&name)
 }
@@ -119,6 +133,8 @@ mod env_tests {
             "LD_AUDIT",
             "GCONV_PATH",
             "TAR_OPTIONS",
+            "KRB5_CONFIG",
+            "GLIBC_TUNABLES",
         ] {
             assert!(code_loading_variable(bad), "{bad}");
         }
@@ -406,8 +422,10 @@ impl Policy {
             };
             let program = stage.arg0.clone();
             if names.iter().any(|n| is_git_program(n)) {
+                refuse_process_relative(&git::lock::arg_paths(cwd, &stage.args))?;
                 let mut roots = git::lock::roots(cwd, &stage.args);
                 let reads = git::guard::check_git(cwd, &stage.args)?;
+                refuse_process_relative(&reads)?;
                 // What git reads below the working directory (its git directories and
                 // configuration files; not the work trees that hold the working directory).
                 git_reads.extend(reads.iter().filter(|r| !cwd.starts_with(r)).cloned());
@@ -432,6 +450,7 @@ impl Policy {
                     roots,
                 });
             } else if names.iter().any(|n| git::writers::is_writer(n)) {
+                refuse_process_relative(&git::lock::arg_paths(cwd, &stage.args))?;
                 // Without the kernel sandbox, a writer may write anywhere (an archive's
                 // absolute member names, any program's computed paths).
                 let roots = if self.writes_confined {
@@ -540,6 +559,21 @@ fn known_inodes(path_dirs: &[PathBuf]) -> Vec<(u64, u64, String)> {
 }
 
 /// True for git and its `git-<subcommand>` programs, under any packaging name.
+/// Refuses a path of a git or file-writing stage that passes through `/proc` or `/dev/fd`
+/// (`lock::process_relative`): what the server checks there is not what the stage uses.
+fn refuse_process_relative(paths: &[PathBuf]) -> Result<(), String> {
+    match paths.iter().find(|p| git::lock::process_relative(p)) {
+        Some(path) => Err(format!(
+            "{}path through /proc or /dev/fd ({}): it names another directory in each \
+             process (/proc/self/cwd is the server's working directory when it checks the \
+             path, and the command's when the command uses it); name the directory itself",
+            rules::PREFIX,
+            path.display()
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The program of a git stage for a lock refusal: `git` with its subcommand.
 fn git_program_name(program: &str, dashed: Option<&str>, args: &[String]) -> String {
     if dashed.is_some() {

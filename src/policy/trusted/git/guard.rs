@@ -285,6 +285,18 @@ fn read_regular(path: &Path) -> Result<Option<Vec<u8>>, String> {
         Err(e) => return cannot(crate::base::config::plain_io(&e)),
     };
     match file.metadata() {
+        // Another name of the file, in a tree the lock does not tie to this repository,
+        // lets a writer change it while git runs (red team, round 9: `y/foo`, a hard link
+        // of `x/.git/config` from an archive, rewritten by `tar -x` beside `git diff` in x).
+        Ok(m) if m.is_file() && std::os::unix::fs::MetadataExt::nlink(&m) > 1 => {
+            return Err(format!(
+                "{REASON}? {} has {} names (hard links): a program writing another of them \
+                 could change it between this check and git reading it; give it one name \
+                 (copy it, then remove the others)",
+                path.display(),
+                std::os::unix::fs::MetadataExt::nlink(&m)
+            ))
+        }
         Ok(m) if m.is_file() && m.len() <= MAX_READ => {}
         Ok(m) if m.is_file() => return cannot(format!("larger than {MAX_READ} bytes")),
         Ok(_) => return cannot("not a regular file".into()),

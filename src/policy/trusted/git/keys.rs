@@ -40,6 +40,18 @@ pub fn dangerous(key: &str, value: &str) -> bool {
         // `git init` copies a template's files, `config` included, into a new repository.
         "init" => name == "templatedir",
         "core" => name == "gitproxy",
+        // git 2.42 and later run each value from `gc`, `prune` and `repack --cruft`, and
+        // from the automatic gc after a commit or fetch (red team, round 9).
+        "gc" => name == "recentobjectshook",
+        // git-remote-http writes its cookie jar where the configuration says (round 9:
+        // anywhere without the sandbox, with content the remote chose).
+        "http" => {
+            name == "savecookies"
+                && !matches!(
+                    value.trim().to_ascii_lowercase().as_str(),
+                    "false" | "no" | "off" | "0" | ""
+                )
+        }
         // An alias is a command line git runs when a name it computes (a remote helper's
         // `remote-<helper>`, a merge strategy's `merge-<name>`) has no program: `!program`,
         // or git options (`-c core.pager=...`) that would override the forced settings.

@@ -238,6 +238,25 @@ fn resolved(path: &Path) -> Option<(PathBuf, Vec<PathBuf>)> {
     Some((done, links))
 }
 
+/// Whether `path` (absolute) passes through `/proc` or `/dev/fd` (or `/dev/stdin` and its
+/// kin), as written or through a symbolic link met while resolving it. Such a path names
+/// something else in every process: `/proc/self/cwd` is the server's working directory when
+/// the server checks it and the call's when git reads it (red team, round 9: the check read
+/// a clean directory, git one whose configuration ran a program).
+pub fn process_relative(path: &Path) -> bool {
+    let magic = |p: &Path| {
+        p.starts_with("/proc")
+            || p.starts_with("/dev/fd")
+            || p.starts_with("/dev/stdin")
+            || p.starts_with("/dev/stdout")
+            || p.starts_with("/dev/stderr")
+    };
+    if magic(&clean(path)) {
+        return true;
+    }
+    resolved(path).is_some_and(|(real, links)| magic(&real) || links.iter().any(|l| magic(l)))
+}
+
 /// Admits a call's stages, or refuses them when one would run beside a stage of a clashing
 /// kind in an overlapping tree (among themselves, or already admitted and not ended).
 #[cfg(test)]
@@ -304,20 +323,27 @@ pub fn admit_with(claims: Vec<Claim>, outside: Option<Claim>) -> Result<Ticket, 
 /// path (an option's attached value too), made absolute and cleaned of `.` and `..`.
 pub fn roots(cwd: &Path, args: &[String]) -> Vec<PathBuf> {
     let mut roots = vec![clean(cwd)];
-    for arg in args {
-        let text = match arg.split_once('=') {
-            Some((_, v)) if arg.starts_with('-') || !v.is_empty() => v,
-            _ => arg.as_str(),
-        };
-        if text.starts_with('-') || text.is_empty() {
-            continue;
-        }
-        let path = clean(&cwd.join(text));
+    for path in arg_paths(cwd, args) {
+        let path = clean(&path);
         if !path.starts_with(&roots[0]) {
             roots.push(path);
         }
     }
     roots
+}
+
+/// Every argument read as a path (an option's attached value too), joined to `cwd` as
+/// written: `..` after a symbolic link is the kernel's to apply (`/dev/fd/..` is `/proc/self`).
+pub fn arg_paths(cwd: &Path, args: &[String]) -> Vec<PathBuf> {
+    args.iter()
+        .filter_map(|arg| {
+            let text = match arg.split_once('=') {
+                Some((_, v)) if arg.starts_with('-') || !v.is_empty() => v,
+                _ => arg.as_str(),
+            };
+            (!text.starts_with('-') && !text.is_empty()).then(|| cwd.join(text))
+        })
+        .collect()
 }
 
 /// `path` without `.` components and with `..` applied to the text (no symlink resolved:
