@@ -567,7 +567,7 @@ fn process_relative_paths(extra: &[(&str, &str)]) {
     let mut env = vec![("ALLOW_COMMANDS", "git,cat,cp")];
     env.extend_from_slice(extra);
     let server = server(dir.path(), &env);
-    const PROC: &str = "path through /proc or /dev/fd";
+    const PROC: &str = "path through a process's directory in /proc";
     for argv in [
         &["git", "-C", "/proc/self/cwd", "status"][..],
         &["git", "--git-dir=/proc/thread-self/cwd/.git", "log"],
@@ -579,6 +579,9 @@ fn process_relative_paths(extra: &[(&str, &str)]) {
     ] {
         refused(&run(&server, argv), PROC);
     }
+    // Files of /proc that are the same kind of file in every process are not concerned.
+    let status = run(&server, &["cp", "/proc/self/status", "status.txt"]);
+    assert!(!is_error(&status), "{status}");
     // The same directory named plainly is fine.
     let plain = run(&server, &["git", "-C", path_str(dir.path()), "status"]);
     assert!(!is_error(&plain), "{plain}");

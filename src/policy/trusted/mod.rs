@@ -559,14 +559,15 @@ fn known_inodes(path_dirs: &[PathBuf]) -> Vec<(u64, u64, String)> {
 }
 
 /// True for git and its `git-<subcommand>` programs, under any packaging name.
-/// Refuses a path of a git or file-writing stage that passes through `/proc` or `/dev/fd`
-/// (`lock::process_relative`): what the server checks there is not what the stage uses.
+/// Refuses a path of a git or file-writing stage that passes through a process's working
+/// directory or root in `/proc` (`lock::process_relative`): what the server checks there is not what the stage uses.
 fn refuse_process_relative(paths: &[PathBuf]) -> Result<(), String> {
     match paths.iter().find(|p| git::lock::process_relative(p)) {
         Some(path) => Err(format!(
-            "{}path through /proc or /dev/fd ({}): it names another directory in each \
-             process (/proc/self/cwd is the server's working directory when it checks the \
-             path, and the command's when the command uses it); name the directory itself",
+            "{}path through a process's directory in /proc ({}): it names another \
+             directory in each process (/proc/self/cwd is the server's working directory \
+             when it checks the path, and the command's when the command uses it); name the \
+             directory itself",
             rules::PREFIX,
             path.display()
         )),

@@ -238,18 +238,25 @@ fn resolved(path: &Path) -> Option<(PathBuf, Vec<PathBuf>)> {
     Some((done, links))
 }
 
-/// Whether `path` (absolute) passes through `/proc` or `/dev/fd` (or `/dev/stdin` and its
-/// kin), as written or through a symbolic link met while resolving it. Such a path names
-/// something else in every process: `/proc/self/cwd` is the server's working directory when
-/// the server checks it and the call's when git reads it (red team, round 9: the check read
-/// a clean directory, git one whose configuration ran a program).
+/// Whether `path` (absolute) passes through a process's working directory or root in
+/// `/proc` (`/proc/<pid>/cwd`, `/proc/self/root`, `/proc/<pid>/task/<tid>/cwd`), as written
+/// or through a symbolic link met while resolving it (`/dev/fd/../cwd` is `/proc/self/cwd`).
+/// Such a path names another directory in every process: `/proc/self/cwd` is the server's
+/// working directory when the server checks it and the call's when git reads it (red team,
+/// round 9: the check read a clean directory, git one whose configuration ran a program).
+/// Other files of `/proc` (`/proc/self/status`) are the same kind of file on both sides.
 pub fn process_relative(path: &Path) -> bool {
     let magic = |p: &Path| {
-        p.starts_with("/proc")
-            || p.starts_with("/dev/fd")
-            || p.starts_with("/dev/stdin")
-            || p.starts_with("/dev/stdout")
-            || p.starts_with("/dev/stderr")
+        let parts: Vec<&std::ffi::OsStr> = p
+            .components()
+            .filter_map(|c| match c {
+                std::path::Component::Normal(n) => Some(n),
+                _ => None,
+            })
+            .collect();
+        let dir = |k: usize| parts.get(k).is_some_and(|n| *n == "cwd" || *n == "root");
+        parts.first().is_some_and(|n| *n == "proc")
+            && (dir(2) || (parts.get(2).is_some_and(|n| *n == "task") && dir(4)))
     };
     if magic(&clean(path)) {
         return true;
