@@ -558,9 +558,9 @@ fn known_inodes(path_dirs: &[PathBuf]) -> Vec<(u64, u64, String)> {
     known
 }
 
-/// True for git and its `git-<subcommand>` programs, under any packaging name.
 /// Refuses a path of a git or file-writing stage that passes through a process's working
-/// directory or root in `/proc` (`lock::process_relative`): what the server checks there is not what the stage uses.
+/// directory or root in `/proc` (`lock::process_relative`): what the server checks there
+/// is not what the stage uses.
 fn refuse_process_relative(paths: &[PathBuf]) -> Result<(), String> {
     match paths.iter().find(|p| git::lock::process_relative(p)) {
         Some(path) => Err(format!(
@@ -586,6 +586,7 @@ fn git_program_name(program: &str, dashed: Option<&str>, args: &[String]) -> Str
     }
 }
 
+/// True for git and its `git-<subcommand>` programs, under any packaging name.
 fn is_git_program(program: &str) -> bool {
     let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
     names::derived_names(&base)
