@@ -619,3 +619,35 @@ fn a_configuration_with_another_name_is_refused() {
     let ok = status(&server);
     assert!(!is_error(&ok), "{ok}");
 }
+
+/// Red team, round 10: git verifies signatures where the repository asks (`%G?` in
+/// `format.pretty`), and with the sandbox off it ran the `gpg` it found on the `PATH`.
+/// Without gpg on the allowlist it is given a program that does not exist.
+#[test]
+fn a_signature_the_repository_asks_for_runs_no_gpg_with_the_sandbox_off() {
+    let dir = TempDir::new("rt10-gpg");
+    repository(dir.path());
+    let tree = Command::new("git")
+        .args(["rev-parse", "HEAD^{tree}"])
+        .current_dir(dir.path())
+        .output()
+        .expect("git");
+    let tree = String::from_utf8_lossy(&tree.stdout).trim().to_string();
+    let commit = format!(
+        "tree {tree}\nauthor a <a@example.com> 1 +0000\ncommitter a <a@example.com> 1 +0000\n\
+         gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEE\n -----END PGP SIGNATURE-----\n\nsigned\n"
+    );
+    std::fs::write(dir.path().join("c.txt"), commit).expect("write");
+    let made = Command::new("git")
+        .args(["hash-object", "-t", "commit", "-w", "c.txt"])
+        .current_dir(dir.path())
+        .output()
+        .expect("git");
+    let id = String::from_utf8_lossy(&made.stdout).trim().to_string();
+    git(dir.path(), &["reset", "-q", &id]);
+    git(dir.path(), &["config", "format.pretty", "format:%h %G?"]);
+    let server = server(dir.path(), &[("YIELDSHELL_SANDBOX", "off")]);
+    let result = run(&server, &["git", "log", "-1"]);
+    let text = result.to_string();
+    assert!(text.contains("gpg-is-not-on-the-allowlist"), "{text}");
+}

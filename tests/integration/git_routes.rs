@@ -392,6 +392,12 @@ fn routes_refused_before_the_run_name_their_key() {
             "gc.recentobjectshook",
             &["git", "prune", "--expire=now"],
         ),
+        // Round 10: a pkcs11: certificate makes p11-kit load the user's modules.
+        (
+            "[http]\n\tsslCert = pkcs11:object=x\n".to_string(),
+            "http.sslcert",
+            &["git", "ls-remote", "https://127.0.0.1:1/x"],
+        ),
         // A cookie jar written where the repository says.
         (
             "[http]\n\tcookieFile = /tmp/yieldshell-jar\n\tsaveCookies = true\n".to_string(),

@@ -429,7 +429,18 @@ fn trusted_mode_refuses_system_directories_as_working_directories() {
         "/usr/share/git-core/templates",
         "/usr/local/share/git-core/templates",
         "/var/lib",
-    ] {
+    ]
+    .into_iter()
+    .map(String::from)
+    // Round 10: the server's home and its settings (ssh's config, p11-kit's modules).
+    .chain(
+        std::env::var("HOME")
+            .ok()
+            .filter(|h| h.len() > 1)
+            .into_iter()
+            .flat_map(|h| [h.clone(), format!("{h}/.config")]),
+    ) {
+        let dir = dir.as_str();
         if !std::path::Path::new(dir).exists() {
             continue;
         }
@@ -439,7 +450,9 @@ fn trusted_mode_refuses_system_directories_as_working_directories() {
         );
         let text = tool_text(&refused);
         assert!(
-            text.contains("system directory") || text.contains("safe PATH"),
+            text.contains("system directory")
+                || text.contains("safe PATH")
+                || text.contains("home directory"),
             "{dir}: {text}"
         );
         let refused = server.call_err(

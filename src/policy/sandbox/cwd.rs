@@ -83,7 +83,75 @@ pub fn check(config: &Config, resolved: &Path, param: &str) -> Result<(), String
         return Ok(());
     }
     check_against(&safe_dirs(&config.safe_path), resolved, param)?;
-    check_system(system_dirs(), resolved, param)
+    check_system(system_dirs(), resolved, param)?;
+    check_home(home_dirs(), resolved, param)
+}
+
+/// The home directories of the server's user (`HOME`, and the password database's entry,
+/// which ssh and p11-kit read), with symlinks resolved: read once.
+fn home_dirs() -> &'static [PathBuf] {
+    static DIRS: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    DIRS.get_or_init(|| {
+        let mut homes: Vec<PathBuf> = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .into_iter()
+            .collect();
+        // The process's user owns `/proc/self`.
+        let uid = std::fs::metadata("/proc/self").map(|m| std::os::unix::fs::MetadataExt::uid(&m));
+        if let (Ok(uid), Ok(passwd)) = (uid, std::fs::read_to_string("/etc/passwd")) {
+            homes.extend(passwd.lines().find_map(|line| {
+                let fields: Vec<&str> = line.split(':').collect();
+                let home = fields.get(5)?;
+                (fields.get(2)?.parse::<u32>().ok()? == uid).then(|| PathBuf::from(home))
+            }));
+        }
+        let mut out: Vec<PathBuf> = Vec::new();
+        for home in homes
+            .iter()
+            .filter(|h| h.is_absolute() && h.as_os_str() != "/")
+        {
+            if let Ok(real) = std::fs::canonicalize(home) {
+                if !out.contains(&real) {
+                    out.push(real);
+                }
+            }
+        }
+        out
+    })
+}
+
+/// Refuses the home directory, its ancestors and its dot-directories (`~/.ssh`, `~/.config`):
+/// ssh's `PKCS11Provider`, p11-kit's modules and gpg's agent are read from there, so a call
+/// writing beneath one of them could make an allowed program load a library (red team,
+/// round 10). Project directories inside the home (`~/src/app`) are accepted.
+fn check_home(homes: &[PathBuf], resolved: &Path, param: &str) -> Result<(), String> {
+    for home in homes {
+        let settings = resolved
+            .strip_prefix(home)
+            .ok()
+            .and_then(|rest| rest.components().next())
+            .is_some_and(|first| first.as_os_str().to_string_lossy().starts_with('.'));
+        let relation = if resolved == home {
+            "is"
+        } else if home.starts_with(resolved) {
+            "is an ancestor of"
+        } else if settings {
+            "is in a settings directory of"
+        } else {
+            continue;
+        };
+        return Err(format!(
+            "{param} {} {relation} the home directory {} of the server's user: programs \
+             read their settings and load modules from its dot-directories (ssh's config, \
+             p11-kit's modules), so trusted mode refuses a working directory there. Point \
+             the call at a project directory ({param}), such as one inside the home, or set \
+             YIELDSHELL_DEFAULT_CWD to one; a directory listed exactly in \
+             YIELDSHELL_ALLOWED_CWDS is accepted",
+            resolved.display(),
+            home.display()
+        ));
+    }
+    Ok(())
 }
 
 /// The first of `dirs` that `resolved` is, is inside, or is an ancestor of, with how.
@@ -188,6 +256,23 @@ mod tests {
                 check_system(&dirs, Path::new(good), "cwd").is_ok(),
                 "{good}"
             );
+        }
+    }
+
+    #[test]
+    fn the_home_its_ancestors_and_its_settings_are_refused() {
+        let homes = vec![PathBuf::from("/home/u")];
+        for bad in ["/home/u", "/home", "/home/u/.ssh", "/home/u/.config/pkcs11"] {
+            let e = check_home(&homes, Path::new(bad), "cwd").unwrap_err();
+            assert!(e.contains("home directory /home/u"), "{e}");
+        }
+        for good in [
+            "/home/u/proj",
+            "/home/u/src/.hidden-build",
+            "/home/v",
+            "/tmp",
+        ] {
+            assert!(check_home(&homes, Path::new(good), "cwd").is_ok(), "{good}");
         }
     }
 

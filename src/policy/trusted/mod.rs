@@ -388,7 +388,10 @@ impl Policy {
             env.retain(|(ek, _)| ek.to_str() != Some(k));
             env.push((k.into(), v.into()));
         }
-        env.extend(git::guard::git_env(self.allow.check("ssh").is_ok()));
+        env.extend(git::guard::git_env(
+            self.allow.check("ssh").is_ok(),
+            self.allow.check("gpg").is_ok(),
+        ));
         Ok(env)
     }
 

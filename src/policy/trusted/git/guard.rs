@@ -99,6 +99,9 @@ pub const FORCED_CONFIG: &[(&str, &str)] = &[
 /// start `git remote-<helper>`, and without such a program an alias of that name).
 pub const ALLOWED_PROTOCOLS: &str = "http:https";
 
+/// The signature program git is given when gpg is not on the allowlist: no such file.
+pub const NO_GPG: &str = "/dev/null/gpg-is-not-on-the-allowlist";
+
 /// Plain environment variables forced on every trusted-mode process.
 pub const FORCED_ENV: &[(&str, &str)] = &[
     ("GIT_CONFIG_NOSYSTEM", "1"),
@@ -141,7 +144,7 @@ pub fn is_git_env_name(name: &str) -> bool {
 /// The environment given to every trusted-mode process (layer 1). `ssh_allowed`: `ssh` is
 /// on the allowlist, so git may use it as a transport (it is the program git starts for
 /// `ssh://` and `host:path` addresses; otherwise git refuses those addresses itself).
-pub fn git_env(ssh_allowed: bool) -> Vec<(OsString, OsString)> {
+pub fn git_env(ssh_allowed: bool, gpg_allowed: bool) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = FORCED_ENV
         .iter()
         .map(|(k, v)| (OsString::from(k), OsString::from(v)))
@@ -159,6 +162,15 @@ pub fn git_env(ssh_allowed: bool) -> Vec<(OsString, OsString)> {
         FORCED_CONFIG.len().to_string().into(),
     ));
     for (i, (k, v)) in FORCED_CONFIG.iter().enumerate() {
+        // git verifies signatures where the repository asks (`%G?` in `format.pretty` or
+        // a `pretty.<name>`, `export-subst`, merging a signed tag): without gpg on the
+        // allowlist it finds no program to run, instead of a `gpg` on the PATH that the
+        // kernel sandbox, when off, would not stop (red team, round 10).
+        let v = if k.ends_with(".program") && !gpg_allowed {
+            NO_GPG
+        } else {
+            v
+        };
         env.push((format!("GIT_CONFIG_KEY_{i}").into(), OsString::from(k)));
         env.push((format!("GIT_CONFIG_VALUE_{i}").into(), OsString::from(v)));
     }
@@ -845,7 +857,7 @@ mod tests {
 
     #[test]
     fn git_env_is_counted() {
-        let env = git_env(false);
+        let env = git_env(false, false);
         let count = env
             .iter()
             .find(|(k, _)| k == "GIT_CONFIG_COUNT")
@@ -858,8 +870,21 @@ mod tests {
         };
         // No local transport, no ext::, no remote helper; ssh only when allowed.
         assert_eq!(protocols(&env).as_deref(), Some("http:https"));
-        assert_eq!(protocols(&git_env(true)).as_deref(), Some("http:https:ssh"));
+        assert_eq!(
+            protocols(&git_env(true, false)).as_deref(),
+            Some("http:https:ssh")
+        );
         assert!(is_git_env_name("GIT_ALLOW_PROTOCOL") && is_git_env_name("GIT_PROXY_COMMAND"));
+        // Signature programs: none that runs unless gpg is allowed.
+        let program = |env: &[(OsString, OsString)]| {
+            let i = FORCED_CONFIG.iter().position(|(k, _)| *k == "gpg.program");
+            let key = format!("GIT_CONFIG_VALUE_{}", i.expect("forced"));
+            env.iter()
+                .find(|(k, _)| *k == *key)
+                .map(|(_, v)| v.to_string_lossy().into_owned())
+        };
+        assert_eq!(program(&env).as_deref(), Some(NO_GPG));
+        assert_eq!(program(&git_env(false, true)).as_deref(), Some("gpg"));
         assert!(env
             .iter()
             .all(|(k, _)| is_git_env_name(&k.to_string_lossy())));

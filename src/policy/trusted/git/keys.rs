@@ -45,12 +45,24 @@ pub fn dangerous(key: &str, value: &str) -> bool {
         "gc" => name == "recentobjectshook",
         // git-remote-http writes its cookie jar where the configuration says (round 9:
         // anywhere without the sandbox, with content the remote chose).
+        // A `pkcs11:` certificate or key makes curl's TLS library start p11-kit, which
+        // loads every module its configuration names, the user's own included (red team,
+        // round 10: a module planted in ~/.config/pkcs11 ran a program, sandbox on).
         "http" => {
-            name == "savecookies"
+            (name == "savecookies"
                 && !matches!(
                     value.trim().to_ascii_lowercase().as_str(),
                     "false" | "no" | "off" | "0" | ""
-                )
+                ))
+                || (matches!(
+                    name,
+                    "sslcert"
+                        | "sslkey"
+                        | "sslcainfo"
+                        | "proxysslcert"
+                        | "proxysslkey"
+                        | "proxysslcainfo"
+                ) && value.trim().to_ascii_lowercase().starts_with("pkcs11:"))
         }
         // An alias is a command line git runs when a name it computes (a remote helper's
         // `remote-<helper>`, a merge strategy's `merge-<name>`) has no program: `!program`,
