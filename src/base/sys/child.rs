@@ -114,6 +114,14 @@ fn set_mask(mask: u64) {
     }
 }
 
+/// The kernel's `struct open_how` for `openat2` (libc's cannot be built outside the crate).
+#[repr(C)]
+struct OpenHow {
+    flags: u64,
+    mode: u64,
+    resolve: u64,
+}
+
 /// Stack of the child (it makes system calls only); a guard page below it.
 const STACK: usize = 64 * 1024;
 const GUARD: usize = 4096;
@@ -264,7 +272,8 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
             }
         }
     }
-    // SAFETY: plain system calls on integers and the parent's valid C strings.
+    // SAFETY: plain system calls on integers, the parent's valid C strings and a local
+    // `OpenHow` that outlives the call that reads it.
     unsafe {
         let rc = match job.join_group {
             None => libc::setsid(),
@@ -299,7 +308,35 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
                 libc::close(fd);
             }
         }
-        if libc::chdir(job.cwd.as_ptr()) == -1 {
+        if job.setup.is_some() {
+            // The server checked the working directory as a canonical path, with no
+            // symbolic link in it. Entered the same way, a link swapped in since then fails
+            // this step instead of leading into a directory that was never checked (red team,
+            // round 11: a home dot-directory). Without openat2 (before Linux 5.6), chdir.
+            let how = OpenHow {
+                flags: (libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) as u64,
+                mode: 0,
+                resolve: libc::RESOLVE_NO_SYMLINKS,
+            };
+            let fd = libc::syscall(
+                libc::SYS_openat2,
+                libc::AT_FDCWD,
+                job.cwd.as_ptr(),
+                &how as *const OpenHow,
+                std::mem::size_of::<OpenHow>(),
+            );
+            if fd >= 0 {
+                let entered = libc::fchdir(fd as c_int);
+                libc::close(fd as c_int);
+                if entered == -1 {
+                    return fail(job, Step::Chdir);
+                }
+            } else if io::Error::last_os_error().raw_os_error() != Some(libc::ENOSYS)
+                || libc::chdir(job.cwd.as_ptr()) == -1
+            {
+                return fail(job, Step::Chdir);
+            }
+        } else if libc::chdir(job.cwd.as_ptr()) == -1 {
             return fail(job, Step::Chdir);
         }
         // Last, so that a low `nofile` cannot keep the terminal from opening: the server's
@@ -454,5 +491,48 @@ mod tests {
             e.to_string().contains("cannot enter the working directory"),
             "{e}"
         );
+    }
+
+    /// A confined child enters its working directory by a path with no symbolic link (the
+    /// server checked it canonical): a link put in its place fails the step (red team, round
+    /// 11: a link swapped in after the check led into a home dot-directory).
+    #[test]
+    fn a_confined_child_does_not_follow_a_link_to_its_working_directory() {
+        let base = std::env::temp_dir().join(format!("ys-child-link-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(base.join("real")).expect("mkdir");
+        std::os::unix::fs::symlink(base.join("real"), base.join("link")).expect("symlink");
+        let args: [String; 0] = [];
+        let start = |cwd: &Path, setup: Option<&ChildSetup<'_>>| {
+            spawn(SpawnSpec {
+                program: "/bin/true",
+                arg0: None,
+                args: &args,
+                env: &[],
+                cwd,
+                stdin_pipe: false,
+                stdout: None,
+                stdin_file: None,
+                stderr: None,
+                join_group: None,
+                terminal: None,
+                setup,
+            })
+        };
+        let setup = ChildSetup::default();
+        let e = start(&base.join("link"), Some(&setup))
+            .err()
+            .expect("a link is not followed");
+        assert!(
+            e.to_string().contains("cannot enter the working directory"),
+            "{e}"
+        );
+        for spawned in [
+            start(&base.join("real"), Some(&setup)).expect("the real directory"),
+            start(&base.join("link"), None).expect("unconfined: followed"),
+        ] {
+            assert!(spawned.pid > 0);
+        }
+        let _ = std::fs::remove_dir_all(&base);
     }
 }

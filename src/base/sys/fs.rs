@@ -116,6 +116,32 @@ impl Look {
     }
 }
 
+/// Opens the directory `base` (absolute: the working directory, checked as a canonical
+/// path) without following a symbolic link on the way, so that a link swapped in after the
+/// check fails the open instead of leading into a directory that was never checked (red
+/// team, round 11). A relative `base` is opened as it is.
+fn open_dir_exact(base: &Path) -> io::Result<OwnedFd> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    #[cfg(target_os = "linux")]
+    const STEP: libc::c_int = libc::O_PATH;
+    #[cfg(not(target_os = "linux"))]
+    const STEP: libc::c_int = libc::O_RDONLY;
+    let flags = STEP | libc::O_DIRECTORY | libc::O_CLOEXEC;
+    if !base.is_absolute() {
+        let c = CString::new(base.as_os_str().as_bytes())?;
+        return openat_fd(libc::AT_FDCWD, &c, flags);
+    }
+    let mut dir = openat_fd(libc::AT_FDCWD, c"/", flags)?;
+    for comp in base.components() {
+        if let std::path::Component::Normal(name) = comp {
+            let c = CString::new(name.as_bytes())?;
+            dir = openat_fd(dir.as_raw_fd(), &c, flags | libc::O_NOFOLLOW)?;
+        }
+    }
+    Ok(dir)
+}
+
 /// Opens `rel` below `base` with no symlink anywhere on the path (each component opened with `O_NOFOLLOW`), but
 /// looks at an existing file before opening it for I/O: it is first opened with `O_PATH`
 /// (which neither blocks on a FIFO nor wakes a device; without `O_PATH`, as on macOS, it is
@@ -141,12 +167,7 @@ pub fn open_target_beneath(
     let Some((last, dirs)) = comps.split_last() else {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "empty path"));
     };
-    let base_c = CString::new(base.as_os_str().as_bytes())?;
-    let mut dir = openat_fd(
-        libc::AT_FDCWD,
-        &base_c,
-        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-    )?;
+    let mut dir = open_dir_exact(base)?;
     for comp in dirs {
         let c = CString::new(comp.as_bytes())?;
         let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;

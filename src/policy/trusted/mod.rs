@@ -117,6 +117,15 @@ fn code_loading_variable(name: &str) -> bool {
         "SASL_PATH",
         "GIO_MODULE_DIR",
         "GST_PLUGIN_PATH",
+        // Round 11: krb5's GSS mechanism file names libraries git-remote-http loads for
+        // Negotiate; SASL, OpenSSL and TPM stacks read module names the same way.
+        "GSS_MECH_CONFIG",
+        "SASL_CONF_PATH",
+        "OPENSSL_CONF_INCLUDE",
+        "TSS2_FAPICONF",
+        "TSS2_TCTI",
+        "TPM2TOOLS_TCTI",
+        "SEC_TSS_TCTI",
     ];
     name.starts_with("LD_") || NAMES.contains(&name)
 }
@@ -135,6 +144,7 @@ mod env_tests {
             "TAR_OPTIONS",
             "KRB5_CONFIG",
             "GLIBC_TUNABLES",
+            "GSS_MECH_CONFIG",
         ] {
             assert!(code_loading_variable(bad), "{bad}");
         }
