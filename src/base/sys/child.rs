@@ -116,10 +116,10 @@ fn set_mask(mask: u64) {
 
 /// The kernel's `struct open_how` for `openat2` (libc's cannot be built outside the crate).
 #[repr(C)]
-struct OpenHow {
-    flags: u64,
-    mode: u64,
-    resolve: u64,
+pub(super) struct OpenHow {
+    pub(super) flags: u64,
+    pub(super) mode: u64,
+    pub(super) resolve: u64,
 }
 
 /// Stack of the child (it makes system calls only); a guard page below it.

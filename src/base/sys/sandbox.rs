@@ -154,6 +154,41 @@ pub fn landlock_add_path_rule(ruleset: &OwnedFd, parent: &OwnedFd, access: u64) 
     Ok(())
 }
 
+/// Opens `path` as an `O_PATH` handle without following a symbolic link anywhere on it
+/// (`openat2` with `RESOLVE_NO_SYMLINKS`; plain [`open_path`] before Linux 5.6), for the
+/// rule of a working directory that was checked as a canonical path: a link swapped in
+/// since then fails the call instead of widening the rule to the link's target.
+#[cfg(target_os = "linux")]
+pub fn open_path_exact(path: &Path) -> io::Result<OwnedFd> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())?;
+    let how = super::child::OpenHow {
+        flags: (libc::O_PATH | libc::O_CLOEXEC) as u64,
+        mode: 0,
+        resolve: libc::RESOLVE_NO_SYMLINKS,
+    };
+    // SAFETY: `c` is a valid NUL-terminated path and `how` a live struct of the kernel's
+    // layout whose size is passed; the result is checked.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            &how as *const super::child::OpenHow,
+            std::mem::size_of::<super::child::OpenHow>(),
+        )
+    };
+    if fd < 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::ENOSYS) {
+            return open_path(path);
+        }
+        return Err(e);
+    }
+    // SAFETY: a fresh descriptor we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
+}
+
 /// Opens `path` (following symlinks) as an `O_PATH` handle, for a Landlock rule.
 #[cfg(target_os = "linux")]
 pub fn open_path(path: &Path) -> io::Result<OwnedFd> {
@@ -396,6 +431,12 @@ pub fn landlock_add_path_rule(
 #[cfg(not(target_os = "linux"))]
 pub fn open_path(path: &Path) -> io::Result<OwnedFd> {
     Ok(OwnedFd::from(File::open(path)?))
+}
+
+/// [`open_path`] (no Landlock outside Linux).
+#[cfg(not(target_os = "linux"))]
+pub fn open_path_exact(path: &Path) -> io::Result<OwnedFd> {
+    open_path(path)
 }
 
 /// No capabilities outside Linux.

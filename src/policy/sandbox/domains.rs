@@ -144,7 +144,24 @@ mod tests {
             scoped: 0,
             grants: vec![(ll::FS_WRITE_FILE | ll::FS_MAKE_REG, dir.to_path_buf())],
             filter: Filter::default(),
+            exact: Some(dir.to_path_buf()),
         }
+    }
+
+    /// The working directory's rule is made without following a link (red team, round
+    /// 11): a link swapped in after the check fails the call instead of widening the rule.
+    #[test]
+    fn the_working_directory_rule_does_not_follow_a_link() {
+        if !landlock("the_working_directory_rule_does_not_follow_a_link") {
+            return;
+        }
+        let base = base("exact");
+        std::fs::create_dir_all(base.join("real")).expect("mkdir");
+        let _ = std::fs::remove_file(base.join("link"));
+        std::os::unix::fs::symlink(base.join("real"), base.join("link")).expect("symlink");
+        assert!(rules_for(&base.join("link")).build().is_err());
+        assert!(rules_for(&base.join("real")).build().is_ok());
+        let _ = std::fs::remove_dir_all(&base);
     }
 
     fn landlock(test: &str) -> bool {

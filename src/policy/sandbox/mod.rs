@@ -407,12 +407,14 @@ impl Sandbox {
                         .extend(files.into_iter().map(|f| (ll::FS_EXECUTE, f.path)));
                 }
                 rules.grants.push(dir(cwd));
+                rules.exact = Some(cwd.to_path_buf());
                 rules.grants.push(dev("/dev/null"));
             }
             Kind::Workspace => {
                 rules.handled_fs = WRITE_ALL & fs_mask;
                 if self.roots.is_empty() {
                     rules.grants.push(dir(cwd));
+                    rules.exact = Some(cwd.to_path_buf());
                 } else {
                     rules.grants.extend(self.roots.iter().map(|r| dir(r)));
                 }

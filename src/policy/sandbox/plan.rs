@@ -24,6 +24,9 @@ pub struct Rules {
     pub grants: Vec<(u64, PathBuf)>,
     /// What the seccomp filter refuses (`super::filter`).
     pub filter: Filter,
+    /// The grant opened without following symbolic links: the working directory, checked
+    /// as a canonical path (red team, round 11).
+    pub exact: Option<PathBuf>,
 }
 
 /// What each grant of a ruleset landed on, in order: device and inode, `None` for a grant
@@ -51,7 +54,12 @@ impl Rules {
                 ids.push(None);
                 continue;
             }
-            let fd = match sys::open_path(path) {
+            let opened = if self.exact.as_ref() == Some(path) {
+                sys::open_path_exact(path)
+            } else {
+                sys::open_path(path)
+            };
+            let fd = match opened {
                 Ok(fd) => fd,
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
                     ids.push(None);
