@@ -550,9 +550,9 @@ fn operands(rest: &[String], with_value: &[&str]) -> Vec<String> {
 
 /// The files and directories that git subcommands write output into where they are told:
 /// `format-patch -o`, `bugreport -o`, `diagnose -o` (`--output-directory`), the file of
-/// `bundle create`, `fast-import` marks, `mailsplit -o`, `mailinfo`'s files, `merge-file`'s first
-/// file, `index-pack -o`. (`--output` and `archive -o` are refused outright by
-/// the rules.)
+/// `bundle create`, `fast-import` marks, `mailsplit -o`, `mailinfo`'s files,
+/// `merge-file`'s first file, `index-pack -o`. (`--output` and `archive -o` are refused
+/// outright by the rules.)
 pub fn output_paths(subcommand: &str, rest: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     match subcommand {
