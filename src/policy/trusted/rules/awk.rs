@@ -92,11 +92,15 @@ const FILE_OUTPUT_SHORT: &[char] = &['d', 'o', 'p'];
 /// One `-W` item or long option: refused when any option it can select is prohibited. The
 /// awk that runs may be gawk or mawk, so a name is matched as a prefix of every option of
 /// both, even where one of them has it exactly (`--dump` is mawk's `dump` and gawk's
-/// `dump-variables`).
+/// `dump-variables`), and without regard to case, as mawk matches it.
 fn long_refused(written: &str, value: Option<&str>) -> bool {
+    // mawk matches `-W` names without regard to case (`-W EXEC`, `-WE`: red team, round 12).
+    let written = written
+        .trim_start_matches(|c: char| c == '-' || c.is_ascii_whitespace())
+        .to_ascii_lowercase();
     !written.is_empty()
         && GRAMMAR.long.iter().any(|(option, _)| {
-            option.starts_with(written)
+            option.starts_with(written.as_str())
                 && (PROHIBITED_LONG.contains(option)
                     || (value.is_some() && FILE_OUTPUT_LONG.contains(option)))
         })
