@@ -376,12 +376,23 @@ mod tests {
     fn sh(script: &str, setup: Option<&ChildSetup<'_>>) -> std::io::Result<Spawned> {
         let args = ["-c".to_string(), script.to_string()];
         let env = [("PATH".into(), "/usr/bin:/bin".into())];
+        start("/bin/sh", &args, &env, Path::new("/"), setup)
+    }
+
+    /// Spawns `program` with `args` and `env` in `cwd`, no pipe but stdout's.
+    fn start(
+        program: &str,
+        args: &[String],
+        env: &[(std::ffi::OsString, std::ffi::OsString)],
+        cwd: &Path,
+        setup: Option<&ChildSetup<'_>>,
+    ) -> std::io::Result<Spawned> {
         spawn(SpawnSpec {
-            program: "/bin/sh",
+            program,
             arg0: None,
-            args: &args,
-            env: &env,
-            cwd: Path::new("/"),
+            args,
+            env,
+            cwd,
             stdin_pipe: false,
             stdout: None,
             stdin_file: None,
@@ -453,40 +464,13 @@ mod tests {
                 .contains("cannot set the command's resource limits"),
             "{e}"
         );
-        let args: [String; 0] = [];
-        let e = spawn(SpawnSpec {
-            program: "/nonexistent/program",
-            arg0: None,
-            args: &args,
-            env: &[],
-            cwd: Path::new("/"),
-            stdin_pipe: false,
-            stdout: None,
-            stdin_file: None,
-            stderr: None,
-            join_group: None,
-            terminal: None,
-            setup: None,
-        })
-        .err()
-        .expect("no such program");
+        let e = start("/nonexistent/program", &[], &[], Path::new("/"), None)
+            .err()
+            .expect("no such program");
         assert_eq!(e.kind(), std::io::ErrorKind::NotFound, "{e}");
-        let e = spawn(SpawnSpec {
-            program: "/bin/true",
-            arg0: None,
-            args: &args,
-            env: &[],
-            cwd: Path::new("/nonexistent-dir"),
-            stdin_pipe: false,
-            stdout: None,
-            stdin_file: None,
-            stderr: None,
-            join_group: None,
-            terminal: None,
-            setup: None,
-        })
-        .err()
-        .expect("no such directory");
+        let e = start("/bin/true", &[], &[], Path::new("/nonexistent-dir"), None)
+            .err()
+            .expect("no such directory");
         assert!(
             e.to_string().contains("cannot enter the working directory"),
             "{e}"
@@ -502,23 +486,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&base);
         std::fs::create_dir_all(base.join("real")).expect("mkdir");
         std::os::unix::fs::symlink(base.join("real"), base.join("link")).expect("symlink");
-        let args: [String; 0] = [];
-        let start = |cwd: &Path, setup: Option<&ChildSetup<'_>>| {
-            spawn(SpawnSpec {
-                program: "/bin/true",
-                arg0: None,
-                args: &args,
-                env: &[],
-                cwd,
-                stdin_pipe: false,
-                stdout: None,
-                stdin_file: None,
-                stderr: None,
-                join_group: None,
-                terminal: None,
-                setup,
-            })
-        };
+        let start = |cwd: &Path, setup| start("/bin/true", &[], &[], cwd, setup);
         let setup = ChildSetup::default();
         let e = start(&base.join("link"), Some(&setup))
             .err()

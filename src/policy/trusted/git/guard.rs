@@ -41,9 +41,8 @@ use std::ffi::OsString;
 
 use crate::policy::trusted::git::files::{gitlinks, parse_config};
 use crate::policy::trusted::git::keys::{dangerous, REASON};
-use crate::policy::trusted::git::places::{
-    nested_repositories, tracked_in_work_tree, MAX_WALK, READ_ONLY,
-};
+use crate::policy::trusted::git::places::{nested_repositories, tracked_in_work_tree, MAX_WALK};
+use crate::policy::trusted::git::tables::{INDEX_KEPT, ONLY_READ};
 use std::path::{Path, PathBuf};
 
 /// Command-scope configuration forced on every trusted-mode process: `(key, value)`.
@@ -724,9 +723,9 @@ pub fn check_git(cwd: &Path, args: &[String]) -> Result<Vec<PathBuf>, String> {
     let rest = &args[i.min(args.len())..];
     // Only a command that may add a gitlink to the index can enter a repository that is not
     // a submodule yet: the work tree is walked for all but those that only read.
-    let walk = !rest
-        .first()
-        .is_some_and(|name| READ_ONLY.contains(&name.as_str()));
+    let walk = !rest.first().is_some_and(|name| {
+        ONLY_READ.contains(&name.as_str()) || INDEX_KEPT.contains(&name.as_str())
+    });
     // Subcommands that write a work tree's files where they are told.
     match rest.first().map(String::as_str) {
         Some("checkout-index") => {

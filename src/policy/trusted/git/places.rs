@@ -9,48 +9,6 @@ use std::path::{Path, PathBuf};
 
 use crate::policy::trusted::git::keys::REASON;
 
-/// Subcommands that only read the index: git enters no repository but the submodules the
-/// index records, so the work tree is not walked for nested ones (a name missing here only
-/// costs the walk).
-pub const READ_ONLY: &[&str] = &[
-    "log",
-    "show",
-    "diff",
-    "status",
-    "rev-parse",
-    "ls-files",
-    "ls-tree",
-    "cat-file",
-    "grep",
-    "blame",
-    "annotate",
-    "shortlog",
-    "rev-list",
-    "for-each-ref",
-    "show-ref",
-    "describe",
-    "name-rev",
-    "whatchanged",
-    "count-objects",
-    "var",
-    "version",
-    "help",
-    "check-ignore",
-    "check-attr",
-    "diff-tree",
-    "diff-index",
-    "diff-files",
-    "merge-base",
-    "show-branch",
-    "cherry",
-    "range-diff",
-    "branch",
-    "tag",
-    "log-tree",
-    "verify-pack",
-    "hash-object",
-];
-
 /// Most directories looked at for nested repositories in one work tree.
 pub const MAX_WALK: usize = 100_000;
 

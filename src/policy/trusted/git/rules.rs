@@ -50,7 +50,7 @@
 //! operand as git's does (`(` and `)` are its options, not operands).
 
 use crate::policy::trusted::getopt::Item;
-use crate::policy::trusted::git::tables::{grammar_for, DENIED, KNOWN, STRATEGIES};
+use crate::policy::trusted::git::tables::{grammar_for, DENIED, KNOWN, ONLY_READ, STRATEGIES};
 
 const CONFIG_OVERRIDE: &str = "git command-scoped config";
 const CONFIG: &str = "git config";
@@ -224,43 +224,6 @@ const TAKES_REMOTE: &[&str] = &[
     "fetch-pack",
     "send-pack",
     "request-pull",
-];
-
-/// Subcommands that write no file where they are told (at most git's own index and
-/// object files): every other git stage is a writer for the tree lock (`lock::Kind`).
-const ONLY_READ: &[&str] = &[
-    "log",
-    "show",
-    "diff",
-    "status",
-    "rev-parse",
-    "ls-files",
-    "ls-tree",
-    "cat-file",
-    "grep",
-    "blame",
-    "annotate",
-    "shortlog",
-    "rev-list",
-    "for-each-ref",
-    "show-ref",
-    "describe",
-    "name-rev",
-    "whatchanged",
-    "count-objects",
-    "var",
-    "version",
-    "help",
-    "check-ignore",
-    "check-attr",
-    "diff-tree",
-    "diff-index",
-    "diff-files",
-    "merge-base",
-    "show-branch",
-    "cherry",
-    "range-diff",
-    "verify-pack",
 ];
 
 /// Whether git run with `args` only reads: its subcommand (`dashed` for a `git-<sub>`

@@ -193,6 +193,48 @@ pub const DENIED: &[&str] = &[
     "svn",
 ];
 
+/// Subcommands that write no file where they are told (at most git's own index and
+/// object files): every other git stage is a writer for the tree lock (`lock::Kind`).
+pub const ONLY_READ: &[&str] = &[
+    "log",
+    "show",
+    "diff",
+    "status",
+    "rev-parse",
+    "ls-files",
+    "ls-tree",
+    "cat-file",
+    "grep",
+    "blame",
+    "annotate",
+    "shortlog",
+    "rev-list",
+    "for-each-ref",
+    "show-ref",
+    "describe",
+    "name-rev",
+    "whatchanged",
+    "count-objects",
+    "var",
+    "version",
+    "help",
+    "check-ignore",
+    "check-attr",
+    "diff-tree",
+    "diff-index",
+    "diff-files",
+    "merge-base",
+    "show-branch",
+    "cherry",
+    "range-diff",
+    "verify-pack",
+];
+
+/// Subcommands that write refs or objects but never the index: with [`ONLY_READ`], those
+/// for which git enters no repository but the submodules the index records, so the work
+/// tree is not walked for nested ones (a name missing here only costs the walk).
+pub const INDEX_KEPT: &[&str] = &["branch", "tag", "log-tree", "hash-object"];
+
 /// Merge strategies built into git; any other `-s NAME` runs a `git-merge-NAME` program.
 pub const STRATEGIES: &[&str] = &["ort", "recursive", "resolve", "octopus", "ours", "subtree"];
 
