@@ -13,7 +13,8 @@
 //! before/after comparison).
 //!
 //! This bench builds nothing. It looks for the binaries that the README's commands build:
-//! `target/x86_64-unknown-linux-musl/release/yieldshell` (static, musl),
+//! `target/x86_64-unknown-linux-musl/dist/yieldshell` (static, musl, as `scripts/build-release.sh`
+//! builds it; `release/` too when present),
 //! `target/x86_64-unknown-linux-gnu/release/yieldshell` (static with glibc when built with
 //! `RUSTFLAGS="-C target-feature=+crt-static"`) and `target/release/yieldshell` (the
 //! default build, dynamic against glibc), and says how to build a missing one. A binary
@@ -50,6 +51,11 @@ fn binaries(report: &mut Report) {
         .ok();
 
     let candidates = [
+        (
+            "x86_64-unknown-linux-musl/dist/yieldshell",
+            "rustup target add x86_64-unknown-linux-musl && \
+             cargo build --profile dist --target x86_64-unknown-linux-musl",
+        ),
         (
             "x86_64-unknown-linux-musl/release/yieldshell",
             "rustup target add x86_64-unknown-linux-musl && \

@@ -18,6 +18,7 @@ fn main() {
     let mut report = Report::new("latency");
     startup(&mut report);
     exec_round_trip(&mut report);
+    exec_steps(&mut report);
     responsiveness(&mut report);
 }
 
@@ -99,6 +100,61 @@ fn exec_round_trip(report: &mut Report) {
                 common::num(server.pct(99.0)),
                 common::num(server.median() - base.median())
             )),
+    );
+}
+
+/// What each step of an `exec` costs (the server's debug timings of its launch and its
+/// answer), and the round trip with and without a cgroup per command, in the same run.
+fn exec_steps(report: &mut Report) {
+    let n = size(300, 2);
+    let mut timed = Server::start(&[("YIELDSHELL_LOG", "debug".to_string())]);
+    let mut plain = Server::start(&[]);
+    let mut off = Server::start(&[("YIELDSHELL_CGROUP", "off".to_string())]);
+    let (mut on_ms, mut off_ms) = (Vec::new(), Vec::new());
+    for _ in 0..n {
+        let r = timed.exec("echo hi", json!({}));
+        assert_eq!(r["stdout"], "hi\n", "{r}");
+        let t = Instant::now();
+        plain.exec("echo hi", json!({}));
+        on_ms.push(ms(t.elapsed()));
+        let t = Instant::now();
+        off.exec("echo hi", json!({}));
+        off_ms.push(ms(t.elapsed()));
+    }
+    timed.shutdown();
+    let lines = timed.steps.lock().map(|l| l.clone()).unwrap_or_default();
+    let mut steps: Vec<(String, Vec<f64>)> = Vec::new();
+    for line in &lines {
+        let Some((_, list)) = line.split_once(" steps (µs): ") else {
+            continue;
+        };
+        for item in list.split(", ") {
+            let Some((name, value)) = item.rsplit_once(' ') else {
+                continue;
+            };
+            let Ok(us) = value.parse::<f64>() else {
+                continue;
+            };
+            match steps.iter_mut().find(|(n, _)| n == name) {
+                Some((_, v)) => v.push(us / 1000.0),
+                None => steps.push((name.to_string(), vec![us / 1000.0])),
+            }
+        }
+    }
+    assert!(!steps.is_empty(), "no step timings in the debug log");
+    for (name, values) in steps {
+        let stats = Stats::new(values);
+        report.add(
+            Figure::new(&format!("exec step: {name}"), "ms", stats.median())
+                .min(stats.min())
+                .note(format!("p99 {} ms", common::num(stats.pct(99.0)))),
+        );
+    }
+    let (on, off) = (Stats::new(on_ms), Stats::new(off_ms));
+    report.add(
+        Figure::new("exec `echo hi`, cgroup per command", "ms", on.median())
+            .min(on.min())
+            .baseline(off.median(), "YIELDSHELL_CGROUP=off, same run"),
     );
 }
 

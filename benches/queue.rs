@@ -1,5 +1,5 @@
 //! Queue: the server's memory while a client stops reading stdout and keeps sending
-//! requests whose answers are large (issue 18).
+//! requests whose answers are large.
 //!
 //! A server whose `read` answers are 1 MiB of output each (`YIELDSHELL_MAX_OUTPUT_BYTES=
 //! 1048576`; about 2.2 MB on the wire, as the output and its JSON text) gets `COUNT` reads

@@ -6,7 +6,7 @@
 //! started; the resident memory of an idle `cat` (the floor of a small process here) for
 //! the idle figure; the server's own idle memory for the 1,000-process figure.
 //!
-//! Parked waits (SPEC section 12): 1,000 and 10,000 concurrent `wait` calls on one quiet
+//! Parked waits: 1,000 and 10,000 concurrent `wait` calls on one quiet
 //! process, then `ping` and `ps` latency (p99), threads and VmRSS while they are parked;
 //! and 1,000 concurrent `exec` calls in their yield: threads and VmRSS. `YS_SCALE_PART`
 //! (`processes`, `waits`, `execs`) runs one part only; `YS_WAIT_TIMEOUT_MS` sets the
@@ -232,14 +232,28 @@ fn live_processes(report: &mut Report) {
     );
     std::thread::sleep(Duration::from_millis(size(300, 20)));
 
+    // The same records on a server without a cgroup per command, measured in turn with it.
+    let mut off = Server::start(&[
+        ("YIELDSHELL_MAX_PROCESSES", procs.to_string()),
+        ("YIELDSHELL_CGROUP", "off".to_string()),
+    ]);
+    for _ in 0..procs {
+        let r = off.exec("sleep 600", json!({"yield_ms": 0}));
+        assert_eq!(r["status"], "backgrounded", "{r}");
+    }
+    std::thread::sleep(Duration::from_millis(size(300, 20)));
+
     let mut wire = Vec::new();
     let mut parse = Vec::new();
+    let mut wire_off = Vec::new();
     for _ in 0..samples {
+        wire_off.push(ps_wire_ms(&mut off, procs).0);
         let (w, p) = ps_wire_ms(&mut s, procs);
         wire.push(w);
         parse.push(p);
     }
-    let (wire, parse) = (Stats::new(wire), Stats::new(parse));
+    let (wire, parse, wire_off) = (Stats::new(wire), Stats::new(parse), Stats::new(wire_off));
+    let cgroups = s.call("ps", json!({"limit": 1}))["processes"][0]["processes"].is_u64();
     report.add(
         Figure::new(
             &format!("ps of {procs} live processes"),
@@ -250,10 +264,22 @@ fn live_processes(report: &mut Report) {
         .baseline(empty.median(), "ps of 0 processes")
         .target(Target::AtMost(10.0))
         .note(format!(
-            "request to response line; parsing it in the bench adds {} ms",
-            common::num(parse.median())
+            "request to response line; parsing it in the bench adds {} ms; cgroup per command: {}",
+            common::num(parse.median()),
+            if cgroups { "on" } else { "not available here" }
         )),
     );
+    report.add(
+        Figure::new(
+            &format!("ps of {procs} live processes, cgroups on against off"),
+            "ms",
+            wire.median(),
+        )
+        .min(wire.min())
+        .baseline(wire_off.median(), "YIELDSHELL_CGROUP=off, same run")
+        .target(Target::RatioAtMost(1.5)),
+    );
+    off.shutdown();
 
     let loaded_rss = s.rss();
     let threads = common::threads(s.pid());

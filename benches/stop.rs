@@ -1,4 +1,4 @@
-//! Stop bench of the real binary (SPEC section 15, issue 18): the time of one `stop` must
+//! Stop bench of the real binary: the time of one `stop` must
 //! not grow with the number of live records. With 200, 1,000 and 2,000 live `sleep 600`
 //! records, every record is stopped one by one; the figure is the median time of one
 //! `stop` (request to answer), against the same median with 200 live records, measured in
@@ -41,7 +41,8 @@ fn main() {
             let t = Instant::now();
             let r = s.call("stop", json!({"process_id": id}));
             times.push(ms(t.elapsed()));
-            assert_eq!(r["stopped"], true, "{r}");
+            // `stopped` is left out at its default, true.
+            assert_ne!(r["stopped"], false, "{r}");
         }
         let total = ms(all.elapsed());
         let stats = Stats::new(times);

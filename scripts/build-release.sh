@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Builds the release binaries to hand to other hosts: stripped, static (musl), for x86_64
-# and aarch64, linked with rust-lld (the musl targets are self-contained: crt objects and
-# libc come with the target, so no cross toolchain is needed). Prints each binary's size
-# (each must be at most 2.5 MiB) and its SHA-256 sum, and copies it to
-# target/dist/yieldshell-VERSION-ARCH-linux-musl.
+# Builds the release binaries to hand to other hosts (the `dist` profile: release, optimised
+# for size): stripped, static (musl), for x86_64 and aarch64, linked with rust-lld (the musl
+# targets are self-contained: crt objects and libc come with the target, so no cross
+# toolchain is needed), and yieldshell.exe for
+# Windows (x86_64-pc-windows-gnu, linked by mingw-w64's x86_64-w64-mingw32-gcc; the
+# Rust runtime is linked in, and the exe imports only Windows' own DLLs). Prints each
+# binary's size (each must be at most 2.5 MiB) and its SHA-256 sum, and copies it to
+# target/dist/yieldshell-VERSION-ARCH-linux-musl or yieldshell-VERSION-x86_64-windows.exe.
 #
 # Usage: scripts/build-release.sh [TRIPLE...]
-#   default: x86_64-unknown-linux-musl aarch64-unknown-linux-musl
+#   default: x86_64-unknown-linux-musl aarch64-unknown-linux-musl, and
+#   x86_64-pc-windows-gnu when x86_64-w64-mingw32-gcc is installed (said when it is not)
 # A target that is not installed is added with `rustup target add`; when that fails (no
 # rustup, no network), the script says so and stops without building anything.
 set -euo pipefail
@@ -16,6 +20,12 @@ LIMIT=$((5 * 1024 * 1024 / 2))
 targets=("$@")
 if ((${#targets[@]} == 0)); then
     targets=(x86_64-unknown-linux-musl aarch64-unknown-linux-musl)
+    if command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1; then
+        targets+=(x86_64-pc-windows-gnu)
+    else
+        echo "build-release: no x86_64-w64-mingw32-gcc, so no Windows binary" \
+            "(apt-get install gcc-mingw-w64-x86-64)" >&2
+    fi
 fi
 
 # Every target first, so that a missing one stops the script before any build.
@@ -43,12 +53,20 @@ mkdir -p "$dist"
 fail=0
 built=()
 for triple in "${targets[@]}"; do
+    arch=${triple%%-*}
+    if [[ $triple == *-windows-gnu ]]; then
+        echo "== cargo build --profile dist --locked --target $triple"
+        cargo build --profile dist --locked --target "$triple"
+        out="$dist/yieldshell-$version-$arch-windows.exe"
+        cp "$target_dir/$triple/dist/yieldshell.exe" "$out"
+        built+=("$out")
+        continue
+    fi
     # CARGO_TARGET_<TRIPLE>_LINKER: rustc finds rust-lld in its own sysroot.
     var="CARGO_TARGET_$(echo "$triple" | tr 'a-z-' 'A-Z_')_LINKER"
-    echo "== $var=rust-lld cargo build --release --locked --target $triple"
-    env "$var=rust-lld" cargo build --release --locked --target "$triple"
-    bin="$target_dir/$triple/release/yieldshell"
-    arch=${triple%%-*}
+    echo "== $var=rust-lld cargo build --profile dist --locked --target $triple"
+    env "$var=rust-lld" cargo build --profile dist --locked --target "$triple"
+    bin="$target_dir/$triple/dist/yieldshell"
     out="$dist/yieldshell-$version-$arch-linux-musl"
     cp "$bin" "$out"
     built+=("$out")
@@ -63,7 +81,15 @@ for out in "${built[@]}"; do
         verdict="OVER THE LIMIT"
         fail=1
     fi
-    if command -v readelf >/dev/null 2>&1 \
+    if [[ $out == *.exe ]]; then
+        # Static in Windows' sense: only the system's own DLLs are imported.
+        if command -v x86_64-w64-mingw32-objdump >/dev/null 2>&1 \
+            && x86_64-w64-mingw32-objdump -p "$out" | sed -n 's/.*DLL Name: //p' \
+            | grep -viqE '^(kernel32|ntdll|advapi32|bcryptprimitives|ws2_32|userenv|msvcrt|api-ms-win-.*)\.dll$'; then
+            verdict="$verdict, IMPORTS A NON-SYSTEM DLL"
+            fail=1
+        fi
+    elif command -v readelf >/dev/null 2>&1 \
         && { readelf -lW "$out" | grep -q INTERP || readelf -dW "$out" 2>/dev/null | grep -q '(NEEDED)'; }; then
         verdict="$verdict, NOT STATIC"
         fail=1

@@ -2,8 +2,8 @@
 # Builds the static release binary and fails if it is dynamically linked or over 2.5 MiB.
 #
 # Usage: scripts/check-static.sh [musl|gnu]
-#   musl (default when the target is installed): cargo build --release --target x86_64-unknown-linux-musl
-#   gnu:  RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --target x86_64-unknown-linux-gnu
+#   musl (default when the target is installed): cargo build --profile dist --target x86_64-unknown-linux-musl
+#   gnu:  RUSTFLAGS="-C target-feature=+crt-static" cargo build --profile dist --target x86_64-unknown-linux-gnu
 # Without an argument, musl is used when `rustup target list --installed` has it (or
 # `rustup target add` can fetch it), glibc with crt-static otherwise.
 set -euo pipefail
@@ -25,14 +25,14 @@ target_dir="${CARGO_TARGET_DIR:-target}"
 case "$kind" in
     musl)
         triple=x86_64-unknown-linux-musl
-        echo "== cargo build --release --target $triple"
-        cargo build --release --locked --target "$triple"
+        echo "== cargo build --profile dist --target $triple"
+        cargo build --profile dist --locked --target "$triple"
         ;;
     gnu)
         triple=x86_64-unknown-linux-gnu
-        echo "== RUSTFLAGS=\"-C target-feature=+crt-static\" cargo build --release --target $triple"
+        echo "== RUSTFLAGS=\"-C target-feature=+crt-static\" cargo build --profile dist --target $triple"
         RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" \
-            cargo build --release --locked --target "$triple"
+            cargo build --profile dist --locked --target "$triple"
         ;;
     *)
         echo "usage: $0 [musl|gnu]" >&2
@@ -40,7 +40,7 @@ case "$kind" in
         ;;
 esac
 
-bin="$target_dir/$triple/release/yieldshell"
+bin="$target_dir/$triple/dist/yieldshell"
 [[ -f "$bin" ]] || { echo "FAIL: $bin was not built" >&2; exit 1; }
 
 size=$(stat -c %s "$bin")

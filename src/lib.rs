@@ -43,15 +43,43 @@ use std::process::ExitCode;
 /// Entry point of the binary: parses options, then runs the server.
 pub fn main() -> ExitCode {
     let code = run_main();
+    // The calls' temporary directories went with their records; their parent goes now.
+    process::tmpdir::remove_base();
     // Lines still queued for stderr (log and audit) go out before the process ends.
     base::log::flush(std::time::Duration::from_millis(300));
     code
+}
+
+/// The helper that makes the calls' user namespace (`policy/sandbox/protected`), its whole
+/// life: makes the namespace, says `ready` on its stdout (a pipe to the server, not the
+/// protocol) or why not, and ends when its stdin closes (the server holds the namespace by
+/// then).
+fn user_namespace_holder() -> ExitCode {
+    use std::io::Read;
+    let mut out = std::io::stdout().lock();
+    match base::sys::hold_user_namespace() {
+        Ok(()) => {
+            let _ = out.write_all(b"ready\n").and_then(|()| out.flush());
+            let _ = std::io::stdin().read_to_end(&mut Vec::new());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            let _ = writeln!(out, "{}", base::config::plain_io(&e));
+            ExitCode::from(1)
+        }
+    }
 }
 
 fn run_main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     if args.first().is_some_and(|a| a == process::guardian::ARG) {
         return process::guardian::main(&args[1..]);
+    }
+    if args
+        .first()
+        .is_some_and(|a| a == policy::sandbox::protected::HOLDER_ARG)
+    {
+        return user_namespace_holder();
     }
     let env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
     if let (options, Some((name, rest))) = protocol::options::split_subcommand(&args) {
@@ -127,6 +155,10 @@ pub mod internals {
         /// Argument hardening.
         pub mod harden {
             pub use crate::policy::trusted::harden::check;
+        }
+        /// Reviewed or refused.
+        pub mod reviewed {
+            pub use crate::policy::trusted::reviewed::{review, Review, INERT};
         }
         /// The tokenizer.
         pub mod tokenize {

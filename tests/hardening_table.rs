@@ -321,7 +321,7 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["awk", "--load", "ext"], AWK_R),
     (&["awk", "-nf", "prog.awk"], AWK_R),
     (&["awk", "-W", "exec", "x"], AWK_R),
-    // mawk matches -W names without regard to case, and by any prefix (red team, round 12).
+    // mawk matches -W names without regard to case, and by any prefix.
     (&["awk", "-W", "EXEC", "prog.awk"], AWK_R),
     (&["awk", "-W", "Exec", "prog.awk"], AWK_R),
     (&["awk", "-WEXEC", "prog.awk"], AWK_R),
@@ -370,7 +370,7 @@ const CASES: &[(&[&str], Expect)] = &[
         TAR_R,
     ),
     (&["tar", "--checkpoint-act", "exec=id"], TAR_R),
-    // GNU tar after 1.35 runs --set-mtime-command for each file (red team, round 8); an
+    // GNU tar after 1.35 runs --set-mtime-command for each file; an
     // option neither dialect knows may be such a one.
     (
         &["tar", "-c", "--set-mtime-command=id", "-f", "a", "b"],
@@ -2162,7 +2162,7 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["git", "bisect", "reset"], A),
     (&["git", "bisect", "log"], A),
     // `visualize`/`view` run their first argument when it starts with `git`, and gitk
-    // without one (red team, round 3).
+    // without one.
     (&["git", "bisect", "visualize", "git-x/evil"], GIT_EXT_R),
     (
         &["git", "bisect", "view", "git-x/ld", "./d", "s.sh"],
@@ -2492,7 +2492,7 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["git", "rebase", "--onto", "main", "topic"], A),
     (&["git", "rebase", "--abort"], A),
     // Resuming a sequence reads its steps (exec lines), strategy and signing program from
-    // state files any allowed writer could have planted (red team, round 3).
+    // state files any allowed writer could have planted.
     (&["git", "rebase", "--skip"], GIT_RESUME_R),
     (&["git", "rebase", "--sk"], GIT_RESUME_R),
     (&["git", "cherry-pick", "--skip"], GIT_RESUME_R),
@@ -2781,7 +2781,7 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["git", "am", "--continue"], GIT_RESUME_R),
     (&["git", "am", "--cont"], GIT_RESUME_R),
     (&["git", "am", "--allow-empty"], GIT_RESUME_R),
-    // Git run inside submodules under their own, unchecked configuration (round 5).
+    // Git run inside submodules under their own, unchecked configuration.
     (&["git", "log", "-p", "--submodule=diff", "-3"], GIT_SUB_R),
     (&["git", "diff", "--submod=diff"], GIT_SUB_R),
     (&["git", "show", "--submodule=diff", "HEAD"], GIT_SUB_R),
@@ -2801,7 +2801,7 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["git", "checkout", "--no-recurse-submodules", "main"], A),
     (&["git", "fetch", "--recurse-submodules"], A),
     (&["git", "push", "--recurse-submodules=check", "origin"], A),
-    // Git writing where it is told, into a git directory (round 5).
+    // Git writing where it is told, into a git directory.
     (
         &["git", "fast-import", "--export-marks=.git/config"],
         GIT_WRITE_R,
@@ -3724,7 +3724,8 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["cpio", "--force-local", "-F", "h:a", "-i"], A),
     (&["cpio", "-idv"], A),
     (&["cpio", "-o", "-F", "a.cpio"], A),
-    // go and cargo: running built code, toolexec, persistent flags, configuration.
+    // go: running built code, toolexec, persistent flags; cargo is refused whatever its
+    // arguments (its working directory's .cargo/config.toml names aliases and programs).
     (
         &["go", "run", "."],
         E("policy: go command that runs programs"),
@@ -3767,38 +3768,29 @@ const CASES: &[(&[&str], Expect)] = &[
         &["go1.22", "run", "."],
         E("policy: go command that runs programs"),
     ),
-    (&["cargo", "run"], E("policy: cargo subcommand run")),
-    (&["cargo", "r"], E("policy: cargo subcommand r")),
-    (&["cargo", "test"], E("policy: cargo subcommand test")),
-    (&["cargo", "bench"], E("policy: cargo subcommand bench")),
-    (&["cargo", "x"], E("policy: cargo subcommand x")),
-    (
-        &["cargo", "--config", "x", "build"],
-        E("policy: cargo configuration"),
-    ),
+    (&["cargo", "run"], E("policy: cargo")),
+    (&["cargo", "r"], E("policy: cargo")),
+    (&["cargo", "test"], E("policy: cargo")),
+    (&["cargo", "bench"], E("policy: cargo")),
+    (&["cargo", "x"], E("policy: cargo")),
+    (&["cargo", "--config", "x", "build"], E("policy: cargo")),
     (
         &["cargo", "build", "--config=target.x.runner=\"sh\""],
-        E("policy: cargo configuration"),
+        E("policy: cargo"),
     ),
     (
         &["cargo", "-Zunstable-options", "build"],
-        E("policy: cargo configuration"),
+        E("policy: cargo"),
     ),
-    (&["cargo", "build"], E("policy: cargo subcommand")),
-    (
-        &["cargo", "build", "--release"],
-        E("policy: cargo subcommand"),
-    ),
-    (&["cargo", "check"], E("policy: cargo subcommand")),
-    (&["cargo", "fmt", "--check"], A),
-    (&["cargo", "clippy"], E("policy: cargo subcommand")),
-    (&["cargo", "--version"], A),
-    (&["cargo", "tree"], A),
-    (
-        &["cargo", "+nightly", "build"],
-        E("policy: cargo subcommand +nightly"),
-    ),
-    (&["cargo", "doc"], E("policy: cargo subcommand")),
+    (&["cargo", "build"], E("policy: cargo")),
+    (&["cargo", "build", "--release"], E("policy: cargo")),
+    (&["cargo", "check"], E("policy: cargo")),
+    (&["cargo", "fmt", "--check"], E("policy: cargo")),
+    (&["cargo", "clippy"], E("policy: cargo")),
+    (&["cargo", "--version"], E("policy: cargo")),
+    (&["cargo", "tree"], E("policy: cargo")),
+    (&["cargo", "+nightly", "build"], E("policy: cargo")),
+    (&["cargo", "doc"], E("policy: cargo")),
     // More names refused outright.
     (&["exiftool", "x"], E("policy: exiftool")),
     (&["git-shell", "x"], E("policy: ")),
@@ -4043,16 +4035,16 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["pdflatex", "-no-shell-escape", "a.tex"], A),
     (&["pdflatex", "-interaction=nonstopmode", "a.tex"], A),
     (&["latexmk", "-pdf"], E("policy: latexmk")),
-    (&["cargo", "run"], E("policy: cargo subcommand run")),
+    (&["cargo", "run"], E("policy: cargo")),
+    (&["cargo", "install", "--path", "."], E("policy: cargo")),
+    (&["cargo", "fmt"], E("policy: cargo")),
+    (&["cargo", "update"], E("policy: cargo")),
     (
-        &["cargo", "install", "--path", "."],
-        E("policy: cargo subcommand install"),
+        &["cargo", "metadata", "--format-version", "1"],
+        E("policy: cargo"),
     ),
-    (&["cargo", "fmt"], A),
-    (&["cargo", "update"], A),
-    (&["cargo", "metadata", "--format-version", "1"], A),
-    (&["cargo", "add", "serde"], A),
-    (&["cargo", "clean"], A),
+    (&["cargo", "add", "serde"], E("policy: cargo")),
+    (&["cargo", "clean"], E("policy: cargo")),
     (&["ldd", "./a.out"], E("policy: ldd")),
     (&["docker", "run", "x"], E("policy: docker")),
     (&["podman", "run", "x"], E("policy: podman")),
@@ -4069,7 +4061,7 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["cvs", "-e", "sh", "commit"], E("policy: cvs")),
     (&["fossil", "ui"], E("policy: fossil")),
     (&["mpirun", "sh"], E("policy: mpirun")),
-    // File-writing programs may not name a git directory (REDTEAM findings 1 and 2).
+    // File-writing programs may not name a git directory.
     (&["cp", "cfg", ".git/config"], GIT_WRITE_R),
     (&["cp", "-t", ".git", "cfg"], GIT_WRITE_R),
     (&["cp", "-t.git/hooks", "x"], GIT_WRITE_R),

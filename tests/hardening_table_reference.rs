@@ -1,4 +1,4 @@
-//! The hardening cases of issue 16, run through `trusted::harden::check` like
+//! More hardening cases, run through `trusted::harden::check` like
 //! `tests/hardening_table.rs`: both tar dialects, values that are themselves dangerous options,
 //! `--checkpoint-action` in every spelling, `git send-email`'s grammar, and the values that only
 //! look like options. Where MCP Shell Server accepts and this table refuses, SECURITY.md says

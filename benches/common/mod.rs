@@ -20,7 +20,7 @@ use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
@@ -77,6 +77,9 @@ pub struct Server {
     /// Taken just before the fork of the server.
     pub spawned_at: Instant,
     shut: Option<Shutdown>,
+    /// The server's debug lines that time the steps of a call (`... steps (µs): name N,
+    /// ...`), when it runs with `YIELDSHELL_LOG=debug`.
+    pub steps: Arc<Mutex<Vec<String>>>,
 }
 
 impl Server {
@@ -99,8 +102,9 @@ impl Server {
         let spawned_at = Instant::now();
         let mut child = cmd.spawn().expect("spawn yieldshell");
         let stdin = child.stdin.take();
+        let steps = Arc::new(Mutex::new(Vec::new()));
         if let Some(err) = child.stderr.take() {
-            forward_stderr(err);
+            forward_stderr(err, steps.clone());
         }
         let stdout = BufReader::with_capacity(1 << 20, child.stdout.take().expect("stdout"));
         let busy_since = Arc::new(AtomicU64::new(0));
@@ -119,6 +123,7 @@ impl Server {
             done,
             spawned_at,
             shut: None,
+            steps,
         }
     }
 
@@ -148,6 +153,21 @@ impl Server {
                 "protocolVersion": version,
                 "capabilities": {},
                 "clientInfo": {"name": "yieldshell-bench", "version": "0"}
+            }),
+        );
+        assert!(r.get("result").is_some(), "initialize failed: {r}");
+        self.notify("notifications/initialized", json!({}));
+        r
+    }
+
+    /// `initialize` with `version` as the client named `client` (`clientInfo.name`).
+    pub fn initialize_as(&mut self, version: &str, client: &str) -> Value {
+        let r = self.request(
+            "initialize",
+            json!({
+                "protocolVersion": version,
+                "capabilities": {},
+                "clientInfo": {"name": client, "version": "0"}
             }),
         );
         assert!(r.get("result").is_some(), "initialize failed: {r}");
@@ -366,14 +386,22 @@ impl Drop for Server {
 
 /// Drains the server's stderr on a thread, forwarding everything but the audit lines (one
 /// per execution: the server still pays for writing them, the reader is spared).
-fn forward_stderr(err: std::process::ChildStderr) {
+fn forward_stderr(err: std::process::ChildStderr, steps: Arc<Mutex<Vec<String>>>) {
     let spawned = std::thread::Builder::new()
         .name("bench-stderr".into())
         .spawn(move || {
             let mut lines = BufReader::new(err);
             let mut line = Vec::new();
             while matches!(lines.read_until(b'\n', &mut line), Ok(n) if n > 0) {
-                if !line.starts_with(b"yieldshell: AUDIT ") {
+                if line.starts_with(b"yieldshell: DEBUG ") {
+                    // Debug logging (asked for by a bench): only the step timings are kept.
+                    let text = String::from_utf8_lossy(&line);
+                    if text.contains(" steps (µs): ") {
+                        if let Ok(mut s) = steps.lock() {
+                            s.push(text.trim_end().to_string());
+                        }
+                    }
+                } else if !line.starts_with(b"yieldshell: AUDIT ") {
                     let _ = std::io::stderr().write_all(&line);
                 }
                 line.clear();
@@ -415,6 +443,14 @@ pub fn wait_child(child: &mut Child, limit: Duration) -> bool {
     }
 }
 
+/// The newest position of a result object: `latest_seq`, which is left out when it is
+/// `next_seq - 1` (the answer reached the newest byte).
+pub fn latest_seq(r: &Value) -> Option<u64> {
+    r["latest_seq"]
+        .as_u64()
+        .or_else(|| r["next_seq"].as_u64().map(|n| n.saturating_sub(1)))
+}
+
 /// The result object of a `tools/call` response, or the error text.
 pub fn tool_result(response: &Value) -> Result<Value, String> {
     let Some(result) = response.get("result") else {
@@ -424,13 +460,29 @@ pub fn tool_result(response: &Value) -> Result<Value, String> {
         Some(v) => v.clone(),
         None => {
             let text = result["content"][0]["text"].as_str().unwrap_or("{}");
-            serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()))
+            serde_json::from_str(text).unwrap_or_else(|_| text_object(text))
         }
     };
     if result["isError"] == true {
         return Err(object.to_string());
     }
     Ok(object)
+}
+
+/// The result object read back from a text block written for a model (a client without
+/// structuredContent): the header's `key=value` words, and the rest as `stdout` (the
+/// output and any closing sentence: not exact, a model's view).
+fn text_object(text: &str) -> Value {
+    let (header, body) = text.split_once('\n').unwrap_or((text, ""));
+    let mut object = serde_json::Map::new();
+    for word in header.split(' ') {
+        if let Some((k, v)) = word.split_once('=') {
+            let v = serde_json::from_str(v).unwrap_or_else(|_| Value::from(v));
+            object.insert(k.to_string(), v);
+        }
+    }
+    object.insert("stdout".into(), Value::from(body));
+    Value::Object(object)
 }
 
 /// Sends SIGKILL to `pids` through `kill(1)` (the benches use no `unsafe`).

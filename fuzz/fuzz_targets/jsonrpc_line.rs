@@ -181,7 +181,7 @@ fn check_mcp(id: &Value, method: &str, params: &Map<String, Value>) {
                 .filter(|t| method.contains(t))
                 .collect()
         };
-        let list = tools_list(&enabled, version);
+        let list = tools_list(&enabled, version, true);
         let tools = list["tools"].as_array().expect("tools is an array");
         assert_eq!(tools.len(), enabled.len(), "{enabled:?}");
         for tool in tools {
@@ -207,10 +207,10 @@ fn check_mcp(id: &Value, method: &str, params: &Map<String, Value>) {
         is_error,
         texts: texts.clone(),
     };
-    let result = call_result(reply(), version);
+    let result = call_result(reply(), version, true);
 
     // The hand-built response line of tools/call equals the tree-built one.
-    let line = call_response_line(id, reply(), version);
+    let line = call_response_line(id, reply(), version, true);
     assert!(
         !line.contains(&b'\n') && !line.contains(&b'\r'),
         "raw line break in call_response_line: {:?}",

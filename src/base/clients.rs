@@ -1,4 +1,5 @@
-//! What we know of clients: the request timeout of those that cut a call off early.
+//! What we know of clients: the request timeout of those that cut a call off early, and
+//! which of a result's two forms each shows its model.
 //!
 //! A call that outlives the client's request timeout is lost: the client gives up, and the
 //! agent never learns the process id of a command that went on running. So the default
@@ -21,6 +22,21 @@ pub(crate) fn timeout_ms(name: &str) -> Option<u64> {
         .iter()
         .find(|(known, _)| known.eq_ignore_ascii_case(name.trim()))
         .map(|&(_, ms)| ms)
+}
+
+/// Clients, by `clientInfo.name` (compared without regard to case), that show the model
+/// `JSON.stringify(structuredContent)` whenever a result carries it, and drop the text:
+/// under `YIELDSHELL_STRUCTURED=auto` their results carry no `structuredContent`, so their
+/// models read the text written for them. Clients not listed show the text.
+pub(crate) const SHOW_STRUCTURED: &[&str] = &["claude-code", "codex-mcp-client"];
+
+/// Whether `client` shows its model `structuredContent` in place of the text.
+pub(crate) fn shows_structured(client: Option<&str>) -> bool {
+    client.is_some_and(|name| {
+        SHOW_STRUCTURED
+            .iter()
+            .any(|known| known.eq_ignore_ascii_case(name.trim()))
+    })
 }
 
 /// The default `yield_ms` for a call from `client`. `configured` is the server's default;
@@ -54,6 +70,14 @@ mod tests {
         check(30_000, false, Some("claude-code"), 30_000);
         check(30_000, false, None, 30_000);
         check(40_000, true, Some("goose"), 40_000);
+    }
+
+    #[test]
+    fn the_clients_that_show_structured_content_are_known_by_name() {
+        assert!(shows_structured(Some("claude-code")));
+        assert!(shows_structured(Some("Codex-MCP-Client ")));
+        assert!(!shows_structured(Some("gemini-cli-mcp-client")));
+        assert!(!shows_structured(None));
     }
 
     #[test]

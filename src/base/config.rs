@@ -7,8 +7,9 @@ use std::path::PathBuf;
 use regex_lite::Regex;
 
 use crate::base::log::Level;
+pub use crate::base::tool::{Api, Tool};
 
-/// How commands are run (SPEC section 1).
+/// How commands are run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     /// `<shell> -c <command>`, full environment.
@@ -17,17 +18,7 @@ pub enum Mode {
     Trusted,
 }
 
-/// Which names the tools speak (SPEC section 14, `YIELDSHELL_API`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Api {
-    /// This server's names (SPEC section 3).
-    Current,
-    /// mcp-yieldshell 1.1.2's names: tool `execute`, `execution_id`, OS pid as `process_id`,
-    /// `evicted`, `executions`, `hint`; and its lenient environment values.
-    V1_1,
-}
-
-/// The side-effect categories an `exec` call declares (SPEC section 6), in schema order.
+/// The side-effect categories an `exec` call declares, in schema order.
 pub const SIDE_EFFECTS: &[&str] = &[
     "CHANGES_NETWORK_CONFIGURATION",
     "CHANGES_PACKAGES_OR_DEPENDENCIES",
@@ -57,16 +48,7 @@ pub const DEFAULT_BLOCKED: &str =
     "KILLS_AGENT_PROCESS,MODIFIES_OS_SETTINGS,MODIFIES_OS_USER_SETTINGS,MODIFIES_PROTECTED_FILES,RUNS_INLINE_CODE";
 
 /// Every tool the server has, in listing order.
-pub const ALL_TOOLS: &[&str] = &[
-    "shell_execute",
-    "exec",
-    "read",
-    "write",
-    "wait",
-    "stop",
-    "ps",
-    "cleanup",
-];
+pub const ALL_TOOLS: &[Tool] = &Tool::ALL;
 
 /// The whole configuration, read once at startup.
 #[derive(Debug)]
@@ -76,11 +58,16 @@ pub struct Config {
     /// The names the tools speak (`YIELDSHELL_API`).
     pub api: Api,
     /// Tools to list and serve (already narrowed by mode and `YIELDSHELL_TOOLS`).
-    pub tools: Vec<&'static str>,
+    pub tools: Vec<Tool>,
     /// Working directory when a call gives none; base of relative `cwd` values.
     pub default_cwd: PathBuf,
     /// Roots a `cwd` must lie under (resolved); empty means anywhere.
     pub allowed_cwds: Vec<PathBuf>,
+    /// The roots given as a path through a symbolic link: as written, and resolved.
+    pub linked_roots: Vec<(PathBuf, PathBuf)>,
+    /// Further places a sandboxed call may write beneath (absolute, resolved where they
+    /// exist), none of them a working directory.
+    pub writable_paths: Vec<PathBuf>,
     /// Shell for `exec` in shell mode.
     pub shell: String,
     /// Default and ceiling of `exec`'s `yield_ms`.
@@ -89,6 +76,12 @@ pub struct Config {
     pub default_yield_explicit: bool,
     /// Ceiling of `yield_ms` (never above 55000).
     pub max_yield_ms: u64,
+    /// `YIELDSHELL_APPROVALS=ask`: a call refused by a rule the person may waive is put to
+    /// them through the client, when the client can ask.
+    pub approvals: bool,
+    /// How long a question waits for the person's answer (and a 2026-07-28 approval
+    /// state lives).
+    pub approval_timeout_ms: u64,
     /// Default `timeout_ms` of `exec` (0 = unlimited).
     pub default_timeout_ms: u64,
     /// Default and ceiling of `max_output_bytes`.
@@ -136,6 +129,9 @@ pub struct Config {
     pub safe_path: String,
     /// Variables passed to children in trusted mode.
     pub child_env_allowlist: Vec<String>,
+    /// Allowlisted programs the operator accepts without argument rules
+    /// (`YIELDSHELL_UNREVIEWED_COMMANDS`).
+    pub unreviewed_commands: Vec<String>,
     /// The server's environment at startup.
     pub env: Vec<(OsString, OsString)>,
     /// First bytes of each stream kept for good beside the ring (`YIELDSHELL_HEAD_BYTES`).
@@ -154,10 +150,80 @@ pub struct Config {
     /// A cgroup per command where one can be made (`YIELDSHELL_CGROUP`: `auto` or `off`;
     /// `pids=` of `YIELDSHELL_LIMITS` needs one whatever this says).
     pub cgroups: bool,
+    /// Whether results carry `structuredContent` and tools `outputSchema`
+    /// (`YIELDSHELL_STRUCTURED`).
+    pub structured: Structured,
+    /// What makes an output line a highlight (`YIELDSHELL_HIGHLIGHT_REGEX`); `None`: off.
+    pub highlight: Option<std::sync::Arc<crate::base::ring::highlights::Matcher>>,
+    /// Names kept read-only for a sandboxed call's processes (`YIELDSHELL_PROTECTED_PATHS`):
+    /// `git` (the git directories of the repository that holds the working directory and
+    /// at each root) and names relative to the working directory and each root. Empty:
+    /// `none`.
+    pub protected_paths: Vec<String>,
+}
+
+/// `YIELDSHELL_PROTECTED_PATHS` unless set: the files that decide what a later program run
+/// by the person executes (git's directory, editor and agent settings, shell rc files).
+pub const DEFAULT_PROTECTED_PATHS: &str = "git,.vscode,.idea,.claude,.cursor,.codex,.gemini,\
+     .mcp.json,.envrc,.bashrc,.bash_profile,.bash_login,.profile,.zshrc,.zprofile,.zshenv,\
+     .gitconfig";
+
+/// Parses a `YIELDSHELL_PROTECTED_PATHS` value of `name` (the variable or flag, for the
+/// message): comma-separated names, `none` for no name at all, empty for the default list.
+pub fn parse_protected_paths(name: &str, value: &str) -> Result<Vec<String>, String> {
+    let value = value.trim();
+    let value = if value.is_empty() {
+        DEFAULT_PROTECTED_PATHS
+    } else {
+        value
+    };
+    if value == "none" {
+        return Ok(Vec::new());
+    }
+    let mut names: Vec<String> = Vec::new();
+    for item in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let plain = !item.starts_with('/')
+            && item
+                .split('/')
+                .all(|c| !c.is_empty() && c != "." && c != "..");
+        if !plain || item == "none" {
+            return Err(format!(
+                "invalid {name}={value:?}: {item:?} is not a name beneath the working \
+                 directory; expected comma-separated relative names without '.' or '..' \
+                 (such as .envrc or .vscode/tasks.json), git for the repository's git \
+                 directories, or none alone"
+            ));
+        }
+        if !names.iter().any(|n| n == item) {
+            names.push(item.to_string());
+        }
+    }
+    if names.is_empty() {
+        return Err(format!(
+            "invalid {name}={value:?}: no name in it; expected comma-separated names, or none"
+        ));
+    }
+    Ok(names)
 }
 
 /// Ceiling of every request-level wait, to stay under clients' 60 s request timeouts.
 pub const TRANSPORT_CEILING_MS: u64 = 55_000;
+
+/// What to add to the refusal of a path value that starts with `~`: nothing expands it
+/// here (no shell reads these values), so `~/project` names a directory called `~`.
+pub fn tilde_note(value: &str) -> String {
+    let value = value.trim();
+    let Some(rest) = value.strip_prefix('~') else {
+        return String::new();
+    };
+    let home = std::env::var("HOME").unwrap_or_else(|_| "/home/you".to_string());
+    let example = if rest.is_empty() || rest.starts_with('/') {
+        format!("{home}{rest}")
+    } else {
+        format!("{home}/{}", rest.trim_start_matches('/'))
+    };
+    format!(" (~ is not expanded: write the full path, such as {example})")
+}
 
 /// An I/O error's message without the "(os error N)" suffix.
 pub fn plain_io(e: &std::io::Error) -> String {
@@ -200,6 +266,34 @@ impl SandboxMode {
     }
 }
 
+/// `YIELDSHELL_STRUCTURED`: whether results carry `structuredContent` (and tools their
+/// `outputSchema`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Structured {
+    /// Off for the clients that show the model `structuredContent` in place of the text
+    /// (`base/clients`), on for the others.
+    Auto,
+    /// Always (when the protocol version has it).
+    On,
+    /// Never: every client shows the text.
+    Off,
+}
+
+impl Structured {
+    /// Parses a value of `name` (the variable or flag, for the message).
+    pub fn parse(name: &str, value: &str) -> Result<Structured, String> {
+        match value.trim() {
+            "auto" | "" => Ok(Structured::Auto),
+            "on" => Ok(Structured::On),
+            "off" => Ok(Structured::Off),
+            other => Err(format!(
+                "invalid {name}={other:?}: expected auto (off for clients that show the model \
+                 structuredContent instead of the text), on or off"
+            )),
+        }
+    }
+}
+
 /// `YIELDSHELL_NETWORK`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Network {
@@ -217,5 +311,34 @@ impl Network {
             "deny" => Ok(Network::Deny),
             other => Err(format!("invalid {name}={other:?}: expected allow or deny")),
         }
+    }
+}
+
+/// `YIELDSHELL_APPROVALS` (named `name` in errors): `ask` is true, `off` (or nothing) false.
+pub fn parse_approvals(name: &str, value: &str) -> Result<bool, String> {
+    match value.trim() {
+        "" | "off" => Ok(false),
+        "ask" => Ok(true),
+        other => Err(format!(
+            "invalid {name}={other:?}: expected off (refusals are final) or ask (put a refusal \
+             the person may approve to them through the client)"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn approvals_are_off_or_ask() {
+        assert_eq!(parse_approvals("X", ""), Ok(false));
+        assert_eq!(parse_approvals("X", " off "), Ok(false));
+        assert_eq!(parse_approvals("X", "ask"), Ok(true));
+        let e = parse_approvals("--approvals", "yes").unwrap_err();
+        assert!(
+            e.contains("--approvals=\"yes\"") && e.contains("off") && e.contains("ask"),
+            "{e}"
+        );
     }
 }

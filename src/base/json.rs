@@ -64,6 +64,33 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(ONCE.delimiter);
 }
 
+/// Appends `s` as a JSON string literal in which every character a person cannot see
+/// (`visible::is_invisible`: C1 controls, DEL, bidirectional and format characters, besides
+/// the C0 controls every literal escapes) is a `\uXXXX` escape: the value a parser reads is
+/// the same, and a terminal showing the line shows them as escapes. For lines people read
+/// (the audit log).
+pub fn write_str_visible(out: &mut Vec<u8>, s: &str) {
+    let hidden = |c: char| c >= '\x7f' && crate::base::visible::is_invisible(c);
+    if !s.chars().any(hidden) {
+        return write_str(out, s);
+    }
+    out.extend_from_slice(ONCE.delimiter);
+    let mut start = 0;
+    for (i, c) in s.char_indices() {
+        if !hidden(c) {
+            continue;
+        }
+        escape_into(out, &s[start..i], &ONCE);
+        let mut units = [0u16; 2];
+        for unit in c.encode_utf16(&mut units) {
+            out.extend_from_slice(format!("\\u{:04x}", unit).as_bytes());
+        }
+        start = i + c.len_utf8();
+    }
+    escape_into(out, &s[start..], &ONCE);
+    out.extend_from_slice(ONCE.delimiter);
+}
+
 /// Escape sequences for one level of JSON string quoting, and for two levels (a string
 /// literal inside a string literal).
 struct Escapes {
@@ -242,5 +269,27 @@ mod tests {
             // write_str adds the two quotes.
             assert_eq!(text_cost(&bytes), out.len() - 2, "length {len}");
         }
+    }
+
+    #[test]
+    fn visible_literals_escape_what_a_person_cannot_see_and_parse_back_the_same() {
+        for text in [
+            "plain \"text\"\n",
+            "rm \u{202e}gpj.exe\u{202c} \u{9b}2K\u{7f} \u{200b}\u{e0041} é日",
+            "\u{2066}",
+        ] {
+            let mut out = Vec::new();
+            write_str_visible(&mut out, text);
+            let line = String::from_utf8(out).expect("utf-8");
+            assert!(
+                !line.chars().any(crate::base::visible::is_invisible),
+                "{line}"
+            );
+            let back: String = serde_json::from_str(&line).expect("a JSON string");
+            assert_eq!(back, text);
+        }
+        let mut out = Vec::new();
+        write_str_visible(&mut out, "a\u{202e}b\u{e0041}");
+        assert_eq!(out, br#""a\u202eb\udb40\udc41""#);
     }
 }

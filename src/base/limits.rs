@@ -1,4 +1,4 @@
-//! Per-command limits from `YIELDSHELL_LIMITS` (SPEC section 13).
+//! Per-command limits from `YIELDSHELL_LIMITS`.
 //!
 //! The value is a comma-separated list of `name=value`: `cpu=SECONDS` (RLIMIT_CPU),
 //! `mem=BYTES` (RLIMIT_AS, address space), `fsize=BYTES` (RLIMIT_FSIZE, largest file
@@ -10,6 +10,8 @@
 //! The rlimits are applied to each process the server starts, which its descendants
 //! inherit: the child of the spawn sets them just before it executes the program
 //! (`sys::ChildSetup`); `pids` is the command's cgroup, which that child joins first.
+
+use crate::base::sys::libc;
 
 /// Parsed limits; `None` means not limited.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -28,6 +28,8 @@ struct Queue {
     dropped: AtomicU64,
 }
 
+/// A static: stderr is the process's, so every thread of every engine writes through one
+/// queue.
 static QUEUE: OnceLock<Option<Queue>> = OnceLock::new();
 
 fn queue() -> Option<&'static Queue> {
@@ -75,6 +77,14 @@ pub fn stderr_line(line: Vec<u8>) {
         return;
     };
     let len = line.len();
+    if len > QUEUE_BYTES {
+        // Never fits, whoever reads stderr: say so, with the size, instead.
+        let notice = format!(
+            "yieldshell: WARN [log] a line of {len} bytes was dropped: longer than the \
+             {QUEUE_BYTES} bytes a stderr line may take\n"
+        );
+        return stderr_line(notice.into_bytes());
+    }
     if q.queued.fetch_add(len, Ordering::SeqCst) + len > QUEUE_BYTES {
         q.queued.fetch_sub(len, Ordering::SeqCst);
         q.dropped.fetch_add(1, Ordering::SeqCst);
@@ -131,6 +141,7 @@ impl Level {
     }
 }
 
+/// A static, like the queue: the level of the process's stderr, read by every log call.
 static LEVEL: AtomicU8 = AtomicU8::new(Level::Warn as u8);
 
 /// Sets the level for the rest of the process's life.

@@ -106,6 +106,7 @@ pub struct Omitted {
 /// Bytes kept free of a share for the marker line of `read_ends` (at most a quarter of it).
 const MARKER_ROOM: u64 = 160;
 
+pub mod highlights;
 mod stream;
 
 use stream::Ring;
@@ -118,6 +119,8 @@ pub struct Output {
     cap: usize,
     head_cap: usize,
     bytes_total: [u64; 2],
+    /// Lines that look like errors, kept past eviction (none when highlights are off).
+    highlights: Option<Box<highlights::Index>>,
 }
 
 impl Output {
@@ -135,7 +138,42 @@ impl Output {
             cap: cap.max(1),
             head_cap,
             bytes_total: [0; 2],
+            highlights: None,
         }
+    }
+
+    /// Indexes the lines `matcher` finds from now on (see `highlights`).
+    pub fn highlight(&mut self, matcher: std::sync::Arc<highlights::Matcher>) {
+        self.highlights = Some(Box::new(highlights::Index::new(matcher)));
+    }
+
+    /// The end of `stream`: its unfinished last line is indexed too.
+    pub fn close(&mut self, stream: usize) {
+        if let Some(ix) = self.highlights.as_mut() {
+            ix.close(stream);
+        }
+    }
+
+    /// The positions of `stream` evicted so far, oldest and one past the newest.
+    pub fn evicted(&self, stream: usize) -> Option<(u64, u64)> {
+        let r = &self.rings[stream];
+        (r.evicted_until > 0).then_some((r.evicted_from, r.evicted_until))
+    }
+
+    /// The highlights kept, oldest first, and how many lines matched in all.
+    pub fn highlights(&self) -> (Vec<highlights::Highlight>, u64) {
+        match &self.highlights {
+            Some(ix) => (ix.kept().cloned().collect(), ix.count()),
+            None => (Vec::new(), 0),
+        }
+    }
+
+    /// The bytes retained of both streams (head and ring): the most a read can copy.
+    pub fn retained(&self) -> u64 {
+        self.rings
+            .iter()
+            .map(|r| r.head_len() + r.bytes.len() as u64)
+            .sum()
     }
 
     /// Appends bytes to a stream. Callers keep UTF-8 characters whole per append.
@@ -147,6 +185,9 @@ impl Output {
         self.next_seq += data.len() as u64;
         self.bytes_total[stream] += data.len() as u64;
         self.rings[stream].push(seq, data, self.cap, self.head_cap);
+        if let Some(ix) = self.highlights.as_mut() {
+            ix.push(stream, seq, data);
+        }
     }
 
     /// The newest position assigned so far (0 when there was no output).
@@ -206,10 +247,15 @@ impl Output {
         let mut budget = req.max_bytes as u64;
         // One allocation per stream, sized for what can come back.
         for (i, ring) in self.rings.iter().enumerate() {
-            let avail = ring
-                .end_off()
-                .saturating_sub(cur[i].1)
-                .min(budget.saturating_add(4)) as usize;
+            // What is retained from the cursor on: the gap between head and ring holds
+            // nothing.
+            let from = cur[i].1;
+            let retained = if ring.has_gap() && from < ring.head_len() {
+                (ring.head_len() - from) + (ring.end_off() - ring.base)
+            } else {
+                ring.end_off().saturating_sub(from)
+            };
+            let avail = retained.min(budget.saturating_add(4)) as usize;
             if i == STDOUT {
                 out.stdout.reserve_exact(avail);
             } else {
@@ -299,7 +345,7 @@ impl Output {
 
     /// The read of an answer that reports an end: all the selected output after `since`,
     /// except that a stream whose bytes exceed its share of `max_bytes` gives its first part
-    /// (about a quarter of the share, cut after a line where one ends nearby), one marker
+    /// (about a fifth of the share, cut after a line where one ends nearby), one marker
     /// line, and its last part (the rest, starting at a line). `omitted` names what was left
     /// out; `next_seq` is the end. `reader` names the record in the marker's advice (for an
     /// answer that shows no `process_id` next to the text; `Some("")`: no advice, nothing
@@ -475,6 +521,33 @@ impl Output {
         (from.min(end), end)
     }
 
+    /// Like [`Output::stream_bytes_from`], but copies at most `max` bytes: the range
+    /// copied, `(start, end)`.
+    pub fn stream_bytes_upto(
+        &self,
+        stream: usize,
+        from: u64,
+        max: usize,
+        out: &mut Vec<u8>,
+    ) -> (u64, u64) {
+        let ring = &self.rings[stream];
+        let from = if ring.has_gap() {
+            from.max(ring.base)
+        } else {
+            from
+        };
+        let end = ring.end_off().min(from.saturating_add(max as u64));
+        if from < end {
+            ring.copy(from, end, out);
+        }
+        (from.min(end), end)
+    }
+
+    /// The stream offset just past the newest byte of `stream`.
+    pub fn stream_end(&self, stream: usize) -> u64 {
+        self.rings[stream].end_off()
+    }
+
     /// The stream offset of the first byte of `stream` at or after position `seq`.
     pub fn stream_off_at(&self, stream: usize, seq: u64) -> u64 {
         self.rings[stream].off_at_or_after(seq)
@@ -550,7 +623,9 @@ fn ends(
     reader: Option<&str>,
 ) -> (Vec<u8>, Option<Omitted>) {
     let len = buf.len();
-    let head_budget = (share / 4) as usize;
+    // The head is short (a fifth): the end of a finished command is where its result and
+    // its errors usually are.
+    let head_budget = (share / 5) as usize;
     let room = MARKER_ROOM.min(share / 4);
     let tail_budget = share.saturating_sub(head_budget as u64 + room) as usize;
     // The head ends after a line when one ends in its second half, else on a character.

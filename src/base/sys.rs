@@ -3,13 +3,21 @@
 //! Nothing outside this module contains `unsafe`. Blocking calls retry on `EINTR`; the
 //! non-blocking ones do not need to.
 //!
+//! The operating system is one seam: `imp` is `unix` (Linux and macOS) or `windows`, two
+//! modules with the same items and signatures, re-exported here; the layers above never
+//! name an operating system. Beside them, `fd`, `ext` and `libc` give the upper layers the
+//! same names on every system: on Unix they are std's and libc's own, on Windows their
+//! counterparts (handles for descriptors, Win32 file identities for inodes, the POSIX
+//! constants the server's logic speaks).
+//!
 //! Spawning is a `vfork`-style clone on Linux (`child`: the child applies limits, a cgroup
 //! and the kernel sandbox, starts a new session, sets the working directory and the three
-//! standard descriptors, default dispositions and an empty signal mask, and executes), and
-//! `std::process::Command` with a `setsid` `pre_exec` step elsewhere:
-//! either way every command leads its own session and process group and has no
-//! controlling terminal. The server never waits on a child it spawned: only the reaper
-//! reaps, through [`reap_any`].
+//! standard descriptors, default dispositions and an empty signal mask, and executes),
+//! `std::process::Command` with a `setsid` `pre_exec` step on other Unix systems, and on
+//! Windows `CreateProcessW` into a Job Object of the command's own, created suspended and
+//! resumed once inside it: either way every command leads its own session and process
+//! group (on Windows: its job) and has no controlling terminal. The server never waits on
+//! a child it spawned: only the reaper reaps, through [`reap_any`].
 //!
 //! Descriptors that a call only uses are taken as `BorrowedFd`, so the caller keeps the
 //! ownership and the descriptor stays open for the call.
@@ -18,24 +26,77 @@
 use std::ffi::OsString;
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
-#[cfg(not(target_os = "linux"))]
+#[cfg(all(unix, not(target_os = "linux")))]
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-#[cfg(not(target_os = "linux"))]
-use std::process::{Command, Stdio};
+#[cfg(all(unix, not(target_os = "linux")))]
+use std::process::Command;
+
+#[cfg(unix)]
+use fd::{AsRawFd, FromRawFd, RawFd};
+use fd::{BorrowedFd, OwnedFd};
 
 #[cfg(target_os = "linux")]
 mod child;
+#[cfg(unix)]
 mod fs;
+mod protect;
+#[cfg(unix)]
 mod pty;
 mod sandbox;
 mod spawn;
+mod target;
+#[cfg(unix)]
+mod unix;
+#[cfg(windows)]
+mod windows;
 
+#[cfg(target_os = "linux")]
+pub use child::namespaces_available;
+#[cfg(unix)]
 pub use fs::*;
+pub use protect::*;
+#[cfg(unix)]
 pub use pty::*;
 pub use sandbox::*;
 pub use spawn::*;
+pub use target::*;
+#[cfg(unix)]
+use unix as imp;
+#[cfg(windows)]
+use windows as imp;
+
+pub use imp::*;
+
+/// Descriptors on Unix (std's own), handles under the same names on Windows.
+pub mod fd {
+    #[cfg(windows)]
+    pub use super::windows::fd::*;
+    #[cfg(unix)]
+    pub use std::os::fd::*;
+}
+
+/// The Unix extension traits of std (`MetadataExt`, `OsStrExt`, ...) on Unix, and traits of
+/// the same names and methods on Windows, so that one text serves both.
+pub mod ext {
+    #[cfg(windows)]
+    pub use super::windows::ext::*;
+    #[cfg(unix)]
+    pub use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    #[cfg(unix)]
+    pub use std::os::unix::fs::{
+        DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt, PermissionsExt,
+    };
+}
+
+/// libc's names: the crate itself on Unix; on Windows the crate plus the POSIX constants and
+/// types the server's logic speaks (signal numbers as on Linux, which [`killpg`] and
+/// [`kill`] map to their Windows meaning; open flags, which the Windows side ignores).
+pub mod libc {
+    #[cfg(windows)]
+    pub use super::windows::posix::*;
+    pub use ::libc::*;
+}
 
 /// How a child ended, decoded from the raw `waitpid` status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,129 +107,18 @@ pub enum WaitStatus {
     Signaled(i32),
 }
 
-/// Reaps one exited child without blocking. `Ok(None)` when no child has exited yet or
-/// there is no child at all.
-pub fn reap_any() -> io::Result<Option<(u32, WaitStatus)>> {
-    let mut status: libc::c_int = 0;
-    loop {
-        // SAFETY: `status` is a valid, writable c_int for the duration of the call.
-        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
-        if pid == 0 {
-            return Ok(None);
-        }
-        if pid > 0 {
-            let decoded = if libc::WIFEXITED(status) {
-                WaitStatus::Exited(libc::WEXITSTATUS(status))
-            } else if libc::WIFSIGNALED(status) {
-                WaitStatus::Signaled(libc::WTERMSIG(status))
-            } else {
-                // Stopped or continued: not an exit. WNOHANG without WUNTRACED does not
-                // report these, but be safe.
-                continue;
-            };
-            return Ok(Some((pid as u32, decoded)));
-        }
-        let err = io::Error::last_os_error();
-        match err.raw_os_error() {
-            Some(libc::EINTR) => continue,
-            Some(libc::ECHILD) => return Ok(None),
-            _ => return Err(err),
-        }
-    }
-}
-
-/// Sends `signal` to every process of group `pgid`.
-pub fn killpg(pgid: u32, signal: i32) -> io::Result<()> {
-    if pgid <= 1 {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "refusing pgid <= 1",
-        ));
-    }
-    // SAFETY: plain system call with integer arguments; pgid > 1 so it never means "all".
-    let rc = unsafe { libc::kill(-(pgid as libc::pid_t), signal) };
-    if rc == -1 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// Sends `signal` to process `pid`.
-pub fn kill(pid: u32, signal: i32) -> io::Result<()> {
-    if pid <= 1 {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "refusing pid <= 1",
-        ));
-    }
-    // SAFETY: plain system call with integer arguments; pid > 1.
-    let rc = unsafe { libc::kill(pid as libc::pid_t, signal) };
-    if rc == -1 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// Whether process group `pgid` still has a member (zombies included).
-pub fn group_exists(pgid: u32) -> bool {
-    match killpg(pgid, 0) {
-        Ok(()) => true,
-        Err(e) => e.raw_os_error() != Some(libc::ESRCH),
-    }
-}
-
-/// Makes this process the reaper of orphaned descendants (Linux), so that processes left
-/// behind by a command's shell are reparented to the server and reaped at once.
-pub fn set_child_subreaper() -> io::Result<()> {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    {
-        // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes plain integer arguments.
-        let rc = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
-        if rc == -1 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
-/// Marks every descriptor at or above `low` close-on-exec, so that descriptors the server
-/// inherited without `O_CLOEXEC` never reach a child.
-pub fn cloexec_from(low: RawFd) {
-    let fds: Vec<RawFd> =
-        match std::fs::read_dir("/proc/self/fd").or_else(|_| std::fs::read_dir("/dev/fd")) {
-            Ok(dir) => dir
-                .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-                .filter(|&fd| fd >= low)
-                .collect(),
-            Err(_) => (low..1024).collect(),
-        };
-    for fd in fds {
-        // SAFETY: F_GETFD/F_SETFD only change descriptor flags; an fd that is not open
-        // (for example the directory handle already closed) just returns EBADF.
-        unsafe {
-            let flags = libc::fcntl(fd, libc::F_GETFD);
-            if flags >= 0 && flags & libc::FD_CLOEXEC == 0 {
-                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
-            }
-        }
-    }
-}
-
-/// Puts `fd` into non-blocking mode.
-pub fn set_nonblocking(fd: BorrowedFd<'_>) -> io::Result<()> {
-    let fd = fd.as_raw_fd();
-    // SAFETY: F_GETFL/F_SETFL on a descriptor that is open for the call (it is borrowed);
-    // only status flags change.
-    unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        if flags == -1 {
-            return Err(io::Error::last_os_error());
-        }
-        if libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) == -1 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
+/// What [`watch_child`] saw of one child.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChildEvent {
+    /// Still running (or nothing new since the last look).
+    Running,
+    /// Stopped by this signal (reported once per stop; Unix only).
+    #[cfg_attr(windows, allow(dead_code))]
+    Stopped(i32),
+    /// Ended, and reaped now.
+    Ended(WaitStatus),
+    /// Not a child of this process (any more): reaped elsewhere.
+    Gone,
 }
 
 /// Readiness of up to two descriptors, as reported by [`poll_read2`].
@@ -176,188 +126,6 @@ pub fn set_nonblocking(fd: BorrowedFd<'_>) -> io::Result<()> {
 pub struct Ready {
     /// The descriptor has data, or reached end of file or an error (a read will not block).
     pub readable: [bool; 2],
-}
-
-/// Waits until one of the (up to two) descriptors is readable or hung up. A `None` slot is
-/// skipped. Retries on `EINTR`. `timeout_ms < 0` waits forever.
-pub fn poll_read2(fds: [Option<BorrowedFd<'_>>; 2], timeout_ms: i32) -> io::Result<Ready> {
-    let mut pfds = [libc::pollfd {
-        fd: -1,
-        events: 0,
-        revents: 0,
-    }; 2];
-    for (slot, fd) in pfds.iter_mut().zip(fds) {
-        if let Some(fd) = fd {
-            slot.fd = fd.as_raw_fd();
-            slot.events = libc::POLLIN;
-        }
-    }
-    loop {
-        // SAFETY: `pfds` is a valid array of two pollfd; negative fds are ignored by poll.
-        let rc = unsafe { libc::poll(pfds.as_mut_ptr(), 2, timeout_ms) };
-        if rc >= 0 {
-            let mut ready = Ready::default();
-            for (i, p) in pfds.iter().enumerate() {
-                ready.readable[i] = p.fd >= 0 && p.revents != 0;
-            }
-            return Ok(ready);
-        }
-        let err = io::Error::last_os_error();
-        if err.raw_os_error() != Some(libc::EINTR) {
-            return Err(err);
-        }
-    }
-}
-
-/// Asks the kernel for a larger pipe buffer (Linux); failure is harmless and ignored.
-pub fn grow_pipe(file: &File, bytes: usize) {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: F_SETPIPE_SZ on a pipe descriptor we own; the kernel clamps or refuses.
-        unsafe {
-            libc::fcntl(file.as_raw_fd(), libc::F_SETPIPE_SZ, bytes as libc::c_int);
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (file, bytes);
-}
-
-/// Ignores SIGINT, SIGTERM, SIGHUP and SIGPIPE in this process (the guardian's).
-pub fn ignore_terminal_signals() {
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
-        // SAFETY: setting a signal's disposition to SIG_IGN installs no handler.
-        unsafe {
-            libc::signal(sig, libc::SIG_IGN);
-        }
-    }
-}
-
-/// An epoll instance (Linux): many pipes, one waiting thread.
-#[cfg(target_os = "linux")]
-pub struct Epoll {
-    fd: OwnedFd,
-}
-
-#[cfg(target_os = "linux")]
-impl Epoll {
-    /// A new instance, close-on-exec.
-    pub fn new() -> io::Result<Epoll> {
-        // SAFETY: epoll_create1 takes a flag and returns a new descriptor or -1.
-        let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: a fresh descriptor owned by nobody else.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        Ok(Epoll { fd })
-    }
-
-    /// Watches `fd` for input (level-triggered), reporting `token`.
-    pub fn add(&self, fd: BorrowedFd<'_>, token: u64) -> io::Result<()> {
-        let fd = fd.as_raw_fd();
-        let mut ev = libc::epoll_event {
-            events: (libc::EPOLLIN | libc::EPOLLRDHUP) as u32,
-            u64: token,
-        };
-        // SAFETY: both descriptors are open and `ev` is a valid event the kernel copies.
-        let rc = unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) };
-        if rc < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
-    }
-
-    /// Stops watching `fd`.
-    pub fn delete(&self, fd: BorrowedFd<'_>) {
-        let fd = fd.as_raw_fd();
-        // SAFETY: a null event is allowed for EPOLL_CTL_DEL since Linux 2.6.9.
-        unsafe {
-            libc::epoll_ctl(
-                self.fd.as_raw_fd(),
-                libc::EPOLL_CTL_DEL,
-                fd,
-                std::ptr::null_mut(),
-            );
-        }
-    }
-
-    /// Waits for events; returns the tokens that are ready. Retries on `EINTR`.
-    pub fn wait(&self, tokens: &mut Vec<u64>, max: usize, timeout_ms: i32) -> io::Result<()> {
-        let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; max.max(1)];
-        loop {
-            // SAFETY: `events` has room for `max` entries, which is what we pass.
-            let n = unsafe {
-                libc::epoll_wait(
-                    self.fd.as_raw_fd(),
-                    events.as_mut_ptr(),
-                    events.len() as i32,
-                    timeout_ms,
-                )
-            };
-            if n >= 0 {
-                tokens.clear();
-                // Copy the packed field out before use.
-                tokens.extend(events[..n as usize].iter().map(|e| e.u64));
-                return Ok(());
-            }
-            let err = io::Error::last_os_error();
-            if err.raw_os_error() != Some(libc::EINTR) {
-                return Err(err);
-            }
-        }
-    }
-}
-
-/// A handle on one process that stays valid across pid reuse (Linux `pidfd`).
-pub struct ProcHandle {
-    pid: u32,
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    fd: Option<OwnedFd>,
-}
-
-impl ProcHandle {
-    /// Opens a handle on the process that has `pid` now. Falls back to a plain pid where
-    /// pidfds are unavailable (old kernels, other systems).
-    pub fn open(pid: u32) -> io::Result<ProcHandle> {
-        #[cfg(target_os = "linux")]
-        {
-            // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1
-            // (always close-on-exec).
-            let rc = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
-            if rc >= 0 {
-                // SAFETY: the kernel just returned this descriptor to us; nobody else owns it.
-                let fd = unsafe { OwnedFd::from_raw_fd(rc as RawFd) };
-                return Ok(ProcHandle { pid, fd: Some(fd) });
-            }
-            let err = io::Error::last_os_error();
-            if err.raw_os_error() == Some(libc::ESRCH) {
-                return Err(err);
-            }
-        }
-        Ok(ProcHandle { pid, fd: None })
-    }
-
-    /// Sends `signal` to exactly the process the handle was opened on, if it still runs.
-    pub fn signal(&self, signal: i32) -> io::Result<()> {
-        #[cfg(target_os = "linux")]
-        if let Some(fd) = &self.fd {
-            // SAFETY: pidfd_send_signal with a valid pidfd, a signal number, no siginfo.
-            let rc = unsafe {
-                libc::syscall(
-                    libc::SYS_pidfd_send_signal,
-                    fd.as_raw_fd(),
-                    signal,
-                    std::ptr::null::<libc::siginfo_t>(),
-                    0,
-                )
-            };
-            if rc == -1 {
-                return Err(io::Error::last_os_error());
-            }
-            return Ok(());
-        }
-        kill(self.pid, signal)
-    }
 }
 
 /// Signal names that `stop` accepts, with their numbers.
@@ -424,36 +192,6 @@ pub fn signal_name(num: i32) -> String {
 /// The list of accepted signal names, for error messages.
 pub fn signal_names() -> impl Iterator<Item = &'static str> {
     SIGNALS.iter().map(|(s, _)| *s)
-}
-
-/// Fixes the allocator's policy for large blocks at start-up, before any of them: on glibc,
-/// blocks of 1 MiB or more are always mapped on their own (`M_MMAP_THRESHOLD`), so freeing
-/// one returns it to the kernel at once. By default glibc raises that threshold to the size
-/// of the largest mapped block freed (up to 32 MiB), after which a burst of large requests
-/// stays in the heap; setting it explicitly turns that adjustment off. musl's allocator
-/// always maps large blocks on their own: nothing to do there.
-pub fn tune_allocator() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only changes a parameter of the allocator, under its lock; called
-    // before the allocations it concerns, it affects no live block.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 1024 * 1024);
-    }
-}
-
-/// Gives free heap memory back to the kernel after a burst (a large request), so that the
-/// resident size returns to where it was. On glibc that is `malloc_trim(0)`, which releases
-/// the free pages of every arena, not only the top of the heap (glibc keeps freed memory
-/// otherwise: its trim and mmap thresholds grow with the largest block freed). musl's
-/// allocator (mallocng) maps large blocks on their own and unmaps them on free, and
-/// returns freed groups of small ones by itself, so there is nothing to do there.
-pub fn release_free_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only walks the allocator's own free lists under its locks; it
-    // takes no pointer and cannot invalidate live allocations.
-    unsafe {
-        libc::malloc_trim(0);
-    }
 }
 
 #[cfg(test)]

@@ -1,22 +1,21 @@
 //! The audit log: one JSON line per execution attempt, accepted or rejected, in both modes.
 //!
 //! Lines go to stderr, or are appended to `YIELDSHELL_AUDIT_LOG`. Each line is built whole
-//! and written with a single `write_all` under a lock, on a file opened with `O_APPEND`, so
-//! lines never interleave, also under concurrent calls. Output bodies are never logged.
+//! and queued for a writer thread of its own (`base::sink`: a FIFO without a reader, a slow
+//! reader or a full disk cost lost lines, counted and reported, never a call's answer), or
+//! for the `stderr` thread; lines never interleave and every line in the file is whole.
+//! Output bodies are never logged.
 //!
 //! Secrets are redacted the way MCP Shell Server did it: an argument whose text (or whose
 //! option name, for `--name=value` and `--name value`) contains a secret-like marker
 //! (`SECRET`, `TOKEN`, `PASSWORD`, `KEY`, ...) becomes `[REDACTED]`; values of variables
 //! selected by `YIELDSHELL_REDACT_ENV_REGEX` become `[REDACTED:NAME]`.
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::path::Path;
 use std::time::SystemTime;
 
-use parking_lot::Mutex;
-
-use crate::base::json::write_str;
+use crate::base::json::{write_str, write_str_visible};
+use crate::base::sink::LineFile;
 use crate::policy::redact::Secrets;
 
 /// Which redirections a trusted-mode command line used.
@@ -71,6 +70,12 @@ pub struct Record {
     pub rejection_reason: Option<String>,
     /// Why the command failed.
     pub error: Option<String>,
+    /// The person approved the call (`approved`), or an earlier approval with `remember`
+    /// covers it (`remembered`).
+    pub approval: Option<&'static str>,
+    /// The protected names the call created (`YIELDSHELL_PROTECTED_PATHS`), and what
+    /// was protected when a write was refused.
+    pub protected: Option<String>,
 }
 
 impl Record {
@@ -91,7 +96,7 @@ impl Record {
                 if i > 0 {
                     o.0.push(b',');
                 }
-                write_str(&mut o.0, a);
+                write_str_visible(&mut o.0, a);
             }
             o.0.push(b']');
         }
@@ -148,6 +153,64 @@ impl Record {
         if let Some(e) = &self.error {
             o.str("error", e);
         }
+        if let Some(a) = self.approval {
+            o.str("approval", a);
+        }
+        if let Some(p) = &self.protected {
+            o.str("protected", p);
+        }
+        o.0.push(b'}');
+        o.0
+    }
+}
+
+/// One step of putting a refused call to the person (`YIELDSHELL_APPROVALS=ask`): the
+/// question, the answer, or why no answer counts. Its line has `"event":"approval"`.
+#[derive(Clone, Debug, Default)]
+pub struct ApprovalStep<'a> {
+    /// `exec` or `shell_execute`.
+    pub tool: &'static str,
+    /// `asked`, `answered`, `remembered` (run without asking), `timed_out`, `cancelled`
+    /// (the call was), `refused_state` (a 2026-07-28 state that does not verify),
+    /// `client_error` (the client answered the question with an error).
+    pub step: &'static str,
+    /// `elicitation` (legacy eras) or `input_required` (2026-07-28).
+    pub via: &'static str,
+    /// The command as asked about (redacted here).
+    pub command: &'a str,
+    /// The working directory.
+    pub directory: &'a str,
+    /// The rule that refused the call (`Rule::name`).
+    pub rule: &'static str,
+    /// The person's answer: `accept`, `decline` or `cancel`.
+    pub answer: Option<&'a str>,
+    /// Whether the answer asked to remember the approval.
+    pub remember: bool,
+    /// More, in words (why a state was refused, the client's error).
+    pub detail: Option<&'a str>,
+}
+
+impl ApprovalStep<'_> {
+    fn to_json(&self, time: &str, secrets: &Secrets) -> Vec<u8> {
+        let mut o = Obj(b"{".to_vec());
+        o.str("event", "approval");
+        o.str("time", time);
+        o.str("tool", self.tool);
+        o.str("step", self.step);
+        o.str("via", self.via);
+        o.str("command", &redact_command(self.command, secrets));
+        o.str("directory", &secrets.redact_str(self.directory));
+        o.str("rule", self.rule);
+        if let Some(a) = self.answer {
+            o.str("answer", a);
+        }
+        if self.remember {
+            o.key("remember");
+            o.0.extend_from_slice(b"true");
+        }
+        if let Some(d) = self.detail {
+            o.str("detail", &secrets.redact_str(d));
+        }
         o.0.push(b'}');
         o.0
     }
@@ -165,9 +228,10 @@ impl Obj {
         self.0.push(b':');
     }
 
+    /// A text field; what a person reading the line could not see is a JSON escape.
     fn str(&mut self, key: &str, value: &str) {
         self.key(key);
-        write_str(&mut self.0, value);
+        write_str_visible(&mut self.0, value);
     }
 
     fn num(&mut self, key: &str, value: i64) {
@@ -178,13 +242,14 @@ impl Obj {
 
 /// Where audit lines go.
 pub struct Audit {
-    sink: Mutex<Option<File>>,
+    sink: Option<LineFile>,
     /// Without a file: whether lines go to stderr (`yieldshell call` keeps them off unless
     /// `--log` is given, so that it prints the result only).
     to_stderr: bool,
-    /// The server's secrets: every free text of a record (a refusal's reason, an error, a
-    /// directory as given) is redacted with them before it is written.
-    secrets: std::sync::Arc<Secrets>,
+    /// The secrets in force (the server's and every kept record's): every free text of a
+    /// record (a refusal's reason, an error, a directory as given) is redacted with them
+    /// before it is written.
+    secrets: std::sync::Arc<crate::policy::secrets::LiveSecrets>,
 }
 
 const MARKERS: &[&str] = &[
@@ -314,25 +379,24 @@ impl Audit {
     pub fn open(
         path: Option<&Path>,
         to_stderr: bool,
-        secrets: std::sync::Arc<Secrets>,
+        secrets: std::sync::Arc<crate::policy::secrets::LiveSecrets>,
     ) -> Result<Audit, String> {
         let file = match path {
-            Some(p) => {
-                use std::os::unix::fs::OpenOptionsExt;
-                let f = OpenOptions::new()
-                    .append(true)
-                    .create(true)
-                    .mode(0o600)
-                    .open(p)
-                    .map_err(|e| {
-                        format!("cannot open YIELDSHELL_AUDIT_LOG={}: {e}", p.display())
-                    })?;
-                Some(f)
-            }
+            Some(p) => Some(LineFile::open(p).map_err(|e| {
+                if e.raw_os_error() == Some(libc::ELOOP) {
+                    format!(
+                        "YIELDSHELL_AUDIT_LOG={} is a symbolic link, which the server does \
+                             not follow (a command could have planted it): name the file itself",
+                        p.display()
+                    )
+                } else {
+                    format!("cannot open YIELDSHELL_AUDIT_LOG={}: {e}", p.display())
+                }
+            })?),
             None => None,
         };
         Ok(Audit {
-            sink: Mutex::new(file),
+            sink: file,
             to_stderr,
             secrets,
         })
@@ -340,16 +404,17 @@ impl Audit {
 
     /// Writes one record, adding the time.
     pub fn record(&self, record: &Record) {
-        if !self.to_stderr && self.sink.lock().is_none() {
+        if !self.to_stderr && self.sink.is_none() {
             return;
         }
         let time = crate::base::stamp::rfc3339(SystemTime::now());
-        let mut line = if self.secrets.is_empty() {
+        let secrets = self.secrets.current();
+        let mut line = if secrets.is_empty() {
             record.to_json(&time)
         } else {
             // `command` and `argv` were redacted when the record was made (with the call's
             // own secrets too); the texts that quote what a call sent are redacted here.
-            let hide = |t: &Option<String>| t.as_deref().map(|t| self.secrets.redact_str(t));
+            let hide = |t: &Option<String>| t.as_deref().map(|t| secrets.redact_str(t));
             let texts = Record {
                 directory: hide(&record.directory),
                 rejection_reason: hide(&record.rejection_reason),
@@ -359,18 +424,36 @@ impl Audit {
             texts.to_json(&time)
         };
         line.push(b'\n');
-        let mut sink = self.sink.lock();
-        let result = match sink.as_mut() {
-            Some(f) => f.write_all(&line),
+        self.write(line);
+    }
+
+    /// Writes one step of an approval, adding the time.
+    pub fn approval(&self, step: &ApprovalStep<'_>) {
+        if !self.to_stderr && self.sink.is_none() {
+            return;
+        }
+        let time = crate::base::stamp::rfc3339(SystemTime::now());
+        let mut line = step.to_json(&time, &self.secrets.current());
+        line.push(b'\n');
+        self.write(line);
+    }
+
+    fn write(&self, line: Vec<u8>) {
+        match &self.sink {
+            Some(file) => file.write_line(line),
             None => {
                 let mut prefixed = b"yieldshell: AUDIT ".to_vec();
                 prefixed.extend_from_slice(&line);
                 crate::base::log::stderr_line(prefixed);
-                Ok(())
             }
-        };
-        if let Err(e) = result {
-            crate::base::log::warn!("cannot write the audit log: {e}");
+        }
+    }
+
+    /// Waits up to `limit` for the audit file's queue to be written, and reports what it
+    /// lost (before the process exits).
+    pub fn flush(&self, limit: std::time::Duration) {
+        if let Some(file) = &self.sink {
+            file.flush(limit);
         }
     }
 }

@@ -40,14 +40,19 @@ impl Secrets {
         let mut items: Vec<Secret> = Vec::new();
         for (name, value) in pairs {
             let value = value.as_ref();
-            if value.len() < MIN_SECRET_LEN || items.iter().any(|s| s.value == value) {
-                continue;
+            // A terminal turns each `\n` a program writes into `\r\n`: a value with a line
+            // break is also looked for in that form.
+            let on_terminal = (value.contains(&b'\n')).then(|| crlf(value));
+            for value in std::iter::once(value).chain(on_terminal.as_deref()) {
+                if value.len() < MIN_SECRET_LEN || items.iter().any(|s| s.value == value) {
+                    continue;
+                }
+                items.push(Secret {
+                    name: name.as_ref().to_string(),
+                    value: value.to_vec(),
+                    finder: memmem::Finder::new(value).into_owned(),
+                });
             }
-            items.push(Secret {
-                name: name.as_ref().to_string(),
-                value: value.to_vec(),
-                finder: memmem::Finder::new(value).into_owned(),
-            });
         }
         items.sort_by_key(|s| std::cmp::Reverse(s.value.len()));
         Secrets { items }
@@ -180,10 +185,33 @@ struct Span {
     secrets: Vec<usize>,
 }
 
+/// `value` with each `\n` not already after a `\r` written as `\r\n`.
+fn crlf(value: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(value.len() + 8);
+    for (i, &b) in value.iter().enumerate() {
+        if b == b'\n' && (i == 0 || value[i - 1] != b'\r') {
+            out.push(b'\r');
+        }
+        out.push(b);
+    }
+    out
+}
+
+/// A set of secrets that changes while streams are open (`policy::secrets::LiveSecrets`): a
+/// filter made from it takes the newest set at each read.
+pub trait Source: Send + Sync + std::fmt::Debug {
+    /// Grows by one at every change.
+    fn version(&self) -> u64;
+    /// The set now.
+    fn current(&self) -> Arc<Secrets>;
+}
+
 /// Per-stream filter state.
 #[derive(Debug)]
 pub struct Filter {
     secrets: Arc<Secrets>,
+    /// Where newer sets come from, and the version `secrets` is.
+    source: Option<(Arc<dyn Source>, u64)>,
     carry: Vec<u8>,
     scratch: Vec<u8>,
 }
@@ -193,14 +221,37 @@ impl Filter {
     pub fn new(secrets: Arc<Secrets>) -> Filter {
         Filter {
             secrets,
+            source: None,
             carry: Vec::new(),
             scratch: Vec::new(),
+        }
+    }
+
+    /// A filter for one stream that redacts with the newest set of `source` at each read.
+    pub fn live(source: Arc<dyn Source>) -> Filter {
+        let version = source.version();
+        Filter {
+            secrets: source.current(),
+            source: Some((source, version)),
+            carry: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    fn refresh(&mut self) {
+        if let Some((source, seen)) = &mut self.source {
+            let now = source.version();
+            if now != *seen {
+                *seen = now;
+                self.secrets = source.current();
+            }
         }
     }
 
     /// Feeds bytes read from the pipe; `emit` receives the bytes that are final (possibly
     /// nothing).
     pub fn feed(&mut self, data: &[u8], emit: &mut dyn FnMut(&[u8])) {
+        self.refresh();
         if self.secrets.is_empty() && self.carry.is_empty() {
             let keep = incomplete_utf8_tail(data);
             if keep < data.len() {
@@ -239,6 +290,7 @@ impl Filter {
 
     /// Emits whatever is held back (end of file).
     pub fn finish(&mut self, emit: &mut dyn FnMut(&[u8])) {
+        self.refresh();
         if self.carry.is_empty() {
             return;
         }

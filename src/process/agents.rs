@@ -1,7 +1,7 @@
-//! The glue of SPEC section 13 ("what agents trip over") between the tools and the parts
-//! that do the work: `pty` (terminals), `ansi` (escape removal), `inputwait` (is a command
-//! waiting for input?), `limits` and `cgroup` (per-command limits), the head of `ring`,
-//! and the non-interactive environment defaults.
+//! The glue of what agents trip over (terminals, input waits, limits) between the tools
+//! and the parts that do the work: `pty` (terminals), `ansi` (escape removal), `inputwait`
+//! (is a command waiting for input?), `limits` and `cgroup` (per-command limits), the head
+//! of `ring`, and the non-interactive environment defaults.
 //!
 //! Each record carries a [`RecordExtras`] (its terminal, the identity of its stdin, its
 //! cgroup); the tools call the functions here to start a command, to shape what they
@@ -10,18 +10,18 @@
 //! an open stdin and has been quiet for 300 ms when a call is answered.
 
 use std::ffi::OsString;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::base::config::Config;
 use crate::base::limits::Limits;
 use crate::base::ring::{ReadOut, STDERR, STDOUT};
+use crate::base::sys;
 use crate::process::cgroup::{Cgroups, CommandGroup};
 use crate::process::inputwait::{self, Input};
 use crate::process::record::RecordExtras;
 use crate::process::record::{Proc, State};
 
-/// Environment defaults that keep tools from stopping to ask (SPEC section 13).
+/// Environment defaults that keep tools from stopping to ask.
 pub const NONINTERACTIVE: [(&str, &str); 5] = [
     ("GIT_TERMINAL_PROMPT", "0"),
     ("GIT_PAGER", "cat"),
@@ -78,28 +78,38 @@ pub fn terminal_of(args: &ExecExtras, trusted: bool) -> Result<Option<(u16, u16)
     crate::process::pty::check_size(args.rows, args.cols).map(Some)
 }
 
-/// Per-command limits, found once at startup.
-struct Setup {
+/// Per-command limits and where per-command cgroups are made, found when an engine starts
+/// and owned by it: a second engine in the same process (the in-process tests) makes its
+/// own from its own configuration.
+pub struct CommandSetup {
     limits: Limits,
     cgroups: Option<Cgroups>,
 }
 
-static SETUP: OnceLock<Setup> = OnceLock::new();
-
-/// Reads the limits of `config` and finds where per-command cgroups can be made: they hold
-/// `pids` of `YIELDSHELL_LIMITS` and, on Linux, every command's processes (SPEC section
-/// 15: the record owns what is in its cgroup, whatever session or group they move to).
-/// `YIELDSHELL_CGROUP=off` (without `pids`) keeps commands out of cgroups. Warns once at
-/// startup when `pids` cannot be enforced.
-pub fn init(config: &Config) {
-    SETUP.get_or_init(|| {
+impl CommandSetup {
+    /// Reads the limits of `config` and finds where per-command cgroups can be made: they
+    /// hold `pids` of `YIELDSHELL_LIMITS` and, on Linux, every command's processes (the
+    /// record owns what is in its cgroup, whatever session or group they move to).
+    /// `YIELDSHELL_CGROUP=off` (without `pids`) keeps commands out of cgroups. Warns when
+    /// `pids` cannot be enforced.
+    pub fn new(config: &Config) -> CommandSetup {
         let limits = config.limits;
         let wanted = cfg!(target_os = "linux") && config.cgroups;
+        if let (Some(max), Some(_)) = (limits.pids, sys::JOB_PROCESS_LIMIT) {
+            crate::base::log::info!("pids={max}: the active-process limit of each command's job");
+            return CommandSetup {
+                limits,
+                cgroups: None,
+            };
+        }
         let cgroups = match limits.pids {
             None if !wanted => None,
             None => match Cgroups::probe(None) {
                 Ok(c) => {
-                    crate::base::log::info!("a {:?} cgroup per command holds its processes", c.version());
+                    crate::base::log::info!(
+                        "a {:?} cgroup per command holds its processes",
+                        c.version()
+                    );
                     Some(c)
                 }
                 Err(why) => {
@@ -112,7 +122,10 @@ pub fn init(config: &Config) {
             },
             Some(max) => match Cgroups::probe(Some(max)) {
                 Ok(c) => {
-                    crate::base::log::info!("pids={max}: a {:?} pids cgroup per command", c.version());
+                    crate::base::log::info!(
+                        "pids={max}: a {:?} pids cgroup per command",
+                        c.version()
+                    );
                     Some(c)
                 }
                 Err(why) => {
@@ -123,42 +136,52 @@ pub fn init(config: &Config) {
                 }
             },
         };
-        if let Some(c) = &cgroups {
-            crate::process::guardian::configure_cgroups(c.prefix());
-            crate::process::tree::use_cgroups();
-        }
-        Setup { limits, cgroups }
-    });
-}
-
-/// A new cgroup for one command, when cgroups are in use.
-pub fn new_cgroup() -> Result<Option<CommandGroup>, String> {
-    match SETUP.get().and_then(|s| s.cgroups.as_ref()) {
-        None => Ok(None),
-        Some(c) => c
-            .create()
-            .map(Some)
-            .map_err(|e| format!("cannot create the command's cgroup: {e}")),
+        CommandSetup { limits, cgroups }
     }
-}
 
-/// The rlimits of every command, as the sandbox's plan takes them (resource, value; soft
-/// and hard alike). Empty when `YIELDSHELL_LIMITS` sets none.
-pub fn rlimits() -> Vec<(u32, u64)> {
-    SETUP.get().map_or_else(Vec::new, |s| {
-        s.limits
+    /// The path prefix of this server's command cgroups, when cgroups are in use (for the
+    /// guardian).
+    pub fn cgroup_prefix(&self) -> Option<std::path::PathBuf> {
+        self.cgroups.as_ref().map(Cgroups::prefix)
+    }
+
+    /// A new cgroup for one command, when cgroups are in use.
+    pub fn new_cgroup(&self) -> Result<Option<CommandGroup>, String> {
+        match &self.cgroups {
+            None => Ok(None),
+            Some(c) => c
+                .create()
+                .map(Some)
+                .map_err(|e| format!("cannot create the command's cgroup: {e}")),
+        }
+    }
+
+    /// The rlimits of every command, as the sandbox's plan takes them (resource, value; soft
+    /// and hard alike). Empty when `YIELDSHELL_LIMITS` sets none.
+    pub fn rlimits(&self) -> Vec<(u32, u64)> {
+        let mut out: Vec<(u32, u64)> = self
+            .limits
             .rlimits()
             .iter()
             .map(|r| (r.resource as u32, r.soft))
-            .collect()
-    })
+            .collect();
+        // Where a command's job caps its processes, `pids` travels as a limit of its own.
+        if let (Some(max), Some(resource)) = (self.limits.pids, sys::JOB_PROCESS_LIMIT) {
+            out.push((resource, max));
+        }
+        out
+    }
 }
 
 impl RecordExtras {
-    /// Called once when the record has ended: the cgroup goes (when empty).
+    /// Called once when the record has ended: the cgroup goes (when empty), and the call's
+    /// temporary directory is emptied for a later call.
     pub fn finished(&self) {
         if let Some(g) = &self.cgroup {
             g.remove();
+        }
+        if let Some(t) = &self.tmp {
+            t.remove();
         }
     }
 
@@ -236,7 +259,7 @@ pub fn prompt(proc: &Proc, st: &State) -> String {
     let text = if proc.info.agent.terminal.is_some() {
         proc.info
             .agent
-            .secrets
+            .secrets_now()
             .redact_bytes(crate::base::ansi::strip(&tail).text)
     } else {
         tail
@@ -315,13 +338,23 @@ pub fn awaiting_input(proc: &Proc) -> Option<String> {
 
 /// Shapes a read of a terminal record: escape sequences removed unless `raw`, and an
 /// unfinished sequence at the end left for the next read (the cursor moves back to its
-/// start, while the record runs). Positions are untouched otherwise.
+/// start, while the record runs). Positions are untouched otherwise. A `raw` read in which
+/// a secret shows once the escape sequences are removed (a value split by them, which the
+/// stream's filter saw apart) is shaped as a read that is not raw, so that it is redacted.
 pub fn shape_read(proc: &Proc, out: &mut ReadOut, raw: bool, running: bool) {
-    if raw || proc.info.agent.terminal.is_none() {
+    if proc.info.agent.terminal.is_none() {
+        return;
+    }
+    let secrets = proc.info.agent.secrets_now();
+    if raw && secrets.is_empty() {
         return;
     }
     let stripped = crate::base::ansi::strip(&out.stdout);
-    out.stdout = proc.info.agent.secrets.redact_bytes(stripped.text);
+    let redacted = secrets.redact_bytes(stripped.text.clone());
+    if raw && redacted == stripped.text {
+        return;
+    }
+    out.stdout = redacted;
     if running && stripped.held > 0 {
         out.next_seq -= stripped.held as u64;
         out.capped = true;

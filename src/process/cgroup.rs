@@ -1,5 +1,5 @@
 //! A pids cgroup per command, so that `pids=N` of `YIELDSHELL_LIMITS` holds for a command
-//! and everything it starts (SPEC section 13): a fork bomb fills its own cgroup, gets
+//! and everything it starts: a fork bomb fills its own cgroup, gets
 //! `EAGAIN` from `fork`, and the machine and the server keep answering.
 //!
 //! Where: beneath the server's own pids cgroup (so a cap placed around the server also
@@ -38,13 +38,38 @@ pub struct Cgroups {
     parent: PathBuf,
     /// `pids.max` of each command's cgroup (`None`: the cgroup only tracks ownership).
     max: Option<u64>,
-    counter: AtomicU64,
 }
+
+/// The number in the next cgroup's name. Names are the process's (`yieldshell-<pid>-<n>`)
+/// whichever engine makes them: one counter for the process, so that two engines in one
+/// process never make, and then remove, a cgroup of the same name.
+static NEXT_GROUP: AtomicU64 = AtomicU64::new(0);
+
+/// How many taken names [`Cgroups::create`] passes over before it gives up.
+const LEFT_BEHIND: u32 = 64;
 
 /// One command's cgroup; removed (when empty) by [`CommandGroup::remove`] or on drop.
 #[derive(Debug)]
 pub struct CommandGroup {
     dir: PathBuf,
+    count: parking_lot::Mutex<Count>,
+}
+
+/// The cgroup's process count as last read, with the task count it was read at.
+///
+/// Opening a cgroup file costs 10 to 30 µs (kernfs), a read of an open one about 1 µs: `ps`
+/// of 1,000 records would spend most of its time opening `cgroup.procs`. `pids.current`
+/// (the tasks of the cgroup, where the pids controller is on: v1, or v2 with it enabled) is
+/// kept open and read afresh each time; `cgroup.procs` is read again only when it changed.
+/// (`cgroup.procs` itself cannot be kept open: a v1 re-read returns the list as it was
+/// while reads come less than a second apart.) A process that ends while a thread starts
+/// elsewhere in the cgroup leaves the task count as it was: the process count then lags
+/// until the next change.
+#[derive(Debug, Default)]
+struct Count {
+    tasks_file: Option<fs::File>,
+    tasks: u64,
+    processes: usize,
 }
 
 /// The line of `/proc/self/cgroup` for the v1 `pids` hierarchy, or the v2 line.
@@ -95,7 +120,7 @@ fn mount_points(mountinfo: &str) -> (Option<PathBuf>, Option<PathBuf>) {
 impl Cgroups {
     /// Finds where per-command cgroups with `pids.max = max` can be made, and proves it by
     /// making and removing one. The error is the startup warning's text. Without `max` the
-    /// cgroups only hold a command's processes (SPEC section 15): a v2 hierarchy then needs
+    /// cgroups only hold a command's processes: a v2 hierarchy then needs
     /// no controller.
     pub fn probe(max: Option<u64>) -> Result<Cgroups, String> {
         if !cfg!(target_os = "linux") {
@@ -144,7 +169,6 @@ impl Cgroups {
             version,
             parent,
             max,
-            counter: AtomicU64::new(0),
         };
         let g = c.create().map_err(|e| e.to_string())?;
         g.remove();
@@ -163,19 +187,50 @@ impl Cgroups {
     }
 
     /// Makes a new, empty cgroup for one command, with the configured `pids.max`.
+    ///
+    /// A name can be taken already: an earlier server with this process id may have left
+    /// its cgroup behind (killed, with a process that took longer than its guardian waited).
+    /// Such a cgroup is not this process's: an empty one is removed and its name used, a
+    /// busy one is passed over for the next number.
     pub fn create(&self) -> io::Result<CommandGroup> {
-        let n = self.counter.fetch_add(1, Ordering::Relaxed);
-        let dir = self
-            .parent
-            .join(format!("yieldshell-{}-{n}", std::process::id()));
-        fs::create_dir(&dir).map_err(|e| annotate(e, &dir, "create"))?;
-        let g = CommandGroup { dir };
+        let mut tries = 0;
+        let dir = loop {
+            let n = NEXT_GROUP.fetch_add(1, Ordering::Relaxed);
+            let dir = self
+                .parent
+                .join(format!("yieldshell-{}-{n}", std::process::id()));
+            match fs::create_dir(&dir) {
+                Ok(()) => break dir,
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && tries < LEFT_BEHIND => {
+                    tries += 1;
+                    if fs::remove_dir(&dir).is_ok() && fs::create_dir(&dir).is_ok() {
+                        break dir;
+                    }
+                }
+                Err(e) => return Err(annotate(e, &dir, "create")),
+            }
+        };
+        let g = CommandGroup {
+            count: parking_lot::Mutex::new(Count {
+                tasks_file: fs::File::open(dir.join("pids.current")).ok(),
+                ..Count::default()
+            }),
+            dir,
+        };
         if let Some(max) = self.max {
             fs::write(g.dir.join("pids.max"), max.to_string())
                 .map_err(|e| annotate(e, &g.dir.join("pids.max"), "write"))?;
         }
         Ok(g)
     }
+}
+
+/// The cgroup's task count now, read from its kept `pids.current`.
+fn tasks_of(c: &Count) -> Option<u64> {
+    use crate::base::sys::ext::FileExt;
+    let mut buf = [0u8; 24];
+    let n = c.tasks_file.as_ref()?.read_at(&mut buf, 0).ok()?;
+    std::str::from_utf8(&buf[..n]).ok()?.trim().parse().ok()
 }
 
 fn annotate(e: io::Error, path: &Path, what: &str) -> io::Error {
@@ -202,10 +257,43 @@ impl CommandGroup {
         pids
     }
 
+    /// Records that `n` processes were just started in the cgroup, one thread each (the
+    /// stages of a launch, before anything else can be in it).
+    pub fn started(&self, n: usize) {
+        let mut c = self.count.lock();
+        c.tasks = n as u64;
+        c.processes = n;
+    }
+
+    /// How many processes the cgroup holds now (see [`Count`]: `cgroup.procs` is read only
+    /// when the task count changed since the last look).
+    pub fn process_count(&self) -> usize {
+        let mut c = self.count.lock();
+        match tasks_of(&c) {
+            Some(t) if t == c.tasks => c.processes,
+            Some(0) => {
+                c.tasks = 0;
+                c.processes = 0;
+                0
+            }
+            Some(t) => {
+                c.tasks = t;
+                c.processes = self.pids().len();
+                c.processes
+            }
+            None => self.pids().len(),
+        }
+    }
+
     /// Whether no process is left in the cgroup. A cgroup that cannot be read counts as
     /// empty (it was removed, or the hierarchy is gone).
     pub fn is_empty(&self) -> bool {
         use std::io::Read;
+        // The kept task count first (a read, not an open): a task is counted until it is
+        // reaped, and the reaper reaps before it asks.
+        if let Some(tasks) = tasks_of(&self.count.lock()) {
+            return tasks == 0;
+        }
         let Ok(mut f) = fs::File::open(self.dir.join("cgroup.procs")) else {
             return true;
         };
@@ -226,8 +314,10 @@ impl CommandGroup {
         })
     }
 
-    /// Removes the cgroup if it is empty; true when it is gone.
+    /// Removes the cgroup if it is empty; true when it is gone. Its kept `pids.current` is
+    /// closed first: a finished record holds no descriptor.
     pub fn remove(&self) -> bool {
+        self.count.lock().tasks_file = None;
         match fs::remove_dir(&self.dir) {
             Ok(()) => true,
             Err(e) if e.kind() == io::ErrorKind::NotFound => true,
@@ -262,6 +352,46 @@ mod tests {
         let (v1, v2) = mount_points(mi);
         assert_eq!(v1, Some(PathBuf::from("/sys/fs/cgroup/pids")));
         assert_eq!(v2, Some(PathBuf::from("/sys/fs/cgroup/unified")));
+    }
+
+    /// Names an earlier process with this pid left behind: an empty one is taken over, a
+    /// busy one (here: a directory holding a file, which `rmdir` refuses as it refuses a
+    /// cgroup with processes) is passed over and stays as it was.
+    #[test]
+    fn names_left_by_an_earlier_process_are_reclaimed_or_passed_over() {
+        let parent = std::env::temp_dir().join(format!(
+            "yieldshell-cgroup-names-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = fs::remove_dir_all(&parent);
+        fs::create_dir(&parent).unwrap();
+        let cgroups = Cgroups {
+            version: Version::V2,
+            parent: parent.clone(),
+            max: None,
+        };
+        let next = NEXT_GROUP.load(Ordering::Relaxed);
+        let name = |n: u64| parent.join(format!("yieldshell-{}-{n}", std::process::id()));
+        for n in next..next + 8 {
+            fs::create_dir(name(n)).unwrap();
+            if n % 2 == 0 {
+                fs::write(name(n).join("busy"), "").unwrap();
+            }
+        }
+        let made: Vec<_> = (0..6).map(|_| cgroups.create().unwrap()).collect();
+        for g in &made {
+            assert!(
+                !g.dir().join("busy").exists(),
+                "took a busy name: {:?}",
+                g.dir()
+            );
+        }
+        for n in (next..next + 8).filter(|n| n % 2 == 0) {
+            assert!(name(n).join("busy").exists(), "a busy one was touched");
+        }
+        drop(made);
+        fs::remove_dir_all(&parent).unwrap();
     }
 
     /// Where this machine allows it (root with a v1 pids hierarchy, or delegation), a
@@ -302,5 +432,36 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
         assert!(g.remove(), "cgroup still busy: {:?}", g.pids());
+    }
+
+    /// The kept count follows processes that join and leave, read afresh after a change.
+    #[test]
+    fn the_process_count_follows_the_cgroup() {
+        let Ok(cgroups) = Cgroups::probe(None) else {
+            eprintln!("skipped: no cgroup can be made here");
+            return;
+        };
+        // Another test's `Cgroups` in this process counts the same names: skip theirs.
+        let g = (0..100)
+            .find_map(|_| cgroups.create().ok())
+            .expect("create a cgroup");
+        assert_eq!(g.process_count(), 0);
+        let mut children = Vec::new();
+        for n in 1..=3 {
+            let child = std::process::Command::new("sleep")
+                .arg("30")
+                .spawn()
+                .unwrap();
+            fs::write(g.dir().join("cgroup.procs"), child.id().to_string()).unwrap();
+            children.push(child);
+            assert_eq!(g.process_count(), n);
+            assert_eq!(g.process_count(), n, "read again without a change");
+        }
+        for (i, mut child) in children.into_iter().enumerate() {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            assert_eq!(g.process_count(), 2 - i);
+        }
+        assert!(g.remove());
     }
 }

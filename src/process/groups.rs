@@ -1,16 +1,15 @@
 //! The live process groups of this server's records, with their leaders' start times,
-//! and the guardian's pid and pipe: what `tree` reads to tell a record's leader from an
-//! orphan, and what `guardian` writes when groups start and end.
+//! and the guardian's pid: what `tree` reads to tell a record's leader from an orphan
+//! (`guardian` keeps them when groups start and end).
+//!
+//! Statics, not an engine's: the kernel gives a process one set of children, whichever
+//! engine started them, and `tree` reads which of them lead live groups.
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::Write;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::OnceLock;
 
 use parking_lot::Mutex;
 
-pub(crate) static PIPE: OnceLock<Option<Mutex<File>>> = OnceLock::new();
 /// The guardian's pid (0 until it started): a child of the server that is not a command.
 pub(crate) static PID: AtomicU32 = AtomicU32::new(0);
 /// The process groups of live records, as announced (so `tree` can tell a record's stage
@@ -51,14 +50,3 @@ pub(crate) const STARTS_KEPT: usize = 4096;
 #[allow(clippy::type_complexity)]
 pub(crate) static STARTS: Mutex<Option<(HashMap<u32, u64>, std::collections::VecDeque<u32>)>> =
     Mutex::new(None);
-
-/// Tells the guardian about a process that was re-parented to the server (`pid`, with its
-/// start time from `/proc/<pid>/stat`, which tells it from a later process of the same
-/// pid): a SIGKILL of the server must not let it survive, even when its environment (and
-/// so its marker) cannot be read.
-pub fn announce_orphan(pid: u32, start: u64) {
-    if let Some(Some(pipe)) = PIPE.get() {
-        let line = format!("o{pid} {start}\n");
-        let _ = pipe.lock().write_all(line.as_bytes());
-    }
-}

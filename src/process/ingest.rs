@@ -9,9 +9,9 @@
 //! first, then the pipe into the epoll set, so the thread never sees a token it cannot
 //! find. On other systems each record gets its own pump thread (`process::pump`).
 
+use crate::base::sys::fd::AsFd;
 use std::collections::HashMap;
 use std::fs::File;
-use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -19,7 +19,7 @@ use parking_lot::Mutex;
 
 use crate::base::ring::{STDERR, STDOUT};
 use crate::base::sys;
-use crate::policy::redact::{Filter, Secrets};
+use crate::policy::redact::{Filter, Source};
 use crate::process::record::{self as process, Proc};
 
 struct Entry {
@@ -68,10 +68,10 @@ impl Ingest {
         proc: &Arc<Proc>,
         stdout: Option<File>,
         stderr: Option<File>,
-        secrets: &Arc<Secrets>,
+        secrets: &Arc<dyn Source>,
     ) {
         for (stream, file) in [(STDOUT, stdout), (STDERR, stderr)] {
-            let mut filter = Filter::new(secrets.clone());
+            let mut filter = Filter::live(secrets.clone());
             let Some(file) = file else {
                 proc.take_output(stream, &mut filter, None);
                 continue;

@@ -1,4 +1,4 @@
-//! Is a command waiting for input? (SPEC section 13: `awaiting_input`, `prompt`.)
+//! Is a command waiting for input? (`awaiting_input`, `prompt`.)
 //!
 //! A process of the record is "blocked reading its input" when it sleeps in a system call
 //! that waits for the record's stdin: `read`/`readv`/`pread64` on a descriptor that is the
@@ -96,6 +96,9 @@ pub fn blocked_readers(groups: &[(u32, &Input)]) -> Vec<Option<u32>> {
 /// (pid, group) for every process whose process group or session is one of `groups`.
 fn members(groups: &[u32]) -> Vec<(u32, u32)> {
     let mut out = Vec::new();
+    if !crate::base::sys::PROC_FS {
+        return out;
+    }
     let Ok(dir) = fs::read_dir("/proc") else {
         return out;
     };
@@ -219,8 +222,8 @@ pub fn prompt_of(text: &str, max: usize) -> &str {
 #[cfg(all(test, target_os = "linux"))] // Reads /proc, as the module does.
 mod tests {
     use super::*;
+    use crate::base::sys::ext::MetadataExt;
     use std::io::Read;
-    use std::os::unix::fs::MetadataExt;
     use std::os::unix::process::CommandExt;
     use std::process::{Child, Command, Stdio};
     use std::time::{Duration, Instant};
@@ -262,7 +265,7 @@ mod tests {
             .stderr(Stdio::null())
             .process_group(0);
         let child = cmd.spawn().unwrap();
-        let fd = std::os::fd::AsRawFd::as_raw_fd(child.stdin.as_ref().unwrap());
+        let fd = crate::base::sys::fd::AsRawFd::as_raw_fd(child.stdin.as_ref().unwrap());
         let ino = fs::metadata(format!("/proc/self/fd/{fd}")).unwrap().ino();
         (child, Input::Pipe(ino))
     }
@@ -331,7 +334,7 @@ mod tests {
 
     #[test]
     fn a_reader_on_a_terminal_is_found() {
-        use std::os::fd::AsRawFd;
+        use crate::base::sys::fd::AsRawFd;
         let (mut master, slave, path) = crate::base::sys::open_pty(24, 80).unwrap();
         let env: Vec<(std::ffi::OsString, std::ffi::OsString)> =
             vec![("PATH".into(), "/usr/bin:/bin".into())];

@@ -5,7 +5,8 @@
 //! (`ingest`, one epoll thread), reaping them and enforcing deadlines (`reaper`), finding
 //! every process a command started (`tree`), the guardian that cleans up after a SIGKILL of
 //! the server (`guardian`), pseudo-terminals (`pty`), whether a command waits for input
-//! (`inputwait`), per-command cgroups (`cgroup`), the registry of live groups (`groups`) and
+//! (`inputwait`), per-command cgroups (`cgroup`), each sandboxed call's temporary
+//! directory (`tmpdir`), the registry of live groups (`groups`) and
 //! the agent-facing glue of records
 //! (`agents`: non-interactive environment, limits, input-wait states, terminal shaping).
 //!
@@ -24,4 +25,5 @@ pub mod reaper;
 pub mod record;
 pub mod spawn;
 pub mod table;
+pub mod tmpdir;
 pub mod tree;

@@ -1,4 +1,4 @@
-//! Commands on a pseudo-terminal (`exec` with `tty: true`, SPEC section 13).
+//! Commands on a pseudo-terminal (`exec` with `tty: true`).
 //!
 //! The command gets a fresh terminal: its stdin, stdout and stderr are the terminal's
 //! child side, which is also its session's controlling terminal (so `/dev/tty` works, job
@@ -120,7 +120,8 @@ mod tests {
             "read x; echo got:$x; echo ready; exec sleep 100".to_string(),
         ];
         let mut t = spawn("/bin/sh", "sh", &args, &env, Path::new("/"), (24, 80), None).unwrap();
-        let size = |f: &File| sys::get_winsize(std::os::fd::AsRawFd::as_raw_fd(f)).unwrap();
+        let size =
+            |f: &File| sys::get_winsize(crate::base::sys::fd::AsRawFd::as_raw_fd(f)).unwrap();
         assert_eq!(size(&t.output), (24, 80));
         t.input.write_all(b"hello\n").unwrap();
         let mut seen = Vec::new();
@@ -131,7 +132,7 @@ mod tests {
             seen.extend_from_slice(&buf[..n]);
         }
         assert!(String::from_utf8_lossy(&seen).contains("got:hello"));
-        sys::set_winsize(std::os::fd::AsRawFd::as_raw_fd(&t.output), 30, 100).unwrap();
+        sys::set_winsize(crate::base::sys::fd::AsRawFd::as_raw_fd(&t.output), 30, 100).unwrap();
         assert_eq!(size(&t.output), (30, 100));
         // Ctrl-C once `sleep` runs (a ^C that reaches the shell before is deferred by it):
         // the terminal signals the foreground group; sleep ends and the master reads end

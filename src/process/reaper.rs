@@ -18,16 +18,14 @@
 //! leader it does not know yet.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::{Read, Write};
-use std::os::fd::AsFd;
-use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use parking_lot::Mutex;
 
-use crate::base::sys;
+use crate::base::sys::{self, libc};
+use crate::process::guardian::Guardian;
 use crate::process::record::{EndReason, Proc};
 
 /// What the reaper is asked to do.
@@ -42,9 +40,11 @@ pub enum Cmd {
 #[derive(Clone)]
 pub struct Reaper {
     tx: Sender<Cmd>,
-    waker: Arc<UnixStream>,
+    waker: Arc<sys::ExitWaker>,
     /// Every stage of every record by pid, registered before its fork can be reaped.
     pub leaders: Arc<Mutex<HashMap<u32, Arc<Proc>>>>,
+    /// The server's guardian, watched by this thread.
+    pub guardian: Arc<Guardian>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -63,36 +63,40 @@ impl Reaper {
     pub fn start() -> std::io::Result<Reaper> {
         // Unbounded: commands are small and few (one per spawn or stop).
         let (tx, rx) = crossbeam_channel::unbounded();
-        let (wake_read, wake_write) = UnixStream::pair()?;
-        wake_read.set_nonblocking(true)?;
-        wake_write.set_nonblocking(true)?;
-        signal_hook::low_level::pipe::register(libc::SIGCHLD, wake_write.try_clone()?)?;
+        let (wake_read, wake_write) = sys::exit_wake()?;
         let leaders: Arc<Mutex<HashMap<u32, Arc<Proc>>>> = Arc::default();
+        let guardian: Arc<Guardian> = Arc::default();
         let reaper = Reaper {
             tx,
             waker: Arc::new(wake_write),
             leaders: leaders.clone(),
+            guardian: guardian.clone(),
         };
         std::thread::Builder::new()
             .name("reaper".into())
             .stack_size(256 * 1024)
-            .spawn(move || run(rx, wake_read, leaders))?;
+            .spawn(move || run(rx, wake_read, leaders, guardian))?;
         Ok(reaper)
     }
 
     /// Sends a command; a dead reaper means shutdown is under way, so errors are ignored.
     pub fn send(&self, cmd: Cmd) {
         if self.tx.send(cmd).is_ok() {
-            // A full socket already holds a wake-up: losing this byte is harmless.
-            let _ = (&*self.waker).write(&[1]);
+            self.waker.wake();
         }
     }
 }
 
-fn run(rx: Receiver<Cmd>, mut wake: UnixStream, leaders: Arc<Mutex<HashMap<u32, Arc<Proc>>>>) {
+fn run(
+    rx: Receiver<Cmd>,
+    mut wake: sys::ExitWake,
+    leaders: Arc<Mutex<HashMap<u32, Arc<Proc>>>>,
+    guardian: Arc<Guardian>,
+) {
     let mut jobs: BTreeMap<(Instant, u64), (Job, Arc<Proc>)> = BTreeMap::new();
     let mut seq = 0u64;
     let mut awaiting: Vec<Arc<Proc>> = Vec::new();
+    let mut guardian_at: Option<Instant> = None;
     loop {
         let now = Instant::now();
         let mut wake_at = jobs.keys().next().map(|(at, _)| *at);
@@ -100,16 +104,17 @@ fn run(rx: Receiver<Cmd>, mut wake: UnixStream, leaders: Arc<Mutex<HashMap<u32, 
             let check = now + GROUP_CHECK;
             wake_at = Some(wake_at.map_or(check, |w| w.min(check)));
         }
+        if let Some(at) = guardian_at {
+            wake_at = Some(wake_at.map_or(at, |w| w.min(at)));
+        }
         let timeout = wake_at.map_or(Duration::from_secs(3600), |w| {
             w.saturating_duration_since(now)
         });
         // Round up, so that a deadline less than a millisecond away is not a busy loop.
         let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
-        if let Err(e) = sys::poll_read2([Some(wake.as_fd()), None], ms) {
+        if let Err(e) = wake.wait(ms) {
             crate::base::log::error!("poll failed in the reaper: {e}");
         }
-        let mut drain = [0u8; 256];
-        while matches!(wake.read(&mut drain), Ok(n) if n > 0) {}
         let mut due: Vec<(Instant, Job, Arc<Proc>)> = Vec::new();
         loop {
             match rx.try_recv() {
@@ -119,7 +124,9 @@ fn run(rx: Receiver<Cmd>, mut wake: UnixStream, leaders: Arc<Mutex<HashMap<u32, 
                 Err(TryRecvError::Disconnected) => return,
             }
         }
-        if reap_all(&leaders, &mut awaiting) {
+        // Before reaping: a stop of the guardian is seen only by a wait for it.
+        guardian.watch();
+        if reap_all(&leaders, &mut awaiting, &guardian) {
             // Deadlines of finished records are moot: drop them now rather than at their
             // due time (a default timeout is an hour away), so that the records' buffers
             // are freed when the table lets go of them.
@@ -164,12 +171,17 @@ fn run(rx: Receiver<Cmd>, mut wake: UnixStream, leaders: Arc<Mutex<HashMap<u32, 
             seq += 1;
             jobs.insert((at, seq), (job, proc));
         }
-        awaiting.retain(|p| !p.check_group());
+        awaiting.retain(|p| !p.check_group(&guardian));
+        guardian_at = guardian.watch();
     }
 }
 
 /// Reaps every exited child; returns whether anything was reaped.
-fn reap_all(leaders: &Mutex<HashMap<u32, Arc<Proc>>>, awaiting: &mut Vec<Arc<Proc>>) -> bool {
+fn reap_all(
+    leaders: &Mutex<HashMap<u32, Arc<Proc>>>,
+    awaiting: &mut Vec<Arc<Proc>>,
+    guardian: &Guardian,
+) -> bool {
     let mut reaped = false;
     // Holding the lock while reaping keeps a pipeline's first stage unreaped (a zombie, so
     // its process group still exists) until every stage has joined that group.
@@ -178,14 +190,14 @@ fn reap_all(leaders: &Mutex<HashMap<u32, Arc<Proc>>>, awaiting: &mut Vec<Arc<Pro
         match sys::reap_any() {
             Ok(Some((pid, status))) => {
                 reaped = true;
-                if let Some(proc) = leaders.remove(&pid) {
-                    crate::base::log::debug!("{} stage {pid} exited: {status:?}", proc.info.id);
-                    proc.on_stage_exit(pid, status);
-                    if proc.lock().leader.is_some()
-                        && !awaiting.iter().any(|p| Arc::ptr_eq(p, &proc))
-                    {
-                        awaiting.push(proc);
-                    }
+                let Some(proc) = leaders.remove(&pid) else {
+                    guardian.reaped(pid, status);
+                    continue;
+                };
+                crate::base::log::debug!("{} stage {pid} exited: {status:?}", proc.info.id);
+                proc.on_stage_exit(pid, status);
+                if proc.lock().leader.is_some() && !awaiting.iter().any(|p| Arc::ptr_eq(p, &proc)) {
+                    awaiting.push(proc);
                 }
             }
             Ok(None) => return reaped,

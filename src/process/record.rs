@@ -18,8 +18,6 @@
 
 use std::fs::File;
 use std::io::{self, Read, Write};
-#[cfg(not(target_os = "linux"))]
-use std::os::fd::AsFd;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -28,10 +26,13 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 use crate::base::ring::Output;
 #[cfg(not(target_os = "linux"))]
 use crate::base::ring::{STDERR, STDOUT};
+#[cfg(not(target_os = "linux"))]
+use crate::base::sys::fd::AsFd;
+use crate::base::sys::libc;
 use crate::base::sys::{self, WaitStatus};
 use crate::policy::redact::Filter;
 #[cfg(not(target_os = "linux"))]
-use crate::policy::redact::Secrets;
+use crate::policy::redact::Source;
 use crate::process::cgroup::CommandGroup;
 use crate::process::inputwait::Input;
 use crate::process::pty::Terminal;
@@ -90,8 +91,11 @@ pub struct Info {
     pub pid: u32,
     /// Pids of every stage, in pipeline order (one entry for a shell command). Each stage
     /// leads its own session and process group, so these are also the record's process
-    /// group ids. The record's exit status is the last stage's, as in a shell pipeline.
+    /// group ids. The record's exit status is that of the first stage that failed (see
+    /// `State::failed_stage`), else the last stage's.
     pub stages: Vec<u32>,
+    /// The program of each stage as the caller wrote it (`argv[0]`), to name a failed one.
+    pub stage_names: Vec<String>,
     /// Stop the group when a stream exceeds this many bytes (trusted mode).
     pub output_cap: Option<u64>,
     /// The command as given (redacted).
@@ -106,7 +110,7 @@ pub struct Info {
     pub started: Instant,
     /// Environment marker value that proves a descendant is ours.
     pub marker: String,
-    /// Terminal, stdin identity and cgroup (SPEC section 13).
+    /// Terminal, stdin identity and cgroup.
     pub agent: crate::process::record::RecordExtras,
 }
 
@@ -125,6 +129,9 @@ pub struct State {
     pub eof: [bool; 2],
     /// When the record finished.
     pub ended: Option<(Instant, SystemTime)>,
+    /// When SIGKILL was first sent to the record (by `stop`'s escalation, a timeout or a
+    /// cancel): what `stop` waits on before it reports that the record outlived it.
+    pub sigkill_at: Option<Instant>,
     /// Why it is ending.
     pub reason: EndReason,
     /// A failure writing the initial stdin.
@@ -132,7 +139,7 @@ pub struct State {
     /// When output last arrived.
     pub last_output: Instant,
     /// Where a read without `since_seq` goes on, per `streams` choice (both, stdout,
-    /// stderr); 0 before the first answer. Only moves forward (SPEC section 14).
+    /// stderr); 0 before the first answer. Only moves forward.
     pub cursors: [u64; 3],
 }
 
@@ -160,6 +167,24 @@ impl State {
         let over = |i| self.output.bytes_total(i) > cap;
         let stream = if over(0) || !over(1) { 0 } else { 1 };
         Some((stream, cap, self.output.bytes_total(stream)))
+    }
+
+    /// The first stage of a pipeline that failed, in pipeline order, with its exit: a
+    /// non-zero status or a signal. A stage before the last one that was killed by SIGPIPE
+    /// has not failed: a later stage stopped reading (`seq 1 1000000 | head -1`).
+    pub fn failed_stage(&self) -> Option<(usize, WaitStatus)> {
+        let last = self.stage_exits.len().checked_sub(1)?;
+        if last == 0 {
+            return None;
+        }
+        self.stage_exits
+            .iter()
+            .enumerate()
+            .find_map(|(i, e)| match e {
+                Some(WaitStatus::Exited(0)) | None => None,
+                Some(WaitStatus::Signaled(libc::SIGPIPE)) if i < last => None,
+                Some(status) => Some((i, *status)),
+            })
     }
 
     /// The leader's exit code and signal name, if reaped.
@@ -220,6 +245,7 @@ impl Proc {
                 leader: None,
                 stage_exits: vec![None; stages],
                 group_gone: false,
+                sigkill_at: None,
                 eof: [false, false],
                 ended: None,
                 reason: EndReason::Natural,
@@ -285,6 +311,7 @@ impl Proc {
         match data {
             None => {
                 filter.finish(&mut |bytes| out.push(stream, bytes));
+                out.close(stream);
                 st.eof[stream] = true;
                 if st.maybe_finish() {
                     self.release_stdin();
@@ -335,8 +362,10 @@ impl Proc {
             st.stage_exits[i] = Some(status);
         }
         if st.stage_exits.iter().all(Option::is_some) {
+            // A pipeline fails with its first failed stage, as MCP Shell Server reported it.
             let last = st.stage_exits.last().copied().flatten().unwrap_or(status);
-            st.leader = Some((last, Instant::now()));
+            let exit = st.failed_stage().map_or(last, |(_, failed)| failed);
+            st.leader = Some((exit, Instant::now()));
             if st.maybe_finish() {
                 self.release_stdin();
             }
@@ -347,7 +376,7 @@ impl Proc {
 
     /// Called by the reaper: checks under the lock whether the group is empty now.
     /// Returns true when it is (and records it).
-    pub fn check_group(&self) -> bool {
+    pub fn check_group(&self, guardian: &crate::process::guardian::Guardian) -> bool {
         let mut st = self.state.lock();
         if !st.group_gone
             && !self.info.stages.iter().any(|&pgid| sys::group_exists(pgid))
@@ -355,11 +384,11 @@ impl Proc {
         {
             st.group_gone = true;
             for &pgid in &self.info.stages {
-                crate::process::guardian::announce(pgid, false);
+                guardian.announce(pgid, false);
             }
             // What this record left behind (re-parented to the server) must not outlive a
             // SIGKILL of the server: tell the guardian, before anyone learns it finished.
-            tree::note_orphans();
+            tree::note_orphans(guardian);
             if st.maybe_finish() {
                 self.release_stdin();
             }
@@ -393,7 +422,10 @@ impl Proc {
     /// record).
     pub fn signal_group(&self, signal: i32) -> bool {
         let sent_group = {
-            let st = self.state.lock();
+            let mut st = self.state.lock();
+            if signal == libc::SIGKILL && st.sigkill_at.is_none() {
+                st.sigkill_at = Some(Instant::now());
+            }
             !st.group_gone && self.killpg_all(signal)
         };
         sent_group | (self.info.agent.signal_cgroup(signal) > 0)
@@ -408,13 +440,28 @@ impl Proc {
         // the tree is whole, before the group's signal ends a parent and its children move
         // to the server.
         let strays = self.info.agent.cgroup.is_none()
-            && tree::signal_strays(&self.info.marker, &self.info.stages, signal) > 0;
+            && tree::signal_strays(
+                &self.info.marker,
+                &self.info.stages,
+                signal,
+                self.info
+                    .agent
+                    .guardian
+                    .as_deref()
+                    .map(|g| g as &dyn tree::Orphans),
+            ) > 0;
         self.signal_group(signal) | strays
     }
 
-    /// How many processes of the record live now, when it has a cgroup to count them in.
+    /// How many processes of the record live now, when it has a cgroup (Linux) or a job
+    /// (Windows) to count them in.
     pub fn live_processes(&self) -> Option<usize> {
-        self.info.agent.cgroup.as_ref().map(|g| g.pids().len())
+        self.info
+            .agent
+            .cgroup
+            .as_ref()
+            .map(|g| g.process_count())
+            .or_else(|| sys::group_process_count(*self.info.stages.first()?))
     }
 
     /// Ends the record even though a pipe is still open (a descendant we could not find
@@ -505,8 +552,11 @@ pub const PUMP_STACK: usize = READ_CHUNK + 64 * 1024;
 /// Reads both pipes until end of file, filtering into the ring. Runs on its own thread
 /// (where there is no epoll; on Linux `ingest` reads every pipe).
 #[cfg(not(target_os = "linux"))]
-pub fn pump(proc: Arc<Proc>, stdout: Option<File>, stderr: Option<File>, secrets: Arc<Secrets>) {
-    let mut filters = [Filter::new(secrets.clone()), Filter::new(secrets)];
+pub fn pump(proc: Arc<Proc>, stdout: Option<File>, stderr: Option<File>, secrets: Arc<dyn Source>) {
+    if sys::PIPE_THREADS {
+        return pump_threads(proc, stdout, stderr, secrets);
+    }
+    let mut filters = [Filter::live(secrets.clone()), Filter::live(secrets)];
     let mut files = [stdout, stderr];
     for stream in [STDOUT, STDERR] {
         if files[stream].is_none() {
@@ -551,6 +601,52 @@ pub fn pump(proc: Arc<Proc>, stdout: Option<File>, stderr: Option<File>, secrets
     }
 }
 
+/// [`pump`] where pipes cannot be polled (Windows): stderr on a thread of its own, stdout
+/// on this one.
+#[cfg(not(target_os = "linux"))]
+fn pump_threads(
+    proc: Arc<Proc>,
+    stdout: Option<File>,
+    stderr: Option<File>,
+    secrets: Arc<dyn Source>,
+) {
+    if let Some(file) = stderr {
+        let (p, s) = (proc.clone(), secrets.clone());
+        let started = std::thread::Builder::new()
+            .name("pump-stderr".into())
+            .stack_size(PUMP_STACK)
+            .spawn(move || pump_one(&p, STDERR, Some(file), s));
+        if let Err(e) = started {
+            crate::base::log::warn!("cannot read the stderr of {}: {e}", proc.info.id);
+            proc.take_output(STDERR, &mut Filter::live(secrets.clone()), None);
+        }
+    } else {
+        pump_one(&proc, STDERR, None, secrets.clone());
+    }
+    pump_one(&proc, STDOUT, stdout, secrets);
+}
+
+/// Reads one pipe until end of file, filtering into the ring.
+#[cfg(not(target_os = "linux"))]
+fn pump_one(proc: &Proc, stream: usize, file: Option<File>, secrets: Arc<dyn Source>) {
+    let mut filter = Filter::live(secrets);
+    let Some(mut file) = file else {
+        proc.take_output(stream, &mut filter, None);
+        return;
+    };
+    let mut buf = [0u8; READ_CHUNK];
+    loop {
+        match read_chunk(&mut file, &mut buf) {
+            Some(0) => {
+                proc.take_output(stream, &mut filter, None);
+                return;
+            }
+            Some(n) => proc.take_output(stream, &mut filter, Some(&buf[..n])),
+            None => (),
+        }
+    }
+}
+
 /// Reads once; `Some(0)` is end of file (or an error, which ends the stream the same way),
 /// `None` means try again later.
 pub fn read_chunk(file: &mut File, buf: &mut [u8]) -> Option<usize> {
@@ -571,12 +667,40 @@ pub struct RecordExtras {
     pub terminal: Option<Terminal>,
     /// What the command's stdin is, when the server holds its other end.
     pub input: Option<Input>,
-    /// The command's cgroup: every process it starts (SPEC section 15), capped by `pids`.
+    /// The command's cgroup: every process it starts, capped by `pids`.
     pub cgroup: Option<CommandGroup>,
-    /// The secrets its output is redacted with (server's and call's), for a terminal's
+    /// The secrets in force (the server's and every kept record's), for a terminal's
     /// reads: removing escape sequences can join the pieces of a secret that the stream's
     /// filter saw apart (`hunt\x1b[0mer2`), so the cleaned text is redacted again.
-    pub secrets: std::sync::Arc<crate::policy::redact::Secrets>,
+    pub secrets: Option<std::sync::Arc<crate::policy::secrets::LiveSecrets>>,
+    /// The call's own secrets in that set, for as long as the record is kept.
+    pub _lease: crate::policy::secrets::Lease,
+    /// The call's private temporary directory (kernel sandbox on, trusted mode), emptied and
+    /// given back when the record ends.
+    pub tmp: Option<crate::process::tmpdir::CallDir>,
+    /// The server's guardian, told about the orphans a signal to the record finds.
+    pub guardian: Option<std::sync::Arc<crate::process::guardian::Guardian>>,
+    /// The call's protected paths and the protected names it did not find, to report
+    /// those it creates (`YIELDSHELL_PROTECTED_PATHS`).
+    pub protected: Option<crate::policy::sandbox::protected::Watch>,
+}
+
+impl RecordExtras {
+    /// The line of a result about the call's protected paths (`protected::Watch::line`):
+    /// the names it created, and what is protected when `shown` (the output in the
+    /// answer) has a write refused.
+    pub fn protected_line(&self, shown: &[&[u8]]) -> Option<String> {
+        use crate::policy::sandbox::protected::shows_refused_write;
+        let watch = self.protected.as_ref()?;
+        watch.line(shown.iter().any(|s| shows_refused_write(s)))
+    }
+
+    /// The secrets in force now.
+    pub fn secrets_now(&self) -> std::sync::Arc<crate::policy::redact::Secrets> {
+        self.secrets
+            .as_ref()
+            .map_or_else(Default::default, |s| s.current())
+    }
 }
 
 impl crate::policy::trusted::git::lock::Ends for Proc {

@@ -9,6 +9,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use crate::base::config;
+use crate::base::sys::libc;
 use crate::base::sys::{self, SpawnSpec};
 use crate::policy::trusted::Stage;
 
@@ -71,7 +72,7 @@ pub struct Launch {
     pub terminal: Option<(u16, u16)>,
     /// First bytes of each stream kept for good (default `YIELDSHELL_HEAD_BYTES`).
     pub head_bytes: Option<usize>,
-    /// Trusted mode: the admission of git and file-writing stages (`trusted::gitlock`),
+    /// Trusted mode: the admission of git and file-writing stages (`trusted::git::lock`),
     /// attached to the record once it is started.
     pub git_ticket: Option<crate::policy::trusted::git::lock::Ticket>,
 }
@@ -81,6 +82,70 @@ pub(crate) struct Started {
     pub stdin: Option<std::fs::File>,
     pub stdout: Option<std::fs::File>,
     pub stderr: Option<std::fs::File>,
+    /// The terminal, when the command runs on one.
+    pub terminal: Option<crate::process::pty::Terminal>,
+}
+
+/// Why a launch's stages could not start: the message, and the errno of the failed
+/// spawn when the spawn itself gives one (the program's exec, or a system call of the
+/// spawn in the server); a step a child takes before its exec gives none (its message
+/// names the step).
+pub(crate) struct StartError {
+    pub message: String,
+    pub errno: Option<i32>,
+}
+
+impl From<String> for StartError {
+    fn from(message: String) -> StartError {
+        StartError {
+            message,
+            errno: None,
+        }
+    }
+}
+
+/// Starts the stages of a launch, on a new terminal of `terminal` (rows, cols; the first
+/// stage only) or with pipes ([`spawn_stages`]); the child of stage `i` applies
+/// `setups[i]` to itself before it executes.
+pub(crate) fn start(
+    stages: &[Stage],
+    env: &[(OsString, OsString)],
+    cwd: &std::path::Path,
+    stdin: StdinSource,
+    stdout_file: Option<std::fs::File>,
+    terminal: Option<(u16, u16)>,
+    setups: &[Option<sys::ChildSetup<'_>>],
+) -> Result<Started, StartError> {
+    let Some(size) = terminal else {
+        return spawn_stages(stages, env, cwd, stdin, stdout_file, setups);
+    };
+    let setup = setups.first().and_then(Option::as_ref);
+    let stage = stages.first().ok_or_else(|| "nothing to run".to_string())?;
+    let command = stage_command(stage);
+    let t = crate::process::pty::spawn(
+        &command.program,
+        &command.arg0,
+        &command.args,
+        env,
+        cwd,
+        size,
+        setup,
+    )
+    .map_err(|e| StartError {
+        message: format!(
+            "cannot start {} on a terminal: {}",
+            stage.program,
+            config::plain_io(&e)
+        ),
+        errno: exec_errno(&e),
+    })?;
+    Ok(Started {
+        pids: vec![t.pid],
+        stdin: Some(t.input),
+        stdout: Some(t.output),
+        stderr: None,
+        terminal: Some(t.terminal),
+    })
 }
 
 /// Spawns the stages with pipes between them and one shared stderr pipe; each stage leads
@@ -92,12 +157,15 @@ pub(crate) fn spawn_stages(
     cwd: &std::path::Path,
     stdin: StdinSource,
     stdout_file: Option<std::fs::File>,
-    setup: Option<&sys::ChildSetup<'_>>,
-) -> Result<Started, String> {
+    setups: &[Option<sys::ChildSetup<'_>>],
+) -> Result<Started, StartError> {
+    use crate::base::sys::fd::OwnedFd;
     use std::fs::File;
-    use std::os::fd::OwnedFd;
-    let io_err = |what: &str, e: std::io::Error| format!("cannot {what}: {}", config::plain_io(&e));
-    let (err_read, err_write) = std::io::pipe().map_err(|e| io_err("create a pipe", e))?;
+    let io_err = |what: &str, e: &std::io::Error| format!("cannot {what}: {}", config::plain_io(e));
+    let (err_read, err_write) = std::io::pipe().map_err(|e| StartError {
+        message: io_err("create a pipe", &e),
+        errno: e.raw_os_error(),
+    })?;
     let err_write = File::from(OwnedFd::from(err_write));
     let mut pids: Vec<u32> = Vec::new();
     let mut parent_stdin = None;
@@ -105,11 +173,11 @@ pub(crate) fn spawn_stages(
     let mut next_input: Option<File> = None;
     let mut first_stdin = Some(stdin);
     let mut stdout_file = stdout_file;
-    let fail = |pids: &[u32], msg: String| {
+    let fail = |pids: &[u32], message: String, errno: Option<i32>| {
         for &pgid in pids {
             let _ = sys::killpg(pgid, libc::SIGKILL);
         }
-        msg
+        StartError { message, errno }
     };
     for (i, stage) in stages.iter().enumerate() {
         let last = i + 1 == stages.len();
@@ -122,7 +190,8 @@ pub(crate) fn spawn_stages(
         let (stdout, keep_read) = if last {
             (stdout_file.take(), None)
         } else {
-            let (r, w) = std::io::pipe().map_err(|e| fail(&pids, io_err("create a pipe", e)))?;
+            let (r, w) = std::io::pipe()
+                .map_err(|e| fail(&pids, io_err("create a pipe", &e), e.raw_os_error()))?;
             (
                 Some(File::from(OwnedFd::from(w))),
                 Some(File::from(OwnedFd::from(r))),
@@ -130,7 +199,7 @@ pub(crate) fn spawn_stages(
         };
         let stderr = err_write
             .try_clone()
-            .map_err(|e| fail(&pids, io_err("duplicate a pipe", e)))?;
+            .map_err(|e| fail(&pids, io_err("duplicate a pipe", &e), e.raw_os_error()))?;
         let command = stage_command(stage);
         let spawned = sys::spawn(SpawnSpec {
             program: &command.program,
@@ -145,12 +214,13 @@ pub(crate) fn spawn_stages(
             // Every stage leads its own session: no controlling terminal for any of them.
             join_group: None,
             terminal: None,
-            setup,
+            setup: setups.get(i).and_then(Option::as_ref),
         })
         .map_err(|e| {
             fail(
                 &pids,
                 format!("cannot start {}: {}", stage.program, config::plain_io(&e)),
+                exec_errno(&e),
             )
         })?;
         pids.push(spawned.pid);
@@ -170,5 +240,15 @@ pub(crate) fn spawn_stages(
         stdin: parent_stdin,
         stdout: parent_stdout,
         stderr: Some(File::from(OwnedFd::from(err_read))),
+        terminal: None,
     })
+}
+
+/// The errno of a failed exec itself; `None` when a set-up step before it failed (its
+/// reason is named by the step, not by the sandbox) or the error carries no errno.
+fn exec_errno(e: &std::io::Error) -> Option<i32> {
+    match sys::SpawnError::of(e) {
+        Some(s) => (s.step == sys::SpawnStep::Exec).then_some(s.errno),
+        None => e.raw_os_error(),
+    }
 }

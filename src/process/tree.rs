@@ -30,21 +30,26 @@ use parking_lot::Mutex;
 
 use crate::base::sys;
 
+/// Where the orphans found are announced: the guardian (`process/guardian`), which kills
+/// them if the server dies.
+pub trait Orphans: Send + Sync {
+    /// Announces an orphan (`pid`, with its start time).
+    fn announce_orphan(&self, pid: u32, start: u64);
+    /// The guardian's pid, while one runs (never an orphan).
+    fn pid(&self) -> Option<u32>;
+    /// Whether every command of its server runs in a cgroup of its own: the cgroups then
+    /// hold every process of every record, the guardian kills what they hold, and orphans
+    /// need not be announced to it one by one.
+    fn holds_cgroups(&self) -> bool;
+}
+
 /// Whether every child of this process is the server's (the binary; in-process servers
-/// share their process and rely on markers only).
+/// share their process and rely on markers only). This and the statics below describe the
+/// process's children, of which the kernel gives a process one set, whichever engine
+/// started them.
 static SOLE: AtomicBool = AtomicBool::new(false);
 /// Orphans already announced to the guardian, as (pid, start time).
 static ANNOUNCED: Mutex<Option<HashSet<(u32, u64)>>> = Mutex::new(None);
-
-/// Whether every command runs in a cgroup of its own (SPEC section 15): the cgroups then
-/// hold every process of every record, the guardian kills what they hold, and orphans need
-/// not be announced to it one by one.
-static CGROUPS: AtomicBool = AtomicBool::new(false);
-
-/// Declares that every command runs in a cgroup of its own (see `agents::init`).
-pub fn use_cgroups() {
-    CGROUPS.store(true, Ordering::SeqCst);
-}
 
 /// Declares that every child of this process belongs to this server (call once, from the
 /// binary's `run`, before any command starts).
@@ -64,6 +69,9 @@ struct Entry {
 }
 
 fn read_stat(pid: u32) -> Option<Entry> {
+    if !sys::PROC_FS {
+        return None;
+    }
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let stat = parse_stat(&text)?;
     if stat.state == "Z" || stat.state == "X" {
@@ -107,6 +115,9 @@ pub(crate) fn parse_stat(text: &str) -> Option<Stat<'_>> {
 }
 
 fn has_marker(pid: u32, marker: &str, prefix_only: bool) -> bool {
+    if !sys::PROC_FS {
+        return false;
+    }
     let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
         return false;
     };
@@ -126,6 +137,9 @@ fn has_marker(pid: u32, marker: &str, prefix_only: bool) -> bool {
 }
 
 fn all_pids() -> Vec<u32> {
+    if !sys::PROC_FS {
+        return Vec::new();
+    }
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -198,11 +212,18 @@ fn ours(
 
 /// Signals every process of record `marker` that is outside its process groups `pgids`
 /// (which the caller signals with `killpg`). Returns how many were signalled.
-pub fn signal_strays(marker: &str, pgids: &[u32], signal: i32) -> usize {
+pub fn signal_strays(
+    marker: &str,
+    pgids: &[u32],
+    signal: i32,
+    guardian: Option<&dyn Orphans>,
+) -> usize {
     let mut sent = 0;
     let prefix = marker.rfind('/').map_or("", |i| &marker[..=i]);
     let adopt = if SOLE.load(Ordering::SeqCst) && !prefix.is_empty() {
-        note_orphans();
+        if let Some(guardian) = guardian {
+            note_orphans(guardian);
+        }
         let born = pgids
             .iter()
             .filter_map(|&p| crate::process::groups::group_start(p))
@@ -304,6 +325,9 @@ pub fn signal_all(prefix: &str, signal: i32) -> usize {
 
 /// The children of process `pid`, over all its threads (`/proc/<pid>/task/*/children`).
 fn children_of(pid: u32) -> Vec<u32> {
+    if !sys::PROC_FS {
+        return Vec::new();
+    }
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return Vec::new();
     };
@@ -406,6 +430,9 @@ fn adopted(pid: u32, e: &Entry, me: u32, guardian: Option<u32>, adopt: Adopt<'_>
 /// itself: so these are the orphans re-parented to the server, read with one file instead
 /// of one per thread (this runs when each record ends, on the way to its answer).
 fn main_thread_children() -> Vec<u32> {
+    if !sys::PROC_FS {
+        return Vec::new();
+    }
     let me = std::process::id();
     std::fs::read_to_string(format!("/proc/{me}/task/{me}/children"))
         .map(|text| {
@@ -420,16 +447,16 @@ fn main_thread_children() -> Vec<u32> {
 /// live record's stage leader (an orphan re-parented to us), once each. Called when a
 /// record ends and on every `stop`, timeout and shutdown scan; does nothing outside the
 /// binary.
-pub fn note_orphans() {
-    if !SOLE.load(Ordering::SeqCst) || CGROUPS.load(Ordering::SeqCst) {
+pub fn note_orphans(guardian: &dyn Orphans) {
+    if !SOLE.load(Ordering::SeqCst) || guardian.holds_cgroups() {
         return;
     }
-    let guardian = crate::process::groups::pid();
+    let guardian_pid = guardian.pid();
     let mut seen = HashSet::new();
     for pid in main_thread_children() {
         // A live record's stage leader (its pid is its group's id) is not an orphan: told
         // apart without reading its stat, so this costs little with thousands of records.
-        if guardian == Some(pid) || crate::process::groups::is_live_group(pid) {
+        if guardian_pid == Some(pid) || crate::process::groups::is_live_group(pid) {
             continue;
         }
         let Some(e) = read_stat(pid) else { continue };
@@ -441,7 +468,7 @@ pub fn note_orphans() {
     let known = announced.get_or_insert_with(HashSet::new);
     for &(pid, start) in &seen {
         if !known.contains(&(pid, start)) {
-            crate::process::groups::announce_orphan(pid, start);
+            guardian.announce_orphan(pid, start);
         }
     }
     *known = seen;
@@ -464,10 +491,12 @@ pub fn wake_watch() {
 /// or an orphan is known (and otherwise waits, woken by [`wake_watch`]), so that an orphan made by a command that still runs is announced
 /// to the guardian too (once the server is SIGKILLed nobody can see it as ours any more).
 /// Only in the binary, once; called when the guardian started.
-pub fn watch_orphans() {
+pub fn watch_orphans(guardian: std::sync::Arc<dyn Orphans>) {
+    // The process's orphans are re-parented to the process, whichever engine made them:
+    // one watch per process.
     static STARTED: AtomicBool = AtomicBool::new(false);
     if !SOLE.load(Ordering::SeqCst)
-        || CGROUPS.load(Ordering::SeqCst)
+        || guardian.holds_cgroups()
         || STARTED.swap(true, Ordering::SeqCst)
     {
         return;
@@ -475,7 +504,7 @@ pub fn watch_orphans() {
     let spawned = std::thread::Builder::new()
         .name("orphans".into())
         .stack_size(128 * 1024)
-        .spawn(|| loop {
+        .spawn(move || loop {
             // Idle (no live record, no known orphan): sleep until a group starts.
             {
                 let mut idle = WATCH.0.lock();
@@ -486,7 +515,7 @@ pub fn watch_orphans() {
                 }
             }
             std::thread::sleep(WATCH_EVERY);
-            note_orphans();
+            note_orphans(&*guardian);
         });
     if let Err(e) = spawned {
         crate::base::log::warn!("cannot start the orphan watch ({e}); orphans are announced to the guardian only at stops and ends");

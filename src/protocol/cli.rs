@@ -1,4 +1,4 @@
-//! The built-in client, for hosts with nothing else installed (SPEC section 13):
+//! The built-in client, for hosts with nothing else installed:
 //!
 //! - `yieldshell call TOOL ['JSON']` runs one tool call against an in-process server with
 //!   the same configuration (`server::call_once`) and prints the result object;
@@ -18,9 +18,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::policy::sandbox::Sandbox;
-use crate::policy::trusted::{tokenize, Policy};
+use crate::policy::trusted::{reviewed, tokenize, Policy, Redirects};
 use crate::protocol::mcp;
-use crate::tools::policy::{check_command_regex, resolve_dir};
+use crate::tools::policy::{check_command_length, check_command_regex, resolve_dir};
 use crate::{base::config, base::config::Config, base::config::Mode, protocol::options::Parsed};
 
 /// What a subcommand prints on stdout, and its exit code.
@@ -78,24 +78,14 @@ fn call(mut config: Config, words: &[String]) -> Outcome {
             )
         }
     };
-    let (ours, names): (Option<&str>, Vec<&str>) = match config.api {
-        config::Api::V1_1 => (
-            mcp::compat::our_tool(tool),
-            config
-                .tools
-                .iter()
-                .map(|t| mcp::compat::wire_tool(t))
-                .collect(),
-        ),
-        config::Api::Current => (Some(tool.as_str()), config.tools.clone()),
-    };
-    if !ours.is_some_and(|t| config.tools.contains(&t)) {
+    let ours = config::Tool::from_wire(tool, config.api).filter(|t| config.tools.contains(t));
+    let Some(ours) = ours else {
         return usage(&format!(
             "unknown tool {tool:?}; the tools of this configuration: {}",
-            names.join(", ")
+            config::Tool::joined(&config.tools, config.api, ", ")
         ));
-    }
-    let (arguments, filled) = match mcp::client::call_arguments(ours.unwrap_or(tool), json) {
+    };
+    let (arguments, filled) = match mcp::client::call_arguments(ours, json) {
         Ok(parsed) => parsed,
         Err(message) => return usage(&message),
     };
@@ -153,7 +143,10 @@ fn check(config: &Config, words: &[String]) -> Outcome {
             1
         }
     };
-    Outcome::print(report.text, code)
+    // The report shows resolved paths and the command: the server's secrets are hidden
+    // there as in a call's answer.
+    let secrets = crate::policy::redact::Secrets::new(crate::policy::secrets::server_pairs(config));
+    Outcome::print(secrets.redact_str(&report.text), code)
 }
 
 /// Trusted mode: the checks `shell_execute` and `exec` make before anything starts, and the
@@ -177,11 +170,52 @@ fn check_trusted(
         "mode: trusted (allowlist: {}); checked as {form}",
         allowlist_text(config)
     ));
-    let pipeline = pipeline?;
-    let stages = policy.check(&pipeline)?;
+    let named: Vec<String> = [&config.allow_commands, &config.allowed_commands]
+        .iter()
+        .filter_map(|v| v.as_deref())
+        .flat_map(|v| v.split(','))
+        .map(|n| n.trim().to_string())
+        .filter(|n| !n.is_empty())
+        .collect();
+    let refused = reviewed::always_unreviewed(&named, &config.unreviewed_commands);
+    if !refused.is_empty() {
+        report.line(format!(
+            "always refused (allowlisted, but without argument rules; \
+             YIELDSHELL_UNREVIEWED_COMMANDS accepts them): {}",
+            refused.join(", ")
+        ));
+    }
+    if !config.unreviewed_commands.is_empty() {
+        report.line(format!(
+            "accepted without argument rules (only the kernel layer confines them): {}",
+            config.unreviewed_commands.join(", ")
+        ));
+    }
+    // The command regexes come first, as in a call: on the words joined with spaces (an
+    // argv reads as `shell_execute` reads it, a command line as it is).
+    check_command_regex(config, &words.join(" "), "command")?;
+    let mut pipeline = pipeline?;
+    let written = pipeline.stages.len();
+    // What a call would decide, in the server's working directory when it has one: the
+    // same preparation, with the redirections judged instead of opened.
+    let stages = match cwd {
+        Ok(dir) => {
+            policy
+                .prepare(&mut pipeline, dir, &[], Redirects::Judge, false)?
+                .stages
+        }
+        Err(_) => policy.check(&mut pipeline)?,
+    };
+    if stages.len() > written {
+        report.line(
+            "tar's compressor runs as a stage of its own, writing the archive (GNU tar would \
+             start it through /bin/sh -c, which the kernel sandbox does not let run)"
+                .into(),
+        );
+    }
     for (i, stage) in stages.iter().enumerate() {
-        let real =
-            std::fs::canonicalize(&stage.program).unwrap_or_else(|_| stage.program.clone().into());
+        let real = crate::base::sys::canonicalize(Path::new(&stage.program))
+            .unwrap_or_else(|_| stage.program.clone().into());
         let shown = if real == Path::new(&stage.program) {
             stage.program.clone()
         } else {
@@ -194,17 +228,15 @@ fn check_trusted(
         ));
     }
     if let Ok(dir) = cwd {
-        // The checks a call makes right before it starts: the git directories a git stage
-        // would use, the paths a file-writing stage names. (The admission it returns is
-        // released at once: nothing runs.)
-        policy.check_git_use(
-            dir,
-            &stages,
-            pipeline.stdout.as_ref().map(|r| r.path.as_str()),
-        )?;
         sandbox.plan(dir, &stages)?;
     }
-    report.line("redirection targets are checked when the call is made".into());
+    report.line(
+        match cwd {
+            Ok(_) => "redirection targets judged as the call opens them (nothing opened or made)",
+            Err(_) => "redirection targets are checked when the call is made",
+        }
+        .into(),
+    );
     Ok(())
 }
 
@@ -232,6 +264,7 @@ fn check_shell(config: &Config, words: &[String], report: &mut Report) -> Result
             names.join(", ")
         ));
     }
+    check_command_length(&command)?;
     check_command_regex(config, &command, "command")?;
     check_command_regex(config, &config.shell, "shell")
 }
@@ -288,4 +321,56 @@ fn note(text: &str) {
 fn usage(message: &str) -> Outcome {
     note(message);
     Outcome::print(String::new(), 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::trusted::refusal::Rule;
+
+    fn policy(env: &[(&str, &str)]) -> Policy {
+        let env = env
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .collect();
+        let Ok(Parsed::Run(config)) = crate::protocol::options::parse(&[], env) else {
+            panic!("a configuration");
+        };
+        Policy::new(&config).expect("a policy")
+    }
+
+    fn rule(policy: &Policy, argv: &[&str]) -> Option<Rule> {
+        let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+        let mut pipeline = tokenize::from_argv(&argv).expect("an argv");
+        policy.check(&mut pipeline).err().map(|r| r.rule)
+    }
+
+    /// The rule of a refusal tells an approvable one from one nobody may overrule, and the
+    /// latter wins when both would refuse.
+    #[test]
+    fn a_refusal_carries_its_rule() {
+        let p = policy(&[("ALLOW_COMMANDS", "ls,sh,install,no-such-program-here")]);
+        assert_eq!(rule(&p, &["ls", "-l"]), None);
+        assert_eq!(rule(&p, &["sh", "-c", "id"]), Some(Rule::Arguments));
+        assert_eq!(rule(&p, &["bash", "-c", "id"]), Some(Rule::NotAllowed));
+        assert_eq!(
+            rule(&p, &["sh", "-c", "id", "|", "bash"]),
+            Some(Rule::NotAllowed)
+        );
+        assert_eq!(
+            rule(&p, &["install", "-s", "a", "b"]),
+            Some(Rule::Unreviewed("install".into()))
+        );
+        assert_eq!(rule(&p, &["ls", ">", "/tmp/x"]), Some(Rule::Launch));
+        assert_eq!(rule(&p, &["no-such-program-here"]), Some(Rule::Launch));
+        let accepted = policy(&[
+            ("ALLOW_COMMANDS", "ls,install"),
+            ("YIELDSHELL_UNREVIEWED_COMMANDS", "install"),
+        ]);
+        assert_eq!(rule(&accepted, &["install", "-s", "a", "b"]), None);
+        for r in [Rule::Arguments, Rule::Unreviewed("install".into())] {
+            assert!(r.approvable());
+        }
+        assert!(!Rule::NotAllowed.approvable() && !Rule::Launch.approvable());
+    }
 }

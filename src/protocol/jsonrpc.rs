@@ -339,7 +339,7 @@ mod raw_tests {
                     format!("request {id} {method} {}", params.map_or("-", |p| p.get()))
                 }
                 IncomingRaw::Notification { method, .. } => format!("notification {method}"),
-                IncomingRaw::Response => "response".into(),
+                IncomingRaw::Response { .. } => "response".into(),
                 IncomingRaw::Invalid { id, message } => format!("invalid {id:?} {message}"),
                 IncomingRaw::Unparsable(message) => format!("unparsable {message}"),
             },
@@ -547,7 +547,7 @@ mod differential {
             IncomingRaw::Notification { method, params } => {
                 format!("notification {method} {}", tree(params))
             }
-            IncomingRaw::Response => "response".into(),
+            IncomingRaw::Response { .. } => "response".into(),
             IncomingRaw::Invalid { id, message } => format!("invalid {id:?} {message}"),
             IncomingRaw::Unparsable(message) => format!("unparsable {message}"),
         }

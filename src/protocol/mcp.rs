@@ -11,18 +11,22 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
+use crate::base::config::Tool;
 use crate::tools::call::Call;
 use crate::tools::engine::{BadCommand, Engine};
 use crate::tools::results::{ErrorKind, ToolError};
 
 mod args;
+pub(crate) use args::unknown_arguments;
 pub(crate) mod client;
 pub(crate) mod compat;
 mod describe;
+mod fields;
 pub(crate) mod modern;
 mod render;
 mod schema;
 mod tools;
+pub(crate) mod view;
 
 use tools::TOOLS;
 
@@ -106,6 +110,20 @@ pub fn has_structured(version: ProtocolVersion) -> bool {
     version >= ProtocolVersion::V2025_06_18
 }
 
+/// Whether results to `client` carry `structuredContent` (and its tools `outputSchema`)
+/// under `config`, when the protocol version has them (`YIELDSHELL_STRUCTURED`). Under
+/// `YIELDSHELL_API=1.1`, `auto` keeps 1.1.2's results.
+pub fn structured_for(config: &crate::base::config::Config, client: Option<&str>) -> bool {
+    use crate::base::config::{Api, Structured};
+    match config.structured {
+        Structured::On => true,
+        Structured::Off => false,
+        Structured::Auto => {
+            config.api == Api::V1_1 || !crate::base::clients::shows_structured(client)
+        }
+    }
+}
+
 /// Whether `version` has tool annotations (2025-03-26).
 pub fn has_annotations(version: ProtocolVersion) -> bool {
     version >= ProtocolVersion::V2025_03_26
@@ -135,22 +153,36 @@ pub fn instructions(yield_ms: u64) -> String {
         "Run shell commands with exec. A command still running after {after} (or the call's \
          yield_ms) keeps running in the background and exec returns its process_id: follow \
          its output with read (pass next_seq back as since_seq to get only new output), block \
-         with wait (optionally until a regex matches), send input with write, and end it with \
-         stop. ps lists processes; cleanup forgets finished ones."
+         with wait (optionally until a regex matches, or for all of several processes), send \
+         input with write, and end it with stop. ps lists processes; cleanup forgets finished \
+         ones. Output beyond max_output_bytes shows its start and end around a marker line \
+         naming the since_seq that reads the rest; lines that look like errors and were left \
+         out are listed after the output with their since_seq. A side-effect category the \
+         server blocks is refused before anything runs."
     )
 }
 
-/// The `tools/list` result for the enabled tools and the negotiated version.
-pub fn tools_list(enabled: &[&str], version: ProtocolVersion) -> Value {
+/// The `tools/list` result for the enabled tools and the negotiated version; `structured`:
+/// whether results carry `structuredContent` (then tools declare `outputSchema`).
+pub fn tools_list(enabled: &[Tool], version: ProtocolVersion, structured: bool) -> Value {
     let mut tools = Vec::new();
     for def in TOOLS.iter().filter(|d| enabled.contains(&d.name)) {
         let mut t = Map::new();
-        t.insert("name".into(), Value::from(def.name));
+        t.insert("name".into(), Value::from(def.name.name()));
         t.insert("description".into(), Value::from(def.description));
         t.insert("inputSchema".into(), (def.input)());
         if has_structured(version) {
             t.insert("title".into(), Value::from(def.title));
-            t.insert("outputSchema".into(), (def.output)());
+            if structured {
+                let mut output = schema::with_defaults((def.output)());
+                if let Some(Value::Object(props)) = output.get_mut("properties") {
+                    props.insert(
+                        "warning".into(),
+                        json!({"type": "string", "description": "Arguments the tool does not know, ignored."}),
+                    );
+                }
+                t.insert("outputSchema".into(), output);
+            }
         }
         if has_annotations(version) {
             t.insert(
@@ -169,13 +201,20 @@ pub fn tools_list(enabled: &[&str], version: ProtocolVersion) -> Value {
     json!({ "tools": tools })
 }
 
-/// Whether `name` is a tool this build implements.
-pub fn is_known_tool(name: &str) -> bool {
-    TOOLS.iter().any(|d| d.name == name)
+/// The argument names of `tool` (the properties of its input schema): the only members of
+/// `arguments` that are parsed.
+pub fn tool_arguments(tool: Tool) -> Vec<String> {
+    match (tools::def(tool).input)()
+        .get_mut("properties")
+        .map(Value::take)
+    {
+        Some(Value::Object(props)) => props.into_iter().map(|(name, _)| name).collect(),
+        _ => Vec::new(),
+    }
 }
 
-/// Wraps a tool reply as a `CallToolResult`.
-pub fn call_result(reply: Reply, version: ProtocolVersion) -> Value {
+/// Wraps a tool reply as a `CallToolResult`; `structured`: see [`structured_for`].
+pub fn call_result(reply: Reply, version: ProtocolVersion, structured: bool) -> Value {
     let object = Value::Object(reply.value);
     let content: Vec<Value> = match reply.texts {
         Some(texts) => texts
@@ -188,7 +227,7 @@ pub fn call_result(reply: Reply, version: ProtocolVersion) -> Value {
     };
     let mut r = Map::new();
     r.insert("content".into(), Value::Array(content));
-    if has_structured(version) {
+    if has_structured(version) && structured {
         r.insert("structuredContent".into(), object);
     }
     r.insert("isError".into(), Value::Bool(reply.is_error));
@@ -201,7 +240,12 @@ pub fn call_result(reply: Reply, version: ProtocolVersion) -> Value {
 /// The whole response line of a `tools/call` (without the newline), built directly: the
 /// result object is serialised once, and that text escaped once more for the text block,
 /// instead of building and serialising a tree that holds the output three times.
-pub fn call_response_line(id: &Value, reply: Reply, version: ProtocolVersion) -> Vec<u8> {
+pub fn call_response_line(
+    id: &Value,
+    reply: Reply,
+    version: ProtocolVersion,
+    structured: bool,
+) -> Vec<u8> {
     use crate::protocol::jsonrpc::{
         json_len_estimate, write_str, write_value, write_value_in_string,
     };
@@ -219,7 +263,7 @@ pub fn call_response_line(id: &Value, reply: Reply, version: ProtocolVersion) ->
     line.extend_from_slice(b",\"result\":{");
     // The structured object first (key order is free in JSON), then the text block that
     // holds the same object as JSON text, escaped straight from the tree.
-    if has_structured(version) {
+    if has_structured(version) && structured {
         line.extend_from_slice(b"\"structuredContent\":");
         write_value(&mut line, &object);
         line.push(b',');
@@ -257,21 +301,23 @@ pub fn call_response_line(id: &Value, reply: Reply, version: ProtocolVersion) ->
 /// waits). Arguments that do not check answer at once with the error.
 ///
 /// Takes the arguments by value and drops them once they are typed, so that a large
-/// argument is never held twice while the tool runs (issue 12: bounded memory).
-pub fn call_tool(engine: &Arc<Engine>, name: &str, args: Map<String, Value>, call: Call) {
-    let Some(def) = TOOLS.iter().find(|d| d.name == name) else {
-        let error = ToolError::new(ErrorKind::InvalidArgument, format!("unknown tool {name:?}"));
-        return call.answer(Err(error));
-    };
-    match (def.run)(&args::Args { map: &args }) {
+/// argument is never held twice while the tool runs (memory stays bounded by the largest argument).
+pub fn call_tool(engine: &Arc<Engine>, tool: Tool, args: Map<String, Value>, call: Call) {
+    // The texts the server makes (errors, ps's fields) hide the secrets in force at the
+    // time of the answer, like the output does.
+    let secrets = engine.secrets.clone();
+    let call = call.map_answer(move |answer| {
+        crate::tools::results::redact_made_texts(answer, &secrets.current());
+    });
+    match (tools::def(tool).run)(&args::Args { map: &args }) {
         Ok(run) => {
             drop(args);
             run(engine, call)
         }
         Err(message) => {
-            if matches!(def.name, "exec" | "shell_execute") {
+            if tool.runs_a_command() {
                 // A malformed attempt is still an attempt: it gets its audit line.
-                engine.audit_bad_arguments(def.name, bad_command(&args), &message);
+                engine.audit_bad_arguments(tool, bad_command(&args), &message, &env_strings(&args));
             }
             let mut error = ToolError::new(ErrorKind::InvalidArgument, message);
             if let Some(Value::String(id)) = args.get("process_id") {
@@ -297,10 +343,20 @@ fn bad_command(args: &Map<String, Value>) -> BadCommand<'_> {
     }
 }
 
+/// The string values of a malformed call's `env` object, whose secrets its audit line hides.
+fn env_strings(args: &Map<String, Value>) -> Vec<(String, String)> {
+    match args.get("env") {
+        Some(Value::Object(env)) => env
+            .iter()
+            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// The result object of a typed answer of tool `name`.
-pub fn reply(name: &str, answer: crate::tools::results::Answer) -> Reply {
-    let starts_process = TOOLS.iter().any(|d| d.name == name && d.starts_process);
-    render::render(name, starts_process, answer)
+pub fn reply(tool: Tool, answer: crate::tools::results::Answer) -> Reply {
+    render::render(tools::def(tool), answer)
 }
 
 #[cfg(test)]
@@ -327,35 +383,43 @@ mod tests {
                     texts: texts.clone(),
                 };
                 let id = json!("x1");
-                let line = call_response_line(&id, reply(), version);
-                let parsed: Value = serde_json::from_slice(&line).unwrap();
-                let tree = crate::protocol::jsonrpc::response(&id, call_result(reply(), version));
-                assert_eq!(parsed, tree, "{version:?}");
-                assert!(!line.contains(&b'\n'));
+                for structured in [true, false] {
+                    let line = call_response_line(&id, reply(), version, structured);
+                    let parsed: Value = serde_json::from_slice(&line).unwrap();
+                    let tree = crate::protocol::jsonrpc::response(
+                        &id,
+                        call_result(reply(), version, structured),
+                    );
+                    assert_eq!(parsed, tree, "{version:?}");
+                    assert!(!line.contains(&b'\n'));
+                    let sent = parsed["result"].get("structuredContent").is_some();
+                    assert_eq!(sent, structured && has_structured(version));
+                }
             }
         }
     }
 
     #[test]
     fn the_registry_has_every_configurable_tool() {
-        let names: Vec<&str> = TOOLS.iter().map(|d| d.name).collect();
-        let mut configurable = crate::base::config::ALL_TOOLS.to_vec();
-        configurable.sort_unstable();
-        let mut registered = names.clone();
-        registered.sort_unstable();
-        assert_eq!(registered, configurable);
+        let names: Vec<Tool> = TOOLS.iter().map(|d| d.name).collect();
+        assert_eq!(names, crate::base::config::ALL_TOOLS);
+        for tool in Tool::ALL {
+            assert_eq!(tools::def(tool).name, tool);
+        }
     }
 
     #[test]
     fn tool_fields_follow_the_version() {
-        let all = ["exec", "read", "write", "wait", "stop", "ps", "cleanup"];
-        let old = tools_list(&all, ProtocolVersion::V2024_11_05);
+        let all = &Tool::ALL[1..];
+        let old = tools_list(all, ProtocolVersion::V2024_11_05, true);
         assert!(old["tools"][0].get("annotations").is_none());
         assert!(old["tools"][0].get("title").is_none());
-        let mid = tools_list(&all, ProtocolVersion::V2025_03_26);
+        let mid = tools_list(all, ProtocolVersion::V2025_03_26, true);
         assert!(mid["tools"][0].get("annotations").is_some());
         assert!(mid["tools"][0].get("outputSchema").is_none());
-        let new = tools_list(&all, ProtocolVersion::V2025_11_25);
+        let new = tools_list(all, ProtocolVersion::V2025_11_25, true);
+        let text_only = tools_list(all, ProtocolVersion::V2025_11_25, false);
+        assert!(text_only["tools"][0].get("outputSchema").is_none());
         assert_eq!(new["tools"].as_array().map(Vec::len), Some(7));
         assert!(new["tools"][0].get("outputSchema").is_some());
         assert_eq!(new["tools"][4]["annotations"]["destructiveHint"], true);

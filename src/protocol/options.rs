@@ -8,13 +8,22 @@
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use regex_lite::Regex;
 
 use crate::base::config::{
-    Api, Config, Mode, ALL_TOOLS, DEFAULT_BLOCKED, SIDE_EFFECTS, TRANSPORT_CEILING_MS,
+    Api, Config, Mode, Tool, ALL_TOOLS, DEFAULT_BLOCKED, SIDE_EFFECTS, TRANSPORT_CEILING_MS,
 };
 use crate::base::log::Level;
+use crate::base::ring::highlights::Matcher;
+
+mod help;
+mod lists;
+mod paths;
+use lists::{parse_blocked, parse_tools};
+
+use paths::parse_allowed_cwds;
 
 /// What `parse` decided.
 #[derive(Debug)]
@@ -80,7 +89,7 @@ const OPTIONS: &[Opt] = &[
     opt(
         "--shell",
         "YIELDSHELL_SHELL",
-        "/bin/sh",
+        crate::base::sys::DEFAULT_SHELL,
         "shell that runs exec commands in shell mode",
     ),
     opt(
@@ -174,6 +183,18 @@ const OPTIONS: &[Opt] = &[
         "log level: error, warn, info, debug",
     ),
     opt(
+        "--approvals",
+        "YIELDSHELL_APPROVALS",
+        "off",
+        "ask: a call refused by a blocked side effect or a trusted-mode argument rule is put to the person through the client (MCP elicitation), when the client can ask; off: refused",
+    ),
+    opt(
+        "--approval-timeout-ms",
+        "YIELDSHELL_APPROVAL_TIMEOUT_MS",
+        "120000",
+        "how long a question waits for the person's answer before the call is refused",
+    ),
+    opt(
         "--allow-commands",
         "ALLOW_COMMANDS",
         "",
@@ -212,7 +233,7 @@ const OPTIONS: &[Opt] = &[
     opt(
         "--safe-path",
         "MCP_SHELL_SAFE_PATH",
-        "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+        crate::base::sys::DEFAULT_SAFE_PATH,
         "trusted mode: PATH of children",
     ),
     opt(
@@ -220,6 +241,12 @@ const OPTIONS: &[Opt] = &[
         "MCP_SHELL_CHILD_ENV_ALLOWLIST",
         "",
         "trusted mode: variables passed to children",
+    ),
+    opt(
+        "--unreviewed-commands",
+        "YIELDSHELL_UNREVIEWED_COMMANDS",
+        "",
+        "trusted mode: allowlisted programs accepted without argument rules (only the kernel sandbox confines them)",
     ),
     opt(
         "--head-bytes",
@@ -249,7 +276,19 @@ const OPTIONS: &[Opt] = &[
         "--sandbox",
         "YIELDSHELL_SANDBOX",
         "auto",
-        "kernel sandbox (Landlock): auto (trusted mode: on where the kernel has it; shell mode: off), on (refuse to start without it), off, workspace (shell mode: writes only under the allowed cwds, /tmp and terminals)",
+        "kernel sandbox (Landlock): auto (trusted mode: on where the kernel has it; shell mode: off), on (refuse to start without it), off, workspace (shell mode: writes only under the allowed cwds, /tmp, terminals and the server's own package caches)",
+    ),
+    opt(
+        "--writable-paths",
+        "YIELDSHELL_WRITABLE_PATHS",
+        "",
+        "colon-separated absolute paths a sandboxed call may also write beneath, without making them working directories (one startup warning each)",
+    ),
+    opt(
+        "--protected-paths",
+        "YIELDSHELL_PROTECTED_PATHS",
+        crate::base::config::DEFAULT_PROTECTED_PATHS,
+        "comma-separated names kept read-only for sandboxed calls (git: the repository's git directories; others beneath the working directory and each root; a name created by a call is reported); none: no protection (one startup warning)",
     ),
     opt(
         "--network",
@@ -263,6 +302,22 @@ const OPTIONS: &[Opt] = &[
         "auto",
         "auto: each command in a cgroup of its own where one can be made (Linux), so stop \
          reaches every process it started; off: not (pids= of --limits still makes one)",
+    ),
+    opt(
+        "--highlight-regex",
+        "YIELDSHELL_HIGHLIGHT_REGEX",
+        "",
+        "output lines that match are highlights: kept past eviction and named in answers \
+         that leave them out; default: error, fatal, failed, failure, panic, exception, \
+         traceback at a word start, any case; empty: off",
+    ),
+    opt(
+        "--structured",
+        "YIELDSHELL_STRUCTURED",
+        "auto",
+        "on: results carry structuredContent (and tools outputSchema); off: text only; auto: \
+         off for clients that show the model structuredContent in place of the text \
+         (claude-code, codex-mcp-client), on for the others",
     ),
 ];
 
@@ -286,7 +341,7 @@ pub fn parse(args: &[OsString], env: Vec<(OsString, OsString)>) -> Result<Parsed
             .ok_or_else(|| format!("argument {} is not valid UTF-8", i + 1))?;
         i += 1;
         match arg {
-            "-h" | "--help" => return Ok(Parsed::Print(help())),
+            "-h" | "--help" => return Ok(Parsed::Print(help::help())),
             "-V" | "--version" => {
                 return Ok(Parsed::Print(format!(
                     "yieldshell {}\n",
@@ -347,40 +402,6 @@ pub fn split_subcommand(args: &[OsString]) -> (Vec<OsString>, Option<(String, Ve
     (args.to_vec(), None)
 }
 
-fn help() -> String {
-    let mut s = format!(
-        "yieldshell {}: an MCP shell server over stdio\n\n\
-         Usage:\n  yieldshell [OPTIONS]                      serve MCP on stdin and stdout\n  \
-         yieldshell [OPTIONS] call TOOL ['JSON']    run one tool call, print its result\n  \
-         yieldshell [OPTIONS] tools [--json]        list the tools of this configuration\n  \
-         yieldshell [OPTIONS] check COMMAND...      say whether a command would be allowed\n\n\
-         Examples:\n  \
-         yieldshell call exec '{{\"command\":\"ls -l\",\"side_effects\":[\"NONE\"]}}'\n  \
-         yieldshell call exec '{{\"command\":\"make test\"}}'   (side_effects defaults to [\"UNKNOWN\"])\n  \
-         yieldshell call ps\n  \
-         ALLOW_COMMANDS=git,ls yieldshell tools --json\n  \
-         ALLOW_COMMANDS=git,ls yieldshell check git log --oneline\n  \
-         ALLOW_COMMANDS=git,ls yieldshell check 'ls -l | wc -l'\n\n\
-         `call` exits 0, 1 when the result is an error, 2 for bad usage; `check` runs nothing\n\
-         and exits 0 when the command is allowed, 1 when it is refused.\n\n\
-         Every option can also be set by its environment variable; a flag wins.\n\nOptions:\n",
-        env!("CARGO_PKG_VERSION")
-    );
-    for o in OPTIONS {
-        let default = if o.default.is_empty() {
-            String::new()
-        } else {
-            format!(" [default: {}]", o.default)
-        };
-        s.push_str(&format!(
-            "  {} <VALUE>  (env {})\n      {}{}\n",
-            o.flag, o.env, o.help, default
-        ));
-    }
-    s.push_str("  -h, --help     print this help\n  -V, --version  print the version\n");
-    s
-}
-
 struct Reader<'a> {
     raw: &'a HashMap<&'static str, (String, String)>,
     /// mcp-yieldshell 1.1.2's reading (`--api 1.1`): an integer that is empty, not a number
@@ -400,6 +421,20 @@ impl Reader<'_> {
                 .iter()
                 .find(|o| o.env == env)
                 .map_or(String::new(), |o| o.default.to_string()),
+        }
+    }
+
+    /// Refuses a security setting given with nothing in it (empty or blank): read as
+    /// unset, it would quietly mean the looser default its operator did not ask for.
+    /// `lenient_too`: refused under `--api 1.1` as well (a setting 1.1.2 did not have).
+    fn not_blank(&self, env: &str, expected: &str, lenient_too: bool) -> Result<(), String> {
+        match self.get(env) {
+            Some((name, value)) if value.trim().is_empty() && (lenient_too || !self.lenient) => {
+                Err(format!(
+                    "invalid {name}={value:?}: empty; expected {expected}, or leave it unset for the default"
+                ))
+            }
+            _ => Ok(()),
         }
     }
 
@@ -454,10 +489,14 @@ impl Reader<'_> {
         if value.is_empty() {
             return Ok(None);
         }
-        Regex::new(value).map(Some).map_err(|e| {
-            let first = e.to_string().lines().last().unwrap_or("").trim().to_string();
-            format!("invalid {name}={value:?}: not a valid regex ({first}); the syntax is that of the regex-lite crate")
-        })
+        crate::base::pattern::compile(value, crate::base::pattern::COMMAND_LIMIT)
+            .map(Some)
+            .map_err(|e| {
+                format!(
+                    "invalid {name}={value:?}: {}; the syntax is that of the regex-lite crate",
+                    e.describe()
+                )
+            })
     }
 }
 
@@ -487,6 +526,26 @@ fn build(
     let allow_set = ["ALLOW_COMMANDS", "ALLOWED_COMMANDS", "ALLOW_PATTERNS"]
         .iter()
         .any(|v| raw.contains_key(v));
+    for (env, expected, lenient_too) in [
+        ("YIELDSHELL_SANDBOX", "auto, on, off or workspace", true),
+        ("YIELDSHELL_NETWORK", "allow or deny", true),
+        ("YIELDSHELL_AUDIT_LOG", "a file path to append to", false),
+        ("YIELDSHELL_DENY_COMMAND_REGEX", "a regex", false),
+        ("YIELDSHELL_ALLOW_COMMAND_REGEX", "a regex", false),
+        ("YIELDSHELL_REDACT_ENV_REGEX", "a regex", false),
+        ("YIELDSHELL_MODE", "shell or trusted", true),
+        (
+            "YIELDSHELL_LIMITS",
+            "limits such as cpu=60,mem=1G,pids=100",
+            true,
+        ),
+        ("YIELDSHELL_TOOLS", "tool names separated by ','", true),
+        ("YIELDSHELL_CGROUP", "auto, on or off", true),
+        ("YIELDSHELL_STRUCTURED", "auto, on or off", true),
+        ("YIELDSHELL_API", "1.1", true),
+    ] {
+        r.not_blank(env, expected, lenient_too)?;
+    }
     let mode = match r.text("YIELDSHELL_MODE").trim() {
         "" if allow_set => Mode::Trusted,
         "" | "shell" => Mode::Shell,
@@ -509,19 +568,38 @@ fn build(
             // 1.1.2 took any value and refused each call instead (`--api 1.1`).
             if !path.is_dir() && !r.lenient {
                 return Err(format!(
-                    "invalid YIELDSHELL_DEFAULT_CWD={p:?}: expected an existing directory"
+                    "invalid YIELDSHELL_DEFAULT_CWD={p:?}: expected an existing directory{}",
+                    crate::base::config::tilde_note(&p)
                 ));
             }
             path
         }
         None => cwd,
     };
-    let mut allowed_cwds = Vec::new();
-    if let Some(list) = r.nonempty("YIELDSHELL_ALLOWED_CWDS") {
-        for root in list.split(':').map(str::trim).filter(|s| !s.is_empty()) {
-            let path = default_cwd.join(root);
-            // A root that does not exist yet cannot contain anything; keep it lexically.
-            allowed_cwds.push(std::fs::canonicalize(&path).unwrap_or(path));
+    let (allowed_cwds, linked_roots) = parse_allowed_cwds(&r, &default_cwd)?;
+    let mut writable_paths = Vec::new();
+    if let Some(list) = r.nonempty("YIELDSHELL_WRITABLE_PATHS") {
+        let name = r
+            .get("YIELDSHELL_WRITABLE_PATHS")
+            .map_or("YIELDSHELL_WRITABLE_PATHS", |(n, _)| n);
+        for item in list.split(':').map(str::trim).filter(|s| !s.is_empty()) {
+            let path = PathBuf::from(item);
+            if !path.is_absolute() {
+                return Err(format!(
+                    "invalid {name}={list:?}: {item:?} is not an absolute path; expected \
+                     absolute paths separated by ':'{}",
+                    crate::base::config::tilde_note(item)
+                ));
+            }
+            // Landlock grants what a path resolves to; one that does not exist yet is kept
+            // as written (nothing can be written beneath it until it exists).
+            writable_paths.push(std::fs::canonicalize(&path).unwrap_or(path));
+        }
+        if writable_paths.is_empty() {
+            return Err(format!(
+                "invalid {name}={list:?}: no path in it; expected absolute paths separated by \
+                 ':', or leave it unset"
+            ));
         }
     }
     let blocked = parse_blocked(&r)?;
@@ -534,6 +612,13 @@ fn build(
     }
     let child_env_allowlist = r
         .text("MCP_SHELL_CHILD_ENV_ALLOWLIST")
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect();
+    let unreviewed_commands = r
+        .text("YIELDSHELL_UNREVIEWED_COMMANDS")
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
@@ -572,6 +657,12 @@ fn build(
             .map_or("YIELDSHELL_NETWORK", |(n, _)| n);
         crate::base::config::Network::parse(name, &r.text("YIELDSHELL_NETWORK"))?
     };
+    let approvals = {
+        let name = r
+            .get("YIELDSHELL_APPROVALS")
+            .map_or("YIELDSHELL_APPROVALS", |(n, _)| n);
+        crate::base::config::parse_approvals(name, &r.text("YIELDSHELL_APPROVALS"))?
+    };
     let cgroups = match r.text("YIELDSHELL_CGROUP").trim() {
         "" | "auto" => true,
         "off" => false,
@@ -585,17 +676,38 @@ fn build(
             ));
         }
     };
+    let protected_paths = {
+        r.not_blank(
+            "YIELDSHELL_PROTECTED_PATHS",
+            "comma-separated names, or none",
+            true,
+        )?;
+        let name = r
+            .get("YIELDSHELL_PROTECTED_PATHS")
+            .map_or("YIELDSHELL_PROTECTED_PATHS", |(n, _)| n);
+        crate::base::config::parse_protected_paths(name, &r.text("YIELDSHELL_PROTECTED_PATHS"))?
+    };
+    let structured = {
+        let name = r
+            .get("YIELDSHELL_STRUCTURED")
+            .map_or("YIELDSHELL_STRUCTURED", |(n, _)| n);
+        crate::base::config::Structured::parse(name, &r.text("YIELDSHELL_STRUCTURED"))?
+    };
     Ok(Config {
         mode,
         api,
         tools,
         default_cwd,
         allowed_cwds,
+        linked_roots,
+        writable_paths,
         shell,
         default_yield_ms: r.int("YIELDSHELL_DEFAULT_YIELD_MS", 0, u64::MAX)?,
         default_yield_explicit: r.get("YIELDSHELL_DEFAULT_YIELD_MS").is_some(),
         max_yield_ms,
         default_timeout_ms: r.int("YIELDSHELL_DEFAULT_TIMEOUT_MS", 0, u64::MAX / 4)?,
+        approvals,
+        approval_timeout_ms: r.int("YIELDSHELL_APPROVAL_TIMEOUT_MS", 1, 86_400_000)?,
         max_output_bytes: r.int("YIELDSHELL_MAX_OUTPUT_BYTES", 1, 1 << 40)? as usize,
         max_buffer_bytes: r.int("YIELDSHELL_MAX_BUFFER_BYTES", 1, 1 << 40)? as usize,
         retention_ms: r.int("YIELDSHELL_PROCESS_RETENTION_MS", 0, u64::MAX / 4)?,
@@ -618,77 +730,28 @@ fn build(
         shell_output_limit: r.int("MCP_SHELL_OUTPUT_LIMIT_BYTES", 1, 1 << 40)? as usize,
         safe_path: r.text("MCP_SHELL_SAFE_PATH"),
         child_env_allowlist,
+        unreviewed_commands,
         env,
-        head_bytes: r.int("YIELDSHELL_HEAD_BYTES", 0, 1 << 30)? as usize,
+        // 1.1.2 kept only the newest output: under 1.1 the head is kept only when asked.
+        head_bytes: match (api, raw.contains_key("YIELDSHELL_HEAD_BYTES")) {
+            (Api::V1_1, false) => 0,
+            _ => r.int("YIELDSHELL_HEAD_BYTES", 0, 1 << 30)? as usize,
+        },
         max_queued_bytes: r.size("YIELDSHELL_MAX_QUEUED_BYTES", 64 << 10, 1 << 40)? as usize,
         limits,
         noninteractive,
         sandbox,
         network,
         cgroups,
+        protected_paths,
+        structured,
+        highlight: match r.get("YIELDSHELL_HIGHLIGHT_REGEX") {
+            None => Some(Arc::new(Matcher::Keywords)),
+            Some(_) => r
+                .regex("YIELDSHELL_HIGHLIGHT_REGEX")?
+                .map(|re| Arc::new(Matcher::Regex(re))),
+        },
     })
-}
-
-fn parse_tools(r: &Reader<'_>, mode: Mode) -> Result<Vec<&'static str>, String> {
-    let of_mode: Vec<&'static str> = ALL_TOOLS
-        .iter()
-        .copied()
-        .filter(|t| mode == Mode::Trusted || *t != "shell_execute")
-        .collect();
-    let Some(list) = r.nonempty("YIELDSHELL_TOOLS") else {
-        return Ok(of_mode);
-    };
-    let name = r
-        .get("YIELDSHELL_TOOLS")
-        .map_or("YIELDSHELL_TOOLS", |(n, _)| n)
-        .to_string();
-    let mut chosen = Vec::new();
-    for t in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        match of_mode.iter().find(|m| **m == t) {
-            Some(m) => chosen.push(*m),
-            None => {
-                return Err(format!(
-                    "invalid {name}={list:?}: {t:?} is not a tool of {} mode; expected some of {}",
-                    if mode == Mode::Shell {
-                        "shell"
-                    } else {
-                        "trusted"
-                    },
-                    of_mode.join(",")
-                ))
-            }
-        }
-    }
-    // Keep the canonical order.
-    Ok(of_mode.into_iter().filter(|m| chosen.contains(m)).collect())
-}
-
-fn parse_blocked(r: &Reader<'_>) -> Result<Vec<usize>, String> {
-    let mut text = r.text("MCP_YIELDSHELL_BLOCKED_SIDE_EFFECTS");
-    if r.lenient && text.trim().is_empty() {
-        // 1.1.2: an empty value means the default list.
-        text = DEFAULT_BLOCKED.to_string();
-    }
-    let name = r
-        .get("MCP_YIELDSHELL_BLOCKED_SIDE_EFFECTS")
-        .map_or("MCP_YIELDSHELL_BLOCKED_SIDE_EFFECTS", |(n, _)| n);
-    let mut out = Vec::new();
-    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        match SIDE_EFFECTS.iter().position(|s| *s == item) {
-            Some(i) => {
-                if !out.contains(&i) {
-                    out.push(i)
-                }
-            }
-            None => {
-                return Err(format!(
-                    "invalid {name}={text:?}: unknown category {item:?}; expected a comma-separated list of {} (or ',' for none)",
-                    SIDE_EFFECTS.join(", ")
-                ))
-            }
-        }
-    }
-    Ok(out)
 }
 
 #[cfg(test)]
@@ -714,10 +777,7 @@ mod tests {
         assert_eq!(c.default_yield_ms, 30_000);
         assert_eq!(c.max_output_bytes, 20_000);
         assert_eq!(c.blocked.len(), 5);
-        assert_eq!(
-            c.tools,
-            vec!["exec", "read", "write", "wait", "stop", "ps", "cleanup"]
-        );
+        assert_eq!(c.tools, Tool::ALL[1..].to_vec());
     }
 
     #[test]
@@ -758,12 +818,102 @@ mod tests {
     }
 
     #[test]
+    fn settings_with_nothing_in_them_stop_the_server() {
+        for bad in ["", " "] {
+            let e = run(&[], &[("MCP_YIELDSHELL_BLOCKED_SIDE_EFFECTS", bad)]).unwrap_err();
+            assert!(
+                e.contains(&format!("MCP_YIELDSHELL_BLOCKED_SIDE_EFFECTS={bad:?}"))
+                    && e.contains("',' alone"),
+                "{bad:?}: {e}"
+            );
+        }
+        let e = run(&["--blocked-side-effects="], &[]).unwrap_err();
+        assert!(e.contains("--blocked-side-effects=\"\""), "{e}");
+        for bad in ["", " ", ":::", " : "] {
+            let e = run(&[], &[("YIELDSHELL_ALLOWED_CWDS", bad)]).unwrap_err();
+            assert!(
+                e.contains(&format!("YIELDSHELL_ALLOWED_CWDS={bad:?}"))
+                    && e.contains("no directory in it"),
+                "{bad:?}: {e}"
+            );
+        }
+        // 1.1.2's reading: an empty value is the default list, or no restriction.
+        let c = run(
+            &[],
+            &[
+                ("YIELDSHELL_API", "1.1"),
+                ("MCP_YIELDSHELL_BLOCKED_SIDE_EFFECTS", " "),
+                ("YIELDSHELL_ALLOWED_CWDS", ""),
+            ],
+        )
+        .unwrap();
+        assert_eq!((c.blocked.len(), c.allowed_cwds.len()), (5, 0));
+        let e = run(
+            &[],
+            &[("YIELDSHELL_API", "1.1"), ("YIELDSHELL_ALLOWED_CWDS", ":")],
+        )
+        .unwrap_err();
+        assert!(e.contains("no directory in it"), "{e}");
+        let c = run(&[], &[("YIELDSHELL_ALLOWED_CWDS", ":/tmp:")]).unwrap();
+        assert_eq!(c.allowed_cwds.len(), 1);
+        for bad in [",,", " ,, ", ", ,", ",\t,"] {
+            let e = run(&[], &[("MCP_YIELDSHELL_BLOCKED_SIDE_EFFECTS", bad)]).unwrap_err();
+            assert!(
+                e.contains(&format!("MCP_YIELDSHELL_BLOCKED_SIDE_EFFECTS={bad:?}"))
+                    && e.contains("',' alone"),
+                "{bad:?}: {e}"
+            );
+        }
+        for clear in [",", " , ", ",\n"] {
+            let c = run(&[], &[("MCP_YIELDSHELL_BLOCKED_SIDE_EFFECTS", clear)]).unwrap();
+            assert!(c.blocked.is_empty(), "{clear:?}");
+        }
+        for variable in [
+            "YIELDSHELL_SANDBOX",
+            "YIELDSHELL_NETWORK",
+            "YIELDSHELL_AUDIT_LOG",
+            "YIELDSHELL_DENY_COMMAND_REGEX",
+            "YIELDSHELL_ALLOW_COMMAND_REGEX",
+            "YIELDSHELL_REDACT_ENV_REGEX",
+        ] {
+            for bad in ["", " "] {
+                let e = run(&[], &[(variable, bad)]).unwrap_err();
+                assert!(
+                    e.contains(&format!("{variable}={bad:?}"))
+                        && e.contains("expected")
+                        && !e.contains("  "),
+                    "{variable}={bad:?}: {e}"
+                );
+            }
+        }
+        // 1.1.2 had an audit log and command regexes, read blank as unset; it had no
+        // sandbox or network setting.
+        let c = run(
+            &[],
+            &[
+                ("YIELDSHELL_API", "1.1"),
+                ("YIELDSHELL_AUDIT_LOG", " "),
+                ("YIELDSHELL_DENY_COMMAND_REGEX", ""),
+                ("MCP_YIELDSHELL_BLOCKED_SIDE_EFFECTS", ",,"),
+            ],
+        )
+        .unwrap();
+        assert!(c.audit_log.is_none() && c.deny_regex.is_none() && c.blocked.is_empty());
+        let e = run(
+            &[],
+            &[("YIELDSHELL_API", "1.1"), ("YIELDSHELL_NETWORK", "")],
+        )
+        .unwrap_err();
+        assert!(e.contains("YIELDSHELL_NETWORK=\"\""), "{e}");
+    }
+
+    #[test]
     fn mode_and_tools() {
         let c = run(&[], &[("ALLOW_COMMANDS", "ls")]).unwrap();
         assert_eq!(c.mode, Mode::Trusted);
-        assert_eq!(c.tools[0], "shell_execute");
+        assert_eq!(c.tools[0], Tool::ShellExecute);
         let c = run(&["--tools", "ps,exec"], &[]).unwrap();
-        assert_eq!(c.tools, vec!["exec", "ps"]);
+        assert_eq!(c.tools, vec![Tool::Exec, Tool::Ps]);
         assert!(run(&["--tools", "shell_execute"], &[]).is_err());
         assert!(run(&["--mode", "sandbox"], &[]).is_err());
         assert_eq!(

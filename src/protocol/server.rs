@@ -27,7 +27,7 @@ use parking_lot::{Condvar, Mutex};
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
-use crate::base::config::Config;
+use crate::base::config::{Config, Tool};
 use crate::base::pool::Pool;
 use crate::process::reaper::Reaper;
 use crate::protocol::budget::Budget;
@@ -38,6 +38,8 @@ use crate::protocol::transport::{self, Input, IoThreads, Outbox, MAX_LINE};
 use crate::tools::call::Cancel;
 use crate::tools::engine::Engine;
 
+mod approvals;
+mod debug_log;
 mod inproc;
 mod tools_call;
 
@@ -55,6 +57,8 @@ struct Server {
     batches: std::sync::atomic::AtomicU64,
     /// Bytes of jobs waiting for a worker (`budget`).
     queued: Arc<Budget>,
+    /// Questions put to the person, and what they approved (`approvals`).
+    approvals: approvals::Approvals,
 }
 
 /// The era a request is served in: its protocol version, the client's name, and whether
@@ -63,6 +67,40 @@ struct CallEra {
     version: ProtocolVersion,
     client: Option<Arc<str>>,
     modern: bool,
+    /// A 2026-07-28 request's client capabilities (from its `_meta`).
+    capabilities: Option<Value>,
+}
+
+/// A call's arguments: the members its tool reads, or why they cannot be read (answered
+/// as the tool's invalid-argument error, not as a protocol error).
+type Arguments = Result<Map<String, Value>, String>;
+
+/// What answering a call needs (and, for a call a person may be asked about, running it
+/// again once they approve it).
+struct CallCtx {
+    tool: Tool,
+    id: RequestId,
+    /// The id's JSON text: the call's key in the in-flight set.
+    key: String,
+    cancel: Arc<Cancel>,
+    /// Under 1.1, what the answer needs of the call.
+    asked: Option<mcp::compat::Asked>,
+    reply_to: ReplyTo,
+    version: ProtocolVersion,
+    /// `_meta.progressToken`.
+    token: Option<Value>,
+    client: Option<Arc<str>>,
+    /// The arguments, kept to run the call again after an approval (only with
+    /// `YIELDSHELL_APPROVALS=ask`, for the tools that run commands).
+    rerun_args: Option<Map<String, Value>>,
+    /// A refusal the person may approve is put to them (else it is answered as it is).
+    may_ask: bool,
+    /// A 2026-07-28 request whose client declared form elicitation.
+    modern_form: bool,
+    /// Whether results carry `structuredContent` (`mcp::structured_for`).
+    structured: bool,
+    /// The sentence naming arguments the tool does not know (the call ran without them).
+    note: Option<String>,
 }
 
 struct Shutdown {
@@ -115,6 +153,10 @@ impl Shutdown {
                 crate::base::log::warn!("stdout did not take every answer in time; exiting anyway");
             }
         }
+        self.engine.audit.flush(Duration::from_millis(100));
+        // `exit` skips `main`'s own removal: the calls' temporary directories went with
+        // their records, and their parent goes here.
+        crate::process::tmpdir::remove_base();
         crate::base::log::flush(Duration::from_millis(300));
         std::process::exit(0);
     }
@@ -128,17 +170,22 @@ pub fn run(config: Config) -> std::process::ExitCode {
     }
     // Non-dumpable before anything starts (the guardian sets it for itself): no process of the same
     // user without CAP_SYS_PTRACE (or CAP_SYS_ADMIN, CAP_PERFMON, which also pass read-mode
-    // checks) can trace the server or read its /proc environ and memory (SPEC 12).
+    // checks) can trace the server or read its /proc environ and memory.
     if let Err(e) = crate::base::sys::set_dumpable(false) {
         crate::base::log::warn!("cannot mark the server non-dumpable: {e}");
     }
     crate::base::sys::tune_allocator();
     crate::base::sys::cloexec_from(3);
-    // The guardian starts with the first command (`guardian::ensure_started`).
+    // The guardian starts with the first command (`Guardian::ensure_started`).
     let marker_prefix = crate::base::stamp::new_marker_prefix();
-    crate::process::guardian::configure(marker_prefix.clone());
     // Every child of this process is the server's: orphans re-parented to it are ours.
     crate::process::tree::claim_children();
+    if let Err(e) = crate::base::sys::contain_server() {
+        crate::base::log::warn!(
+            "cannot put the server in a job of its own ({e}); each command's own job still \
+             ends with the server"
+        );
+    }
     if let Err(e) = crate::base::sys::set_child_subreaper() {
         crate::base::log::warn!(
             "cannot become a child subreaper ({e}); orphaned descendants are reaped by init"
@@ -220,18 +267,10 @@ fn start_engine(
 
 /// Turns SIGTERM, SIGINT and SIGHUP into shutdown. (SIGCHLD goes straight to the reaper.)
 fn start_signals(shutdown: Arc<Shutdown>) -> io::Result<()> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP])?;
-    std::thread::Builder::new()
-        .name("signals".into())
-        .stack_size(128 * 1024)
-        .spawn(move || {
-            for signal in signals.forever() {
-                let why = format!("signal {}", crate::base::sys::signal_name(signal));
-                shutdown.trigger(&why, false);
-            }
-        })?;
-    Ok(())
+    crate::base::sys::on_shutdown_signals(move |signal| {
+        let why = format!("signal {}", crate::base::sys::signal_name(signal));
+        shutdown.trigger(&why, false);
+    })
 }
 
 impl Server {
@@ -248,6 +287,7 @@ impl Server {
                 crate::protocol::budget::QUEUED_BYTES,
                 crate::protocol::budget::QUEUED_JOBS,
             )),
+            approvals: approvals::Approvals::new(),
         })
     }
 
@@ -285,22 +325,21 @@ impl Server {
     fn send(&self, message: Value) {
         let line = jsonrpc::to_line(&message);
         if crate::base::log::enabled(crate::base::log::Level::Debug) {
-            crate::base::log::debug!(
-                "-> {}",
-                String::from_utf8_lossy(&line[..line.len().min(500)])
-            );
+            crate::base::log::debug!("-> {}", self.debug_text(&line));
         }
         self.out.send(line);
+    }
+
+    /// A message for the debug log (`debug_log`).
+    fn debug_text(&self, line: &[u8]) -> String {
+        debug_log::text(&self.engine.secrets, line)
     }
 
     /// Sends a message of the request whose id has the JSON text `key` (`Outbox::send_for`).
     fn send_for(&self, key: &str, message: Value) {
         let line = jsonrpc::to_line(&message);
         if crate::base::log::enabled(crate::base::log::Level::Debug) {
-            crate::base::log::debug!(
-                "-> {}",
-                String::from_utf8_lossy(&line[..line.len().min(500)])
-            );
+            crate::base::log::debug!("-> {}", self.debug_text(&line));
         }
         self.out.send_for(key, line);
     }
@@ -322,17 +361,13 @@ impl Server {
     /// the line, and only the members a method reads become values (`jsonrpc::parse_line`).
     fn dispatch_line(self: &Arc<Self>, line: Vec<u8>) {
         if crate::base::log::enabled(crate::base::log::Level::Debug) {
-            crate::base::log::debug!(
-                "<- {}",
-                String::from_utf8_lossy(&line[..line.len().min(500)])
-            );
+            crate::base::log::debug!("<- {}", self.debug_text(&line));
         }
         let answer = match jsonrpc::parse_line(&line) {
             Err(refused) => {
-                let code = if refused.message.starts_with("Invalid Request") {
-                    jsonrpc::INVALID_REQUEST
-                } else {
-                    jsonrpc::PARSE_ERROR
+                let code = match refused.fault {
+                    jsonrpc::Fault::NotJson => jsonrpc::PARSE_ERROR,
+                    jsonrpc::Fault::NotRequest => jsonrpc::INVALID_REQUEST,
                 };
                 let id = refused.id.as_ref();
                 Answer::Now(Some(jsonrpc::error(id, code, &refused.message)))
@@ -481,11 +516,16 @@ impl Server {
                         version: self.version(),
                         client: self.client.lock().clone(),
                         modern: false,
+                        capabilities: None,
                     },
                     Era::Modern { client } => CallEra {
                         version: ProtocolVersion::V2026_07_28,
                         client: client.map(Arc::from),
                         modern: true,
+                        capabilities: map
+                            .get("_meta")
+                            .and_then(|m| m.get(modern::CLIENT_CAPABILITIES))
+                            .cloned(),
                     },
                 };
                 if method == "tools/call" {
@@ -509,10 +549,8 @@ impl Server {
             IncomingRaw::Unparsable(message) => {
                 Answer::Now(Some(jsonrpc::error(None, jsonrpc::PARSE_ERROR, &message)))
             }
-            IncomingRaw::Response => {
-                crate::base::log::warn!(
-                    "dropped a response sent to the server: this server sends no requests"
-                );
+            IncomingRaw::Response { id, result } => {
+                self.answered(id.as_ref(), result);
                 Answer::Now(None)
             }
             IncomingRaw::Invalid { id, message } => Answer::Now(Some(jsonrpc::error(
@@ -542,6 +580,8 @@ impl Server {
                 let requested = params.get("protocolVersion").and_then(Value::as_str);
                 let version = mcp::negotiate(requested);
                 *self.version.lock() = Some(version);
+                self.approvals
+                    .initialized(version, params.get("capabilities"));
                 let client = params
                     .get("clientInfo")
                     .and_then(|c| c.get("name"))
@@ -596,13 +636,16 @@ impl Server {
 
     /// `notifications/cancelled`: the call in flight stops and sends nothing; an answer
     /// (or progress) of the request still waiting for stdout is dropped.
-    fn cancel(&self, params: &Map<String, Value>) {
+    fn cancel(self: &Arc<Self>, params: &Map<String, Value>) {
         let Some(id) = params.get("requestId").cloned().and_then(RequestId::new) else {
             return;
         };
-        if let Some(c) = self.inflight.lock().get(id.key()) {
+        let cancel = self.inflight.lock().get(id.key()).cloned();
+        if let Some(c) = cancel {
             crate::base::log::info!("request {} cancelled by the client", id.key());
             c.cancel();
+            // A call waiting for the person's answer ends here, with nothing run.
+            self.cancel_question(id.key());
         }
         // A call that answered left the in-flight set once its answer was queued: if the
         // client has not read it yet, it does not get it.
@@ -675,6 +718,8 @@ const PARAMS_READ: &[&str] = &[
     "_meta",
     "requestId",
     "reason",
+    "requestState",
+    "inputResponses",
 ];
 
 #[allow(dead_code)]

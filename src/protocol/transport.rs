@@ -11,9 +11,9 @@
 //!   failed), after writing every line queued before that: closing an outbox cannot lose
 //!   an answer that was already sent to it.
 
+use crate::base::sys::fd::AsFd;
 use std::collections::VecDeque;
 use std::io::{self, BufRead, Write};
-use std::os::fd::AsFd;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;

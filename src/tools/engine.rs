@@ -1,9 +1,10 @@
-//! The shell-mode tools: `exec`, `read`, `write`, `wait`, `stop`, `ps`, `cleanup`.
+//! The engine and the shell-mode tools `exec`, `write`, `wait` and `stop` (`read` is in
+//! `tools/read`, `ps` and `cleanup` in `tools/ps`).
 //!
 //! Requests arrive here already typed (the serde boundary is `mcp`); answers leave as
-//! typed results or a `ToolError` (see `results`), through the call's responder. Spawning
-//! lives in `spawn`, waiting in `wait`, the checks of shell mode in `policy`, and
-//! `shell_execute` in `trusted::execute`.
+//! typed results or a `ToolError` (see `results`), through the call's responder. A launch
+//! is made in `tools/launch` (processes in `process/spawn`), waiting in `wait`, the checks
+//! of shell mode in `policy`, and `shell_execute` in `tools/shell_execute`.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,22 +14,24 @@ use std::time::{Duration, Instant};
 use regex_lite::Regex;
 
 use crate::base::config::{Config, Mode, TRANSPORT_CEILING_MS};
-use crate::base::json;
+use crate::base::log;
 use crate::base::pool::Pool;
-use crate::base::ring::{ReadReq, Streams, STDERR, STDOUT};
+use crate::base::ring::{Streams, STDERR, STDOUT};
 use crate::base::stamp::IdGen;
 use crate::base::sys;
+use crate::base::sys::libc;
 use crate::policy::audit::{self, Audit, Record, Redirections};
 use crate::policy::redact::Secrets;
+use crate::policy::secrets::LiveSecrets;
 use crate::policy::trusted::{tokenize, Policy};
 use crate::process::reaper::{Cmd, Reaper};
 use crate::process::record::{EndReason, Proc, Status};
 use crate::process::table::Table;
-use crate::tools::call::{Call, Cancel, Progress};
-use crate::tools::policy::resolve_dir;
+use crate::tools::call::{Approvable, Approved, Call, Cancel, Progress, RunsWith};
+use crate::tools::policy::{resolve_dir, Refusal};
 use crate::tools::results::{
-    Answer, ErrorKind, ExecResult, KilledFor, Output, Snapshot, StopResult, ToolError, WaitEnd,
-    WaitResult, WriteResult,
+    Answer, ErrorKind, ExecResult, Output, ProcStatus, StopResult, ToolError, WaitEnd, WaitResult,
+    WriteResult,
 };
 use crate::tools::wait::{park_write, Outcome, UntilWatch, WaitMode, Waits, Watch};
 
@@ -69,7 +72,7 @@ pub struct ExecArgs {
     pub max_output_bytes: Option<u64>,
     /// Tail instead of head.
     pub tail_lines: Option<u64>,
-    /// Terminal and raw output (SPEC section 13).
+    /// Terminal and raw output.
     pub agent: crate::process::agents::ExecExtras,
 }
 
@@ -84,7 +87,7 @@ pub struct ReadArgs {
     pub streams: Streams,
     /// Tail.
     pub tail_lines: Option<u64>,
-    /// Terminal output with its escape sequences (SPEC section 13).
+    /// Terminal output with its escape sequences.
     pub raw: bool,
 }
 
@@ -96,11 +99,14 @@ pub struct Engine {
     pub table: Table,
     /// The reaper.
     pub reaper: Reaper,
-    pub(crate) secrets: Arc<Secrets>,
+    /// The secrets in force: the server's and every kept record's (`policy::secrets`).
+    pub(crate) secrets: Arc<LiveSecrets>,
     /// The trusted-mode policy (`None` in shell mode).
     pub trusted: Option<Policy>,
     /// The audit log.
     pub audit: Audit,
+    /// Per-command limits and cgroups, this engine's own.
+    pub(crate) commands: crate::process::agents::CommandSetup,
     /// The kernel sandbox every call's processes start in.
     pub sandbox: crate::policy::sandbox::Sandbox,
     /// The output reader.
@@ -118,6 +124,8 @@ pub struct Engine {
 
 /// Grace before SIGKILL when a call is cancelled.
 pub(crate) const CANCEL_GRACE: Duration = Duration::from_millis(2000);
+/// How long `stop` waits after SIGKILL before it reports that the record outlived it.
+const KILL_ROOM: Duration = Duration::from_secs(4);
 /// Default `stop` grace.
 const STOP_GRACE_MS: u64 = 10_000;
 /// Ceiling of `stop`'s grace.
@@ -125,7 +133,8 @@ const STOP_GRACE_MAX_MS: u64 = 50_000;
 
 /// Receives the end of an `exec` (its answer, or `None` when cancelled) and the record it
 /// started, if any.
-type ExecDone = Box<dyn FnOnce(Option<Answer>, Option<&Proc>) + Send>;
+/// With a refusal a person may approve, what to ask them.
+type ExecDone = Box<dyn FnOnce(Option<Answer>, Option<&Proc>, Option<Approvable>) + Send>;
 
 fn refused(message: impl Into<String>) -> ToolError {
     ToolError::new(ErrorKind::Refused, message)
@@ -140,31 +149,25 @@ impl Engine {
         marker_prefix: String,
         pool: Pool,
     ) -> Result<Engine, String> {
-        crate::process::agents::init(&config);
+        let commands = crate::process::agents::CommandSetup::new(&config);
+        reaper
+            .guardian
+            .configure(marker_prefix.clone(), commands.cgroup_prefix());
         let trusted = match config.mode {
             Mode::Trusted => Some(Policy::new(&config)?),
             Mode::Shell => None,
         };
-        let secrets = Arc::new(match &config.redact_regex {
-            Some(re) => {
-                use std::os::unix::ffi::OsStrExt;
-                let pairs: Vec<(&str, &[u8])> = config
-                    .env
-                    .iter()
-                    .filter_map(|(k, v)| Some((k.to_str()?, v.as_bytes())))
-                    .filter(|(k, _)| re.is_match(k))
-                    .collect();
-                Secrets::new(pairs)
-            }
-            None => Secrets::default(),
-        });
+        let secrets = LiveSecrets::new(
+            crate::policy::secrets::server_pairs(&config),
+            config.redact_regex.clone(),
+        );
         let audit = Audit::open(
             config.audit_log.as_deref(),
             config.audit_to_stderr,
             secrets.clone(),
         )?;
-        let (sandbox, warning) = crate::policy::sandbox::Sandbox::new(&config)?;
-        if let Some(w) = warning {
+        let (sandbox, warnings) = crate::policy::sandbox::Sandbox::new(&config)?;
+        for w in warnings {
             crate::base::log::warn!("{w}");
         }
         sandbox.filter_server()?;
@@ -175,6 +178,7 @@ impl Engine {
         let ingest = crate::process::ingest::Ingest::start()
             .map_err(|e| format!("cannot start the output reader: {e}"))?;
         Ok(Engine {
+            commands,
             audit,
             sandbox,
             #[cfg(target_os = "linux")]
@@ -205,21 +209,29 @@ impl Engine {
     /// Writes the audit line of an `exec` or `shell_execute` call refused because its
     /// arguments were malformed (the tool never saw typed arguments). `command` is the
     /// `command` argument as sent: a string (`exec`), an array of strings (`shell_execute`),
-    /// or anything else, shown as its JSON text.
-    pub fn audit_bad_arguments(&self, tool: &'static str, command: BadCommand<'_>, reason: &str) {
+    /// or anything else, shown as its JSON text; `env` the string values of its `env`, whose
+    /// secrets the line hides too.
+    pub fn audit_bad_arguments(
+        &self,
+        tool: crate::base::config::Tool,
+        command: BadCommand<'_>,
+        reason: &str,
+        env: &[(String, String)],
+    ) {
+        let secrets = self.secrets.with_overlay(env);
         let mut record = Record {
-            tool,
+            tool: tool.name(),
             mode: self.mode_name(),
             result_type: "rejected",
-            rejection_reason: Some(reason.to_string()),
+            rejection_reason: Some(secrets.redact_str(reason)),
             ..Record::default()
         };
         match command {
             BadCommand::Text(text) => {
-                record.command = Some(audit::redact_command(text, &self.secrets));
+                record.command = Some(audit::redact_command(text, &secrets));
             }
             BadCommand::Argv(argv) => {
-                record.argv = Some(audit::redact_argv(&argv, &self.secrets));
+                record.argv = Some(audit::redact_argv(&argv, &secrets));
             }
             BadCommand::Missing => (),
         }
@@ -265,7 +277,7 @@ impl Engine {
 
 /// Most bytes that a result's output may take as JSON text, leaving room for its other
 /// fields under 64 KiB.
-const RESULT_TEXT_MAX: usize = 56 * 1024;
+pub(crate) const RESULT_TEXT_MAX: usize = 56 * 1024;
 
 /// The refusal of a call whose processes do not fit under `YIELDSHELL_MAX_PROCESSES`.
 pub(crate) fn limit_message(limit: usize, processes: usize) -> String {
@@ -288,14 +300,17 @@ impl Engine {
     pub fn exec(self: &Arc<Self>, args: ExecArgs, call: Call) {
         let started = Instant::now();
         let cwd = resolve_dir(&self.config, args.cwd.as_deref(), "cwd");
+        // The call's own `env` secrets hide what it sent in its audit line too, also when
+        // it is refused (then they never join the set in force).
+        let secrets = self.secrets.with_overlay(&args.env);
         let mut record = Record {
-            tool: "exec",
+            tool: crate::base::config::Tool::Exec.name(),
             mode: self.mode_name(),
-            command: Some(audit::redact_command(&args.command, &self.secrets)),
-            directory: Some(match &cwd {
+            command: Some(audit::redact_command(&args.command, &secrets)),
+            directory: Some(secrets.redact_str(&match &cwd {
                 Ok(dir) => dir.display().to_string(),
                 Err(_) => args.cwd.clone().unwrap_or_default(),
-            }),
+            })),
             timeout_ms: Some(args.timeout_ms.unwrap_or(self.config.default_timeout_ms)),
             redirections: self.trusted.as_ref().and_then(|_| {
                 let p = tokenize::parse(&args.command).ok()?;
@@ -312,21 +327,36 @@ impl Engine {
             progress,
             respond,
             client,
+            approved,
         } = call;
+        record.approval = approved.as_ref().map(Approved::audit_name);
         let default_yield_ms = crate::base::clients::default_yield_ms(
             self.config.default_yield_ms,
             self.config.default_yield_explicit,
             client.as_deref(),
         );
         let engine = self.clone();
-        let finish = move |answer: Option<Answer>, proc: Option<&Proc>| {
+        let finish = move |answer: Option<Answer>, proc: Option<&Proc>, ask: Option<Approvable>| {
+            let t = Instant::now();
             record.duration_ms = started.elapsed().as_millis() as u64;
             audit_exec(&mut record, answer.as_ref(), proc);
+            for text in [&mut record.rejection_reason, &mut record.error] {
+                if let Some(t) = text.as_mut() {
+                    *t = secrets.redact_str(t);
+                }
+            }
             engine.audit.record(&record);
-            respond.send(answer);
+            let (audit_us, t) = (t.elapsed().as_micros(), Instant::now());
+            match (answer, ask) {
+                (Some(refusal), Some(what)) => respond.ask(refusal, what),
+                (answer, _) => respond.send(answer),
+            }
+            let id = proc.map_or("-", |p| p.info.id.as_str());
+            let render_us = t.elapsed().as_micros();
+            log::debug!("{id} answer steps (µs): audit {audit_us}, render and queue {render_us}");
         };
         let waiting = (cancel, progress, default_yield_ms);
-        self.exec_start(args, cwd, waiting, started, Box::new(finish));
+        self.exec_start(args, cwd, waiting, approved, started, Box::new(finish));
     }
 
     fn exec_start(
@@ -334,12 +364,14 @@ impl Engine {
         args: ExecArgs,
         cwd: Result<PathBuf, String>,
         (cancel, progress, default_yield_ms): (Arc<Cancel>, Option<Progress>, u64),
+        approved: Option<Approved>,
         started: Instant,
         finish: ExecDone,
     ) {
-        if let Err(message) = self.check_policy(&args) {
-            return finish(Some(Err(refused(message))), None);
-        }
+        let held = match self.check_policy(&args, approved.is_some()) {
+            Ok(held) => held,
+            Err(message) => return finish(Some(Err(refused(message))), None, None),
+        };
         let limit = self.config.max_processes;
         // A trusted-mode pipeline runs one process per stage; a shell is one process.
         let processes = match &self.trusted {
@@ -348,25 +380,37 @@ impl Engine {
         };
         let Some(slot) = self.table.reserve(limit, processes) else {
             let message = limit_message(limit, processes);
-            return finish(Some(Err(refused(message))), None);
+            return finish(Some(Err(refused(message))), None, None);
         };
         let cwd = match cwd {
             Ok(c) => c,
-            Err(e) => return finish(Some(Err(refused(e))), None),
+            Err(e) => return finish(Some(Err(refused(e))), None, None),
         };
+        if let Some(Err(e)) = approved.as_ref().map(|a| a.check_dir(&cwd)) {
+            return finish(Some(Err(refused(e))), None, None);
+        }
         self.table.retain(
             Duration::from_millis(self.config.retention_ms),
             self.config.max_retained,
         );
-        let launch = match self.exec_launch(&args, cwd) {
+        let launch = match self.exec_launch(&args, cwd.clone(), held, approved.is_some()) {
             Ok(l) => l,
-            Err(e) => return finish(Some(Err(refused(e))), None),
+            Err(Refusal::Final(e)) => return finish(Some(Err(refused(e))), None, None),
+            Err(Refusal::Approvable(e, rules)) => {
+                let with = RunsWith {
+                    shell: args.shell.as_deref(),
+                    env: &args.env,
+                    stdin: args.stdin.as_deref(),
+                };
+                let what = Approvable::new(rules, args.command.clone(), cwd, with, &self.secrets);
+                return finish(Some(Err(refused(e))), None, Some(what));
+            }
         };
         let proc = match self.launch(launch, slot) {
             Ok(p) => p,
             Err(e) => {
                 let error = ToolError::new(ErrorKind::StartFailed, e);
-                return finish(Some(Err(error)), None);
+                return finish(Some(Err(error)), None, None);
             }
         };
         cancel.attach(&proc);
@@ -374,7 +418,9 @@ impl Engine {
             .yield_ms
             .unwrap_or(default_yield_ms)
             .min(self.config.max_yield_ms);
-        let deadline = started + Duration::from_millis(yield_ms);
+        // The yield counts from the start of the process: the checks before it (a command
+        // regex over a long command) do not eat into it.
+        let deadline = proc.info.started + Duration::from_millis(yield_ms);
         // The output goes on from the cursor (the start, for a new record).
         let read = ReadArgs {
             since_seq: None,
@@ -395,16 +441,19 @@ impl Engine {
             Box::new(move |outcome, _| {
                 if outcome == Outcome::Cancelled {
                     engine.stop_quietly(&proc, CANCEL_GRACE);
-                    return finish(None, Some(&proc));
+                    return finish(None, Some(&proc), None);
                 }
+                let t = Instant::now();
                 let snapshot = engine.snapshot(&proc, read, true);
+                let (id, us) = (&proc.info.id, t.elapsed().as_micros());
+                log::debug!("{id} answer steps (µs): snapshot {us}");
                 let result = ExecResult {
                     backgrounded: snapshot.status == Status::Running,
                     snapshot,
                     pid: proc.info.pid,
                     duration_ms: started.elapsed().as_millis() as u64,
                 };
-                finish(Some(Ok(Output::Exec(result))), Some(&proc));
+                finish(Some(Ok(Output::Exec(result))), Some(&proc), None);
             }),
         );
     }
@@ -415,84 +464,6 @@ impl Engine {
         if proc.signal(libc::SIGTERM) {
             self.reaper
                 .send(Cmd::Kill(proc.clone(), Instant::now() + grace));
-        }
-    }
-
-    /// `read`.
-    pub fn read(&self, id: &str, args: ReadArgs) -> Answer {
-        let proc = self.table.get(id).ok_or_else(|| ToolError::unknown(id))?;
-        Ok(Output::Read(self.snapshot(&proc, args, false)))
-    }
-
-    /// The record's state and a slice of its output. Without `since_seq` (and
-    /// `tail_lines`) the read goes on from the cursor of its `streams` choice; every answer
-    /// moves that cursor forward to its `next_seq` (SPEC section 14). With `ends`, an answer
-    /// about a finished record shows each long stream as head, marker and tail.
-    fn snapshot(&self, proc: &Proc, args: ReadArgs, ends: bool) -> Snapshot {
-        let slot = match args.streams {
-            Streams::Both => 0,
-            Streams::Stdout => 1,
-            Streams::Stderr => 2,
-        };
-        let mut st = proc.lock();
-        let since = match (args.since_seq, args.tail_lines) {
-            (None, None) => Some(st.cursors[slot]).filter(|&c| c > 0),
-            (since, _) => since,
-        };
-        let req = ReadReq {
-            since,
-            tail_lines: args.tail_lines.map(|n| n as usize),
-            streams: args.streams,
-            max_bytes: self.budget(args.max_output_bytes),
-        };
-        let ends = ends && st.ended.is_some() && args.tail_lines.is_none();
-        let read = |req: &ReadReq| {
-            if ends {
-                st.output.read_ends(req, None)
-            } else {
-                st.output.read_marked(req)
-            }
-        };
-        let mut output = read(&req);
-        // Escaped as JSON, a control character takes six bytes: a smaller budget keeps the
-        // result's text under 64 KiB whatever the bytes are (SPEC section 14).
-        // An operator who raised `YIELDSHELL_MAX_OUTPUT_BYTES` past it gets that much text.
-        let text_max = RESULT_TEXT_MAX.max(self.config.max_output_bytes);
-        let mut budget = req.max_bytes;
-        for _ in 0..3 {
-            let cost = json::text_cost(&output.stdout) + json::text_cost(&output.stderr);
-            if cost <= text_max || budget <= 1 {
-                break;
-            }
-            budget = (budget as u128 * text_max as u128 / cost as u128) as usize;
-            budget = budget.max(1);
-            output = read(&ReadReq {
-                max_bytes: budget,
-                ..req
-            });
-        }
-        let status = st.status();
-        let (exit_code, signal) = st.exit();
-        let stdin_error = st.stdin_error.clone();
-        let killed_for = KilledFor::from_state(st.killed_for_output(proc.info.output_cap));
-        let running = status == Status::Running;
-        crate::process::agents::shape_read(proc, &mut output, args.raw, running);
-        // A `both` answer has shown each stream up to its end too.
-        let moved = if slot == 0 { 0..3 } else { slot..slot + 1 };
-        for k in moved {
-            st.cursors[k] = st.cursors[k].max(output.next_seq);
-        }
-        drop(st);
-        Snapshot {
-            process_id: proc.info.id.clone(),
-            status,
-            exit_code,
-            signal,
-            output,
-            streams: args.streams,
-            stdin_error,
-            input: crate::process::agents::input_state(proc, running),
-            killed_for,
         }
     }
 
@@ -540,7 +511,7 @@ impl Engine {
         ids: &[String],
         timeout_ms: Option<u64>,
         until: Option<Regex>,
-        until_input: bool,
+        wait_for: WaitFor,
         args: ReadArgs,
         call: Call,
     ) {
@@ -568,12 +539,16 @@ impl Engine {
             .progress(call.progress);
         if let Some(re) = until {
             for (i, proc) in procs.iter().enumerate() {
-                let watch_until = UntilWatch::new(re.clone(), proc, args.since_seq, args.streams);
+                let watch_until =
+                    UntilWatch::new(re.clone(), proc, args.since_seq, args.streams, deadline);
                 watch = watch.until(i, watch_until);
             }
         }
-        if until_input {
+        if wait_for.input {
             watch = watch.until_input();
+        }
+        if wait_for.all {
+            watch = watch.all();
         }
         let many = procs.len() > 1;
         let engine = self.clone();
@@ -592,7 +567,7 @@ impl Engine {
                 let statuses = many.then(|| {
                     procs
                         .iter()
-                        .map(|p| (p.info.id.clone(), p.lock().status()))
+                        .map(|p| (p.info.id.clone(), proc_status(p)))
                         .collect::<Vec<_>>()
                         .into_boxed_slice()
                 });
@@ -650,15 +625,43 @@ impl Engine {
         }
         // The reaper escalates; wait for the group to be gone, with room for the kill and
         // the final drain.
-        let deadline = Instant::now() + Duration::from_millis(grace) + Duration::from_secs(4);
+        let deadline = Instant::now() + Duration::from_millis(grace) + KILL_ROOM;
+        self.park_stop(proc, name, deadline, call.progress, call.respond);
+    }
+
+    /// Waits for a stopped record to end, then answers what was observed, in order: at the
+    /// deadline, a record that was not sent SIGKILL yet (the server itself was frozen past
+    /// the grace, so the reaper's escalation and this deadline came due together) is sent
+    /// it now and given [`KILL_ROOM`] before `stop` reports that it outlived SIGKILL.
+    fn park_stop(
+        self: &Arc<Self>,
+        proc: Arc<Proc>,
+        name: &'static str,
+        deadline: Instant,
+        progress: Option<crate::tools::call::Progress>,
+        respond: crate::tools::call::Responder,
+    ) {
         let watch =
-            Watch::new(vec![proc.clone()], WaitMode::Wait, deadline).progress(call.progress);
-        let respond = call.respond;
+            Watch::new(vec![proc.clone()], WaitMode::Wait, deadline).progress(progress.clone());
+        let engine = self.clone();
         self.waits.park(
             watch,
             Box::new(move |outcome, _| {
                 let stopped = outcome == Outcome::Finished;
-                let result = stop_result(&proc, name, stopped);
+                if !stopped && outcome != Outcome::Cancelled {
+                    let killed = proc.lock().sigkill_at;
+                    let due = match killed {
+                        Some(at) => at + KILL_ROOM,
+                        None => {
+                            proc.signal(libc::SIGKILL);
+                            Instant::now() + KILL_ROOM
+                        }
+                    };
+                    if due > Instant::now() + Duration::from_millis(5) && !proc.is_finished() {
+                        return engine.park_stop(proc, name, due, progress, respond);
+                    }
+                }
+                let result = stop_result(&proc, name, stopped || proc.is_finished());
                 respond.send(Some(Ok(Output::Stop(result))));
             }),
         );
@@ -693,6 +696,11 @@ fn audit_exec(record: &mut Record, answer: Option<&Answer>, proc: Option<&Proc>)
             &proc.info.command,
             &Secrets::default(),
         ));
+        // The answer's line, or, for an answer without one, the names created by now.
+        record.protected = match answer {
+            Some(Ok(Output::Exec(r))) => r.snapshot.protected.clone(),
+            _ => proc.info.agent.protected_line(&[]),
+        };
         let st = proc.lock();
         record.stdout_bytes = Some(st.output.bytes_total(STDOUT));
         record.stderr_bytes = Some(st.output.bytes_total(STDERR));
@@ -721,5 +729,42 @@ fn stop_result(proc: &Proc, signal: &'static str, stopped: bool) -> StopResult {
         exit_signal,
         error,
         failed: !stopped && was_running,
+    }
+}
+
+/// Which stage of a finished pipeline failed and how, in a sentence: `stage 1 of 2 (sort)
+/// failed with exit status 2`, or `... was killed by SIGKILL`.
+pub(crate) fn stage_failure(
+    info: &crate::process::record::Info,
+    st: &crate::process::record::State,
+) -> Option<String> {
+    let (i, exit) = st.failed_stage()?;
+    let name = info.stage_names.get(i).map_or("?", String::as_str);
+    let how = match exit {
+        crate::base::sys::WaitStatus::Exited(code) => format!("failed with exit status {code}"),
+        crate::base::sys::WaitStatus::Signaled(n) => {
+            format!("was killed by {}", crate::base::sys::signal_name(n))
+        }
+    };
+    let of = st.stage_exits.len();
+    Some(format!("stage {} of {of} ({name}) {how}", i + 1))
+}
+
+/// What `wait` also waits for besides the first process to end.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WaitFor {
+    /// A process waits for input (`until_input`).
+    pub input: bool,
+    /// Every process to end, not the first (`all`).
+    pub all: bool,
+}
+
+/// A record's state for `wait`'s `statuses`.
+fn proc_status(p: &Proc) -> ProcStatus {
+    let st = p.lock();
+    ProcStatus {
+        status: st.status(),
+        exit_code: st.exit().0,
+        ended_at: st.ended.map(|(_, wall)| crate::base::stamp::rfc3339(wall)),
     }
 }

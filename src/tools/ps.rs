@@ -13,6 +13,7 @@ impl Engine {
     /// `ps`.
     pub fn ps(&self, include_completed: bool, limit: usize) -> Answer {
         let now = Instant::now();
+        let secrets = self.secrets.current();
         let mut list = Vec::new();
         for proc in self.table.newest_first() {
             if list.len() >= limit {
@@ -34,8 +35,10 @@ impl Engine {
             let entry = PsEntry {
                 process_id: proc.info.id.clone(),
                 pid: proc.info.pid,
-                name: proc.info.name.clone(),
-                command: proc.info.command.clone(),
+                // Redacted again with the secrets in force now: a call started later may
+                // have brought a value this command line shows.
+                name: proc.info.name.as_deref().map(|n| secrets.redact_str(n)),
+                command: secrets.redact_str(&proc.info.command),
                 cwd: proc.info.cwd.clone(),
                 status,
                 exit_code,

@@ -25,10 +25,19 @@ pub struct Snapshot {
     pub streams: Streams,
     /// A failure writing the initial stdin.
     pub stdin_error: Option<String>,
-    /// Whether it waits for input, and its prompt (SPEC section 13).
+    /// Whether it waits for input, and its prompt.
     pub input: crate::process::agents::InputState,
-    /// The record was killed for its output (SPEC section 14).
+    /// The record was killed for its output.
     pub killed_for: Option<KilledFor>,
+    /// Which stage of a pipeline failed, and how (`stage 1 of 2 (sort) failed with exit
+    /// status 2`); the exit code is that stage's.
+    pub failed_stage: Option<String>,
+    /// The call's protected names it created, and what is protected when its output shows
+    /// a write refused (`YIELDSHELL_PROTECTED_PATHS`).
+    pub protected: Option<String>,
+    /// Lines that look like errors in the range asked for that the answer leaves out
+    /// (omitted between head and tail, evicted, or before a tail read).
+    pub highlights: Vec<crate::base::ring::highlights::Highlight>,
 }
 
 /// Why a process was killed for its output: which stream went over which limit, and how
@@ -116,8 +125,19 @@ pub struct WaitResult {
     pub end: WaitEnd,
     /// How long it waited.
     pub waited_ms: u64,
-    /// With several process ids: each one's status, in the order given.
-    pub statuses: Option<Box<[(String, Status)]>>,
+    /// With several process ids: each one's state, in the order given.
+    pub statuses: Option<Box<[(String, ProcStatus)]>>,
+}
+
+/// One process's state in `wait`'s `statuses`.
+#[derive(Debug)]
+pub struct ProcStatus {
+    /// Its status.
+    pub status: Status,
+    /// Its exit code, once it ended (`None` while running or when a signal ended it).
+    pub exit_code: Option<i32>,
+    /// When it ended (RFC 3339 UTC), once it did.
+    pub ended_at: Option<String>,
 }
 
 /// `write`'s answer.
@@ -185,9 +205,9 @@ pub struct PsEntry {
     pub latest_seq: u64,
     /// A failure writing the initial stdin.
     pub stdin_error: Option<String>,
-    /// Whether it waits for input, and its prompt (SPEC section 13).
+    /// Whether it waits for input, and its prompt.
     pub input: crate::process::agents::InputState,
-    /// How many of its processes live now, wherever they moved (SPEC section 15); `None`
+    /// How many of its processes live now, wherever they moved; `None`
     /// without a cgroup to count them in.
     pub processes: Option<usize>,
 }
@@ -209,12 +229,17 @@ pub struct ShellResult {
     pub error: Option<String>,
     /// The output limit was hit and the process killed for it.
     pub capped: bool,
-    /// What the output limit killed (SPEC section 14).
+    /// What the output limit killed.
     pub killed_for: Option<Box<KilledFor>>,
     /// The record, readable with `read` while the yield tools are listed.
     pub process_id: Option<String>,
     /// What the answer left out between each stream's first and last part.
     pub omitted: Box<[Option<crate::base::ring::Omitted>; 2]>,
+    /// `error` already holds stderr (a failed pipeline stage's words come first, as MCP
+    /// Shell Server put them), so the text shows it once.
+    pub stderr_in_error: bool,
+    /// As `Snapshot::protected`.
+    pub protected: Option<String>,
 }
 
 /// What a tool answered.
@@ -311,5 +336,40 @@ impl Output {
             Output::Shell(s) => s.error.is_some(),
             _ => false,
         }
+    }
+}
+
+/// Hides the secrets in force in every text of `answer` that the server made from paths,
+/// commands or names (an error's message, `ps`'s fields, a write's or a stdin's error):
+/// a path the server resolved can show a secret that no output filter saw. Output is
+/// redacted as it arrives and is left alone here.
+pub fn redact_made_texts(answer: &mut Answer, secrets: &crate::policy::redact::Secrets) {
+    let fix = |text: &mut String| {
+        let clean = secrets.redact_str(text);
+        if clean != *text {
+            *text = clean;
+        }
+    };
+    let fix_opt = |text: &mut Option<String>| {
+        if let Some(t) = text.as_mut() {
+            fix(t);
+        }
+    };
+    match answer {
+        Err(e) => fix(&mut e.message),
+        Ok(Output::Exec(r)) => fix_opt(&mut r.snapshot.stdin_error),
+        Ok(Output::Read(r)) => fix_opt(&mut r.stdin_error),
+        Ok(Output::Wait(r)) => fix_opt(&mut r.snapshot.stdin_error),
+        Ok(Output::Write(r)) => fix_opt(&mut r.error),
+        Ok(Output::Ps(list)) => {
+            for e in list {
+                fix_opt(&mut e.name);
+                fix(&mut e.command);
+                fix(&mut e.cwd);
+                fix_opt(&mut e.stdin_error);
+            }
+        }
+        Ok(Output::Shell(r)) => fix_opt(&mut r.error),
+        Ok(Output::Stop(_) | Output::Cleanup(_)) => (),
     }
 }

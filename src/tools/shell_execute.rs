@@ -7,14 +7,16 @@ use std::time::{Duration, Instant};
 
 use crate::base::ring::{ReadReq, Streams, STDERR, STDOUT};
 use crate::base::sys;
+use crate::base::sys::libc;
+use crate::policy::approval::Rule;
 use crate::policy::audit::{self, Record, Redirections};
-use crate::policy::trusted::tokenize;
+use crate::policy::trusted::{tokenize, Redirects};
 use crate::process::record::EndReason;
 use crate::process::record::Proc;
 use crate::process::spawn::{Launch, StdinSource};
-use crate::tools::call::Call;
+use crate::tools::call::{Approvable, Approved, Call, RunsWith};
 use crate::tools::engine::{Engine, CANCEL_GRACE};
-use crate::tools::policy::resolve_dir;
+use crate::tools::policy::{check_command_regex, resolve_dir};
 use crate::tools::results::{KilledFor, Output, ShellResult};
 use crate::tools::wait::{Outcome, WaitMode, Watch};
 
@@ -52,7 +54,27 @@ fn shell_error(
         killed_for: None,
         process_id: None,
         omitted: Box::new([None; 2]),
+        stderr_in_error: false,
+        protected: None,
     }
+}
+
+/// A refusal of `shell_execute`, with what to ask a person when they may approve it.
+type ShellRefusal = (Box<ShellResult>, Option<Box<Approvable>>);
+
+/// An argv as a JSON array of strings, the form a person is shown and an approval is
+/// remembered by.
+fn argv_text(argv: &[String]) -> String {
+    let mut out = Vec::new();
+    out.push(b'[');
+    for (i, a) in argv.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        crate::base::json::write_str(&mut out, a);
+    }
+    out.push(b']');
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// A refusal before anything started.
@@ -70,28 +92,36 @@ impl Engine {
             .unwrap_or(self.config.shell_default_timeout_s)
             .clamp(1, self.config.shell_max_timeout_s.max(1));
         let mut a = Record {
-            tool: "shell_execute",
+            tool: crate::base::config::Tool::ShellExecute.name(),
             mode: self.mode_name(),
-            argv: Some(audit::redact_argv(&args.command, &self.secrets)),
+            argv: Some(audit::redact_argv(&args.command, &self.secrets.current())),
             timeout: Some(timeout_s),
             output_limit: Some(self.config.shell_output_limit as u64),
             ..Record::default()
         };
         let engine = self.clone();
         let Call {
-            cancel, respond, ..
+            cancel,
+            respond,
+            approved,
+            ..
         } = call;
-        let finish = move |result: Option<ShellResult>, mut a: Record| {
+        a.approval = approved.as_ref().map(Approved::audit_name);
+        let finish = move |result: Option<ShellResult>, mut a: Record, ask: Option<Approvable>| {
             a.duration_ms = started.elapsed().as_millis() as u64;
             if result.is_none() {
                 a.result_type = "cancelled";
             }
             engine.audit.record(&a);
-            respond.send(result.map(|r| Ok(Output::Shell(r))));
+            let answer = result.map(|r| Ok(Output::Shell(r)));
+            match (answer, ask) {
+                (Some(refusal), Some(what)) => respond.ask(refusal, what),
+                (answer, _) => respond.send(answer),
+            }
         };
-        let proc = match self.shell_start(&args, started, &mut a) {
+        let proc = match self.shell_start(&args, approved.as_ref(), started, &mut a) {
             Ok(p) => p,
-            Err(refused) => return finish(Some(*refused), a),
+            Err((refused, ask)) => return finish(Some(*refused), a, ask.map(|b| *b)),
         };
         cancel.attach(&proc);
         let deadline = started + Duration::from_secs(timeout_s);
@@ -103,11 +133,11 @@ impl Engine {
             Box::new(move |outcome, _| {
                 if outcome == Outcome::Cancelled {
                     engine.stop_quietly(&proc, CANCEL_GRACE);
-                    return finish(None, a);
+                    return finish(None, a, None);
                 }
                 if outcome == Outcome::Finished {
                     let result = engine.shell_result(&proc, (timeout_s, budget), started, &mut a);
-                    return finish(Some(result), a);
+                    return finish(Some(result), a, None);
                 }
                 // Over time: kill, and give the pipes a moment to drain.
                 proc.set_reason(EndReason::TimedOut);
@@ -120,24 +150,27 @@ impl Engine {
                     Box::new(move |_, _| {
                         let result =
                             engine.shell_result(&proc, (timeout_s, budget), started, &mut a);
-                        finish(Some(result), a);
+                        finish(Some(result), a, None);
                     }),
                 );
             }),
         );
     }
 
-    /// Checks and starts a `shell_execute` call; the refusal as an answer otherwise.
+    /// Checks and starts a `shell_execute` call; the refusal as an answer otherwise, with
+    /// what to ask a person when they may approve it (an argument rule, answered once
+    /// every other check passed and before a redirection opens a file).
     fn shell_start(
         &self,
         args: &ShellExecArgs,
+        approved: Option<&Approved>,
         started: Instant,
         a: &mut Record,
-    ) -> Result<Arc<Proc>, Box<ShellResult>> {
+    ) -> Result<Arc<Proc>, ShellRefusal> {
         let reject = |a: &mut Record, reason: String| {
             a.result_type = "rejected";
             a.rejection_reason = Some(reason.clone());
-            Err(Box::new(refusal(reason, started)))
+            Err((Box::new(refusal(reason, started)), None))
         };
         let Some(policy) = &self.trusted else {
             return reject(a, "shell_execute is only available in trusted mode".into());
@@ -146,26 +179,38 @@ impl Engine {
             return reject(a, "the server is shutting down".into());
         }
         if args.command.is_empty() {
-            return reject(a, "Empty command".into());
+            return reject(a, "No command provided: give a program and its arguments, for example [\"ls\", \"-l\"]".into());
         }
-        let pipeline = match tokenize::from_argv(&args.command) {
+        // The command regexes are final, never approvable: they run before any rule a
+        // person may waive. They read the argv joined with spaces, as `exec`'s command
+        // would read the same call.
+        if let Err(e) = check_command_regex(&self.config, &args.command.join(" "), "command") {
+            return reject(a, e);
+        }
+        let mut pipeline = match tokenize::from_argv(&args.command) {
             Ok(p) => p,
-            Err(e) => return reject(a, e),
-        };
-        let stages = match policy.check(&pipeline) {
-            Ok(s) => s,
             Err(e) => return reject(a, e),
         };
         let cwd = match resolve_dir(&self.config, args.directory.as_deref(), "directory") {
             Ok(c) => c,
             Err(e) => return reject(a, e),
         };
+        if let Some(Err(e)) = approved.map(|ok| ok.check_dir(&cwd)) {
+            return reject(a, e);
+        }
         a.directory = Some(cwd.display().to_string());
-        a.redirections = Some(Redirections {
+        let redirections = |pipeline: &tokenize::Pipeline| Redirections {
             stdin: pipeline.stdin_path.is_some(),
             stdout: pipeline.stdout.as_ref().is_some_and(|r| !r.append),
             stdout_append: pipeline.stdout.as_ref().is_some_and(|r| r.append),
-        });
+        };
+        a.redirections = Some(redirections(&pipeline));
+        if pipeline.stdin_path.is_some() && args.stdin.is_some() {
+            return reject(
+                a,
+                "stdin and an input redirection (<) cannot be combined".into(),
+            );
+        }
         let limit = self.config.max_processes;
         let Some(slot) = self.table.reserve(limit, pipeline.stages.len()) else {
             return reject(
@@ -173,30 +218,34 @@ impl Engine {
                 crate::tools::engine::limit_message(limit, pipeline.stages.len()),
             );
         };
-        let env = match policy.env(&[]) {
-            Ok(e) => e,
-            Err(e) => return reject(a, e),
-        };
-        let git_ticket = match policy.check_git_use(
+        let prepared = match policy.prepare(
+            &mut pipeline,
             &cwd,
-            &stages,
-            pipeline.stdout.as_ref().map(|r| r.path.as_str()),
+            &[],
+            Redirects::Open,
+            approved.is_some(),
         ) {
-            Ok(t) => t,
-            Err(e) => return reject(a, e),
-        };
-        let (input, output) = match policy.open_redirects(&cwd, &pipeline) {
-            Ok(f) => f,
-            Err(e) => return reject(a, e),
-        };
-        let stdin = match (input, &args.stdin) {
-            (Some(_), Some(_)) => {
-                return reject(
-                    a,
-                    "stdin and an input redirection (<) cannot be combined".into(),
-                )
+            Ok(p) => p,
+            Err(e) => {
+                let Some(rule) = Rule::of_trusted(&e) else {
+                    return reject(a, e.into());
+                };
+                let why = rule.message();
+                let with = RunsWith {
+                    stdin: args.stdin.as_deref(),
+                    ..RunsWith::default()
+                };
+                let command = argv_text(&args.command);
+                let what = Approvable::new(vec![rule], command, cwd, with, &self.secrets);
+                a.result_type = "rejected";
+                a.rejection_reason = Some(why.clone());
+                return Err((Box::new(refusal(why, started)), Some(Box::new(what))));
             }
-            (Some(f), None) => StdinSource::File(f),
+        };
+        // As run: tar's compressor may have become a stage writing the archive.
+        a.redirections = Some(redirections(&pipeline));
+        let stdin = match (prepared.stdin, &args.stdin) {
+            (Some(f), _) => StdinSource::File(f),
             (None, Some(_)) => StdinSource::Pipe,
             (None, None) => StdinSource::Null,
         };
@@ -205,11 +254,11 @@ impl Engine {
             self.config.max_retained,
         );
         let launch = Launch {
-            stages,
-            env,
+            stages: prepared.stages,
+            env: prepared.env,
             cwd,
             stdin,
-            stdout_file: output,
+            stdout_file: prepared.stdout,
             display: args.command.join(" "),
             name: Some("shell_execute".into()),
             ring_bytes: self.config.shell_output_limit + 1,
@@ -218,16 +267,16 @@ impl Engine {
             overlay: Vec::new(),
             initial_stdin: args.stdin.clone().map(|s| (s.into_bytes(), true)),
             terminal: None,
-            // The first bytes up to the cap are what a capped call returns (SPEC 13).
+            // The first bytes up to the cap are what a capped call returns.
             head_bytes: Some(self.config.shell_output_limit),
-            git_ticket: Some(git_ticket),
+            git_ticket: Some(prepared.git_ticket),
         };
         let proc = match self.launch(launch, slot) {
             Ok(p) => p,
             Err(e) => {
                 a.result_type = "process_error";
                 a.error = Some(e.clone());
-                return Err(Box::new(refusal(e, started)));
+                return Err((Box::new(refusal(e, started)), None));
             }
         };
         a.process_id = Some(proc.info.id.clone());
@@ -244,7 +293,7 @@ impl Engine {
         a: &mut Record,
     ) -> ShellResult {
         // The marker names the record when `read` can page what it leaves out.
-        let readable = self.config.tools.contains(&"read");
+        let readable = self.config.tools.contains(&crate::base::config::Tool::Read);
         let reader = if readable { proc.info.id.as_str() } else { "" };
         let mut st = proc.lock();
         let all = ReadReq {
@@ -272,14 +321,21 @@ impl Engine {
             })
             .collect();
         let killed_for = KilledFor::from_state(st.killed_for_output(proc.info.output_cap));
+        let failed_stage = crate::tools::engine::stage_failure(&proc.info, &st);
         a.stdout_bytes = Some(st.output.bytes_total(STDOUT));
         a.stderr_bytes = Some(st.output.bytes_total(STDERR));
         drop(st);
         let limit = self.config.shell_output_limit;
+        let protected = proc.info.agent.protected_line(&[&out.stdout, &out.stderr]);
+        a.protected.clone_from(&protected);
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         a.exit_code = Some(exit_code);
         let stages = (stage_status.len() > 1).then_some(stage_status);
+        // Set when the reason is what the stages wrote to stderr (shown once, in the reason);
+        // the audit line then gets the stage's sentence instead, without the output.
+        let mut stderr_in_error = false;
+        let mut audited = None;
         let (result_type, failure) = match (reason, exit_code, signal_num) {
             (EndReason::TimedOut, _, _) => (
                 "timeout",
@@ -293,6 +349,21 @@ impl Engine {
                 )
             }
             (_, Some(0), _) => ("success", None),
+            // A failed stage of a pipeline: MCP Shell Server's words (the stage's stderr,
+            // or the exit code), then which stage it was.
+            _ if failed_stage.is_some() => {
+                let sentence = failed_stage.clone().unwrap_or_default();
+                // The stages share stderr: what they printed there comes first, as the
+                // failed stage's own words came first there.
+                stderr_in_error = !stderr.is_empty();
+                let words = match (exit_code, signal_num) {
+                    _ if stderr_in_error => stderr.trim_end_matches('\n').to_string(),
+                    (Some(code), _) => format!("Command failed with exit code {code}"),
+                    (None, n) => format!("Command terminated by signal {}", n.unwrap_or(0)),
+                };
+                audited = Some(sentence.clone());
+                ("process_error", Some(format!("{words}\n{sentence}")))
+            }
             (_, Some(code), _) => (
                 "process_error",
                 Some(format!("Command failed with exit status {code}")),
@@ -307,7 +378,7 @@ impl Engine {
             ),
         };
         a.result_type = result_type;
-        a.error = failure.clone();
+        a.error = audited.or_else(|| failure.clone());
         let status = exit_code.unwrap_or_else(|| signal_num.map_or(1, |n| 128 + n));
         ShellResult {
             stdout,
@@ -320,6 +391,8 @@ impl Engine {
             killed_for: killed_for.map(Box::new),
             process_id: readable.then(|| proc.info.id.clone()),
             omitted: Box::new(out.omitted),
+            stderr_in_error,
+            protected,
         }
     }
 }

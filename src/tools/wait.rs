@@ -1,4 +1,4 @@
-//! Parked waits (SPEC section 12): a call that must wait holds no thread.
+//! Parked waits: a call that must wait holds no thread.
 //!
 //! A call that waits (`exec` in its yield, `wait`, `stop`'s grace, `shell_execute`)
 //! builds a [`Watch`] (records, a condition, a deadline, its cancellation and progress) and
@@ -25,12 +25,13 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
-use regex_lite::Regex;
 
 use crate::base::pool::Pool;
-use crate::base::ring::{Streams, STDERR, STDOUT};
+use crate::base::ring::{STDERR, STDOUT};
 use crate::process::record::{self as process, Proc, Watcher};
 use crate::tools::call::{Cancel, Progress};
+use crate::tools::until::Scanner;
+pub(crate) use crate::tools::until::UntilWatch;
 
 /// What ends a watch besides its deadline and cancellation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,69 +53,6 @@ pub(crate) enum Outcome {
     /// A process of the record is blocked reading its input and the record has been
     /// quiet for 300 ms (`until_input`).
     AwaitingInput,
-}
-
-/// Incremental matching of `until` over new output, line by line per stream.
-pub(crate) struct UntilWatch {
-    re: Regex,
-    /// Stream offset where scanning resumes (the start of an unfinished line).
-    from: [u64; 2],
-    streams: Streams,
-    scratch: Vec<u8>,
-}
-
-impl UntilWatch {
-    /// Matches `re` against the output of `streams` from sequence `since_seq` on.
-    pub(crate) fn new(
-        re: Regex,
-        proc: &Proc,
-        since_seq: Option<u64>,
-        streams: Streams,
-    ) -> UntilWatch {
-        let st = proc.lock();
-        let seq = since_seq.unwrap_or(1);
-        let from = [
-            st.output.stream_off_at(STDOUT, seq),
-            st.output.stream_off_at(STDERR, seq),
-        ];
-        UntilWatch {
-            re,
-            from,
-            streams,
-            scratch: Vec::new(),
-        }
-    }
-
-    fn check(&mut self, st: &process::State) -> bool {
-        for stream in [STDOUT, STDERR] {
-            let wanted = match self.streams {
-                Streams::Both => true,
-                Streams::Stdout => stream == STDOUT,
-                Streams::Stderr => stream == STDERR,
-            };
-            if !wanted {
-                continue;
-            }
-            self.scratch.clear();
-            let (start, end) =
-                st.output
-                    .stream_bytes_from(stream, self.from[stream], &mut self.scratch);
-            if start == end {
-                continue;
-            }
-            if self.re.is_match(&String::from_utf8_lossy(&self.scratch)) {
-                return true;
-            }
-            // Resume at the start of the last unfinished line; a very long line without a
-            // newline is not rescanned forever.
-            self.from[stream] = match memchr::memrchr(b'\n', &self.scratch) {
-                Some(i) => start + i as u64 + 1,
-                None if self.scratch.len() > 64 * 1024 => end,
-                None => start,
-            };
-        }
-        false
-    }
 }
 
 /// What a custom check (see [`Watch::check`]) found.
@@ -147,11 +85,15 @@ pub(crate) struct Watch {
     progress: Option<Progress>,
     started: Instant,
     next_progress: Instant,
+    /// How often progress is sent (once a second unless `progress_every` says otherwise).
+    progress_every: Duration,
     check: Option<Checker>,
     poll: Duration,
     /// `until_input`: also end when a record waits for input; how long until the next
     /// look in `/proc` when it does not yet (grows from 250 ms to 1 s).
     input: Option<Duration>,
+    /// End as `Finished` only once every record ended (`wait`'s `all`), not at the first.
+    all: bool,
 }
 
 enum Step {
@@ -173,14 +115,23 @@ impl Watch {
             progress: None,
             started: now,
             next_progress: now + Duration::from_secs(1),
+            progress_every: Duration::from_secs(1),
             check: None,
             poll: POLL_FIRST,
             input: None,
+            all: false,
         }
     }
 
-    /// Also ends when a process of a record is blocked reading its input (SPEC section
-    /// 13). A blocked reader makes no event: while the records are quiet, `/proc` is
+    /// Ends as `Finished` once every record ended, instead of at the first (the outcome
+    /// names the last record found ended).
+    pub(crate) fn all(mut self) -> Watch {
+        self.all = true;
+        self
+    }
+
+    /// Also ends when a process of a record is blocked reading its input. A
+    /// blocked reader makes no event: while the records are quiet, `/proc` is
     /// looked at again after 250 ms, then less often, up to once a second.
     pub(crate) fn until_input(mut self) -> Watch {
         self.input = Some(Duration::from_millis(250));
@@ -214,8 +165,16 @@ impl Watch {
         self
     }
 
-    /// One look: the outcome, or when to look again at the latest.
-    fn step(&mut self, now: Instant) -> Step {
+    /// Sends progress every `every` instead of once a second.
+    pub(crate) fn progress_every(mut self, every: Duration) -> Watch {
+        self.progress_every = every;
+        self.next_progress = self.started + every;
+        self
+    }
+
+    /// One look: the outcome, or when to look again at the latest. An `until` with
+    /// output to scan queues its scan on `scanner`, which wakes `waker` when it matches.
+    fn step(&mut self, now: Instant, scanner: &Scanner, waker: &Weak<dyn Watcher>) -> Step {
         if self.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
             return Step::Done(Outcome::Cancelled, 0);
         }
@@ -228,14 +187,22 @@ impl Watch {
             }
             wake = wake.min(now + self.poll);
         }
+        let mut ended = (0, 0);
         for (i, proc) in self.procs.iter().enumerate() {
+            if self.until[i].as_ref().is_some_and(UntilWatch::matched) {
+                return Step::Done(Outcome::Matched, i);
+            }
             let st = proc.lock();
             if st.ended.is_some() {
-                return Step::Done(Outcome::Finished, i);
+                if !self.all {
+                    return Step::Done(Outcome::Finished, i);
+                }
+                ended = (ended.0 + 1, i);
+                continue;
             }
-            if let Some(w) = self.until[i].as_mut() {
-                if w.check(&st) {
-                    return Step::Done(Outcome::Matched, i);
+            if let Some(w) = self.until[i].as_ref() {
+                if w.behind(&st) {
+                    w.submit(scanner, waker);
                 }
             }
             if self.mode == WaitMode::Exec {
@@ -263,6 +230,9 @@ impl Watch {
                 }
             }
         }
+        if self.all && ended.0 == self.procs.len() {
+            return Step::Done(Outcome::Finished, ended.1);
+        }
         if now >= self.deadline {
             return Step::Done(Outcome::Deadline, 0);
         }
@@ -276,7 +246,7 @@ impl Watch {
                 let elapsed = now.saturating_duration_since(self.started).as_millis() as u64;
                 // No record lock is held here.
                 progress(elapsed, bytes);
-                self.next_progress = now + Duration::from_secs(1);
+                self.next_progress = now + self.progress_every;
             }
             wake = wake.min(self.next_progress);
         }
@@ -318,17 +288,21 @@ pub struct Waits {
     timers: Mutex<BTreeMap<(Instant, u64), u64>>,
     timer_cond: Condvar,
     pool: Pool,
+    /// Runs the scans of `until` (never on the pool).
+    scanner: Scanner,
 }
 
 impl Waits {
-    /// Starts the `waits` timer thread; looks run on `pool`.
+    /// Starts the `waits` timer thread and the `until` thread; looks run on `pool`.
     pub fn start(pool: Pool) -> std::io::Result<Arc<Waits>> {
+        let scanner = Scanner::start()?;
         let waits = Arc::new(Waits {
             live: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             timers: Mutex::new(BTreeMap::new()),
             timer_cond: Condvar::new(),
             pool,
+            scanner,
         });
         let weak = Arc::downgrade(&waits);
         std::thread::Builder::new()
@@ -339,8 +313,10 @@ impl Waits {
     }
 
     /// Parks `watch`: `then` runs (once) when it ends. The first look happens here, on the
-    /// caller's thread, so a condition already met completes at once.
-    pub(crate) fn park(self: &Arc<Self>, watch: Watch, then: Completion) {
+    /// caller's thread, so a condition already met completes at once. Returns the waiter's
+    /// waker, for a watch over no record that an event outside the records ends (its
+    /// `Cancel`, see `Cancel::wake`).
+    pub(crate) fn park(self: &Arc<Self>, watch: Watch, then: Completion) -> Weak<dyn Watcher> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let procs = watch.procs.clone();
         let waiter = Arc::new(Waiter {
@@ -359,6 +335,7 @@ impl Waits {
             proc.watch(Arc::downgrade(&as_watcher));
         }
         self.look(&waiter);
+        Arc::downgrade(&as_watcher)
     }
 
     /// Queues one look of waiter `id` on the pool, unless one is queued already.
@@ -384,7 +361,9 @@ impl Waits {
             return;
         };
         let now = Instant::now();
-        match parked.watch.step(now) {
+        let as_watcher: Arc<dyn Watcher> = waiter.clone();
+        let waker = Arc::downgrade(&as_watcher);
+        match parked.watch.step(now, &self.scanner, &waker) {
             Step::Park(at) => {
                 // A queued wake-up that is still ahead and not later than `at` does.
                 let covered = parked.timer_at.is_some_and(|t| t > now && t <= at);

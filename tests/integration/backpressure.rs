@@ -1,4 +1,4 @@
-//! Outbound backpressure and answers a client can match (issue 18, SPEC section 15).
+//! Outbound backpressure and answers a client can match.
 //!
 //! A client that stops reading stdout while it keeps sending requests must not make the
 //! server's memory grow: past `YIELDSHELL_MAX_QUEUED_BYTES` of queued answers the server

@@ -1,4 +1,4 @@
-//! The built-in client (SPEC section 13, issue 11): `yieldshell call`, `yieldshell tools` and
+//! The built-in client: `yieldshell call`, `yieldshell tools` and
 //! `yieldshell check`, run as a user on a host with nothing else installed would run them.
 
 use serde_json::Value;
@@ -241,6 +241,40 @@ fn check_in_shell_mode_applies_the_command_regexes() {
     let out = run_binary(&["check", "echo fine"], &env);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
     assert!(text(&out.stdout).contains("shell"), "{}", text(&out.stdout));
+}
+
+#[test]
+fn check_in_trusted_mode_applies_the_command_regexes_as_a_call_does() {
+    let env = [
+        ("ALLOW_COMMANDS", "ls,cat"),
+        ("YIELDSHELL_DENY_COMMAND_REGEX", "secret"),
+    ];
+    for words in [&["cat", "secret.txt"][..], &["cat secret.txt"][..]] {
+        let mut args = vec!["check"];
+        args.extend_from_slice(words);
+        let out = run_binary(&args, &env);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+        assert!(
+            text(&out.stdout).contains("matches YIELDSHELL_DENY_COMMAND_REGEX"),
+            "{}",
+            text(&out.stdout)
+        );
+    }
+    let call = run_binary(
+        &[
+            "call",
+            "shell_execute",
+            r#"{"command":["cat","secret.txt"]}"#,
+        ],
+        &env,
+    );
+    let result = text(&call.stdout);
+    assert!(
+        result.contains("matches YIELDSHELL_DENY_COMMAND_REGEX"),
+        "{result}"
+    );
+    let out = run_binary(&["check", "ls", "-l"], &env);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
 }
 
 #[test]

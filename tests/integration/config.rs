@@ -1,4 +1,4 @@
-//! Configuration tests (SPEC section 8): `--help`, `--version`, flags and their environment
+//! Configuration tests: `--help`, `--version`, flags and their environment
 //! variables, limits that shape `exec`, tool narrowing, and logging that never reaches stdout.
 
 use std::time::{Duration, Instant};
@@ -154,7 +154,7 @@ fn default_timeout_applies_and_zero_means_unlimited() {
 fn max_output_bytes_is_capped_by_the_variable() {
     let server = Server::ready_with_env(&[("YIELDSHELL_MAX_OUTPUT_BYTES", "100")]);
     let result = server.exec(json!({"command": "seq 1 1000", "max_output_bytes": 5000}));
-    // SPEC 14: the ended command shows its start and end around a marker, within 100 bytes
+    // The ended command shows its start and end around a marker, within 100 bytes
     // of output (the marker line aside).
     let out = result["stdout"].as_str().unwrap_or_default();
     let marker = out.lines().find(|l| l.starts_with("[… ")).expect("marker");

@@ -1,4 +1,4 @@
-//! What the model reads (SPEC section 14, issue 17 points 3, 5, 6, 7), through the real
+//! What the model reads, through the real
 //! binary: descriptions that name what trusted mode allows and the defaults in force, one
 //! JSON type per input property, startup warnings, `yieldshell call`'s quiet stderr, and the
 //! `YIELDSHELL_API=1.1` profile running the shell-mode flow under mcp-yieldshell 1.1.2's
@@ -77,8 +77,16 @@ fn trusted_descriptions_name_three_commands_a_pattern_the_timeouts_and_the_cap()
         instructions.contains("ls, cat, git") && instructions.contains("rg[0-9]*"),
         "{instructions}"
     );
-    // An interpreter's refusal says why and what to do instead.
+    // An interpreter's refusal says why and what to do instead, in the hardening's words
+    // even when the allowlist refuses it too (the refusal is then final).
     let refused = server.call("shell_execute", json!({"command": ["python3", "-c", "1"]}));
+    assert!(
+        tool_text(&refused).contains("security policy: python")
+            && tool_text(&refused).contains("interpreter"),
+        "{refused}"
+    );
+    let python = Server::ready_with_env(&[("ALLOW_COMMANDS", "python3,ls")]);
+    let refused = python.call("shell_execute", json!({"command": ["python3", "-c", "1"]}));
     assert!(is_error(&refused), "{refused}");
     let text = tool_text(&refused);
     assert!(
@@ -280,10 +288,13 @@ fn api_1_1_runs_the_shell_mode_flow_under_the_old_names() {
         names,
         ["execute", "read", "write", "wait", "stop", "ps", "cleanup"]
     );
-    assert_eq!(
-        tool(&list, "read")["inputSchema"]["required"],
-        json!(["execution_id"])
-    );
+    for name in ["read", "wait", "stop"] {
+        assert_eq!(
+            tool(&list, name)["inputSchema"]["required"],
+            json!(["execution_id"]),
+            "{name}: 1.1.2 requires the id"
+        );
+    }
 
     // execute -> backgrounded, with the handle as execution_id and the OS pid as process_id.
     let started = server.call_ok(
@@ -296,7 +307,11 @@ fn api_1_1_runs_the_shell_mode_flow_under_the_old_names() {
         .as_str()
         .expect("execution_id")
         .to_string();
-    assert!(id.starts_with("proc_"), "{started}");
+    // 1.1.2's handles are 12 lowercase hex digits, and its own tests check that.
+    assert!(
+        id.len() == 12 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')),
+        "{started}"
+    );
     assert!(started["process_id"].is_u64(), "{started}");
     assert!(started.get("pid").is_none() && started.get("truncated").is_none());
     assert!(started.get("evicted").is_some(), "{started}");
@@ -330,6 +345,14 @@ fn api_1_1_runs_the_shell_mode_flow_under_the_old_names() {
         json!({"execution_id": id, "timeout_ms": 20000, "since_seq": 1}),
     );
     assert_eq!(waited["wait_result"], "exited", "{waited}");
+    assert_eq!(waited["max_wait_ms"], 20000, "{waited}");
+    // `latest_seq` is one past the newest byte: "ready\nhello\n" is 12 bytes.
+    assert_eq!(waited["latest_seq"], 13, "{waited}");
+    assert_eq!(waited["next_seq"], 13, "{waited}");
+    // Writing to a finished execution is a result that says so, as in 1.1.2.
+    let late = server.call("write", json!({"execution_id": id, "input": "x"}));
+    assert!(!is_error(&late), "{late}");
+    assert_eq!(server.result_object(&late)["ok"], false, "{late}");
     assert!(
         waited["stdout"]
             .as_str()
@@ -358,6 +381,10 @@ fn api_1_1_runs_the_shell_mode_flow_under_the_old_names() {
     let sleeper_id = sleeper["execution_id"].as_str().expect("execution_id");
     let stopped = server.call_ok("stop", json!({"execution_id": sleeper_id}));
     assert_eq!(stopped["stopped"], true, "{stopped}");
+    // A process ended by a signal has minus the signal as its exit code.
+    let after = server.call_ok("read", json!({"execution_id": sleeper_id}));
+    assert_eq!(after["exit_code"], -15, "{after}");
+    assert_eq!(after["signal"], "SIGTERM", "{after}");
 
     // ps lists executions
     let ps = server.call_ok("ps", json!({}));
@@ -366,7 +393,15 @@ fn api_1_1_runs_the_shell_mode_flow_under_the_old_names() {
     for e in executions {
         assert!(e["execution_id"].is_string(), "{e}");
         assert!(e["process_id"].is_u64() || e["process_id"].is_null(), "{e}");
+        // Times are epoch seconds, as 1.1.2 sends them.
+        assert!(e["started_at"].is_f64(), "{e}");
+        assert!(e.get("last_output_at").is_some(), "{e}");
     }
+    let first = executions
+        .iter()
+        .find(|e| e["execution_id"] == id)
+        .expect("listed");
+    assert!(first["last_output_at"].is_f64(), "{first}");
     assert!(executions.iter().any(|e| e["execution_id"] == id), "{ps}");
 
     // cleanup
@@ -388,6 +423,13 @@ fn api_1_1_runs_the_shell_mode_flow_under_the_old_names() {
         format!("Unknown execution_id: {id}"),
         "{object}"
     );
+
+    // An unknown id in stop and write: a result with `stopped`/`ok` false.
+    let stop = server.call("stop", json!({"execution_id": id}));
+    assert!(!is_error(&stop), "{stop}");
+    assert_eq!(server.result_object(&stop)["stopped"], false, "{stop}");
+    let write = server.call("write", json!({"execution_id": id, "input": "x"}));
+    assert_eq!(server.result_object(&write)["ok"], false, "{write}");
 
     // The default names are not spoken under 1.1.
     let exec = server.request("tools/call", json!({"name": "exec", "arguments": {}}));

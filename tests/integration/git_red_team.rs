@@ -1,6 +1,6 @@
-//! The git escapes of the third and fourth red-team rounds (issue 16), each through the
-//! real binary with the kernel sandbox on and off: every one is refused before git runs,
-//! and the program it would have started leaves no marker.
+//! Git escapes found by attacking the server, each through the real binary with the kernel
+//! sandbox on and off: every one is refused before git runs, and the program it would have started
+//! leaves no marker.
 //!
 //! - `git bisect visualize <prog>` runs `<prog>` when it starts with `git` (a path such as
 //!   `git-x/evil`, from the working directory).
@@ -16,12 +16,12 @@
 //!   checked: `git log -p --submodule=diff` ran `git diff` inside it, and its
 //!   `diff.external`; a split index hid a submodule of the index from the check.
 //! - An untracked repository nested in the work tree becomes a submodule when a checkout
-//!   adds its gitlink, and git then runs `git status` inside it, under its clean filter
-//!   (round 6); `status.submoduleSummary` makes `git status` run git's shell script.
+//!   adds its gitlink, and git then runs `git status` inside it, under its clean filter;
+//!   `status.submoduleSummary` makes `git status` run git's shell script.
 //! - A bare repository tracked as files in another repository's work tree, used with
 //!   `--git-dir`: a concurrent rebase of the outer repository rewrote its configuration
-//!   between the check and git reading it (round 7). Such a git directory is refused.
-//! - git writes any content where it is told (round 8): `git mailinfo r/.git/config m`
+//!   between the check and git reading it. Such a git directory is refused.
+//! - git writes any content where it is told: `git mailinfo r/.git/config m`
 //!   (stdin's body), `git merge-file`, `git apply` of a patch that builds a bare repository,
 //!   a checkout into `--work-tree`. Beside a `git diff` of another call, repeated, one diff
 //!   was checked against the clean configuration and then read the one naming the loader.
@@ -299,12 +299,22 @@ fn submodules_in_commits(extra: &[(&str, &str)]) {
             json!({ "command": argv, "directory": path_str(&r) }),
         )
     };
+    // The argument rule refuses these; where the repository's check (a rule no person may
+    // waive, so it is checked first) walks the nested repositories, it finds the driver
+    // before it.
     for argv in [
         &["git", "log", "-p", "--submodule=diff", "-3"][..],
         &["git", "diff", "--submod=diff", "HEAD~2"],
         &["git", "checkout", "--recurse-submodules", "HEAD~1"],
     ] {
-        refused(&call(argv), "git inside submodules");
+        let result = call(argv);
+        assert!(is_error(&result), "must be refused: {result}");
+        let text = tool_text(&result);
+        assert!(
+            text.contains("git inside submodules")
+                || text.contains("s/.git/config sets diff.external"),
+            "{argv:?}: {result}"
+        );
     }
     // The same through the configuration.
     let config = r.join(".git/config");
@@ -537,9 +547,9 @@ fn git_that_writes_runs_beside_no_other_git_with_the_sandbox_off() {
     git_writers(&[("YIELDSHELL_SANDBOX", "off")], false);
 }
 
-/// With the sandbox on, an `https` remote starts git's own helper `git-remote-https` (red
-/// team, round 8: the helper was not among the files the sandbox lets run, so the one
-/// transport trusted mode leaves open failed with "cannot exec").
+/// With the sandbox on, an `https` remote starts git's own helper `git-remote-https`: the
+/// helper must be among the files the sandbox lets run, or the one transport trusted mode
+/// leaves open fails with "cannot exec".
 #[test]
 fn an_https_remote_starts_gits_own_helper_with_the_sandbox_on() {
     let dir = TempDir::new("rt8-https");
@@ -553,7 +563,7 @@ fn an_https_remote_starts_gits_own_helper_with_the_sandbox_on() {
     assert!(text.contains("unable to access"), "{text}");
 }
 
-/// Red team, round 9: a path through `/proc/self` (or `/dev/fd/..`) names the server's
+/// A path through `/proc/self` (or `/dev/fd/..`) names the server's
 /// working directory when the server checks it and the call's when git uses it, so the
 /// check read one repository and git another, whose `diff.external` ran a program. Such
 /// paths are refused for git and for writers, as written, through a symbolic link, and
@@ -597,7 +607,7 @@ fn paths_through_proc_are_refused_with_the_sandbox_off() {
     process_relative_paths(&[("YIELDSHELL_SANDBOX", "off")]);
 }
 
-/// Red team, round 9: a hard link of a repository's configuration, in a tree the lock does
+/// A hard link of a repository's configuration, in a tree the lock does
 /// not tie to the repository, let a writer there rewrite it while git ran. A configuration
 /// (or `.git` file, `commondir`, index) with another name is refused.
 #[test]
@@ -620,7 +630,7 @@ fn a_configuration_with_another_name_is_refused() {
     assert!(!is_error(&ok), "{ok}");
 }
 
-/// Red team, round 10: git verifies signatures where the repository asks (`%G?` in
+/// git verifies signatures where the repository asks (`%G?` in
 /// `format.pretty`), and with the sandbox off it ran the `gpg` it found on the `PATH`.
 /// Without gpg on the allowlist it is given a program that does not exist.
 #[test]

@@ -1,5 +1,5 @@
-//! Every route by which git starts a program, closed (issue 16, "git by construction"),
-//! through the real binary: the two escape chains of the issue, built with git's own
+//! Every route by which git starts a program, closed ("git by construction"),
+//! through the real binary: two escape chains, built with git's own
 //! plumbing as an attacker would, with the kernel sandbox on and off, and one case per route
 //! of SECURITY.md's list ("git: every route to a program and how it is closed"). Each route
 //! is armed so that the program it would start creates a marker file; the marker must stay
@@ -182,7 +182,7 @@ fn chain_1(extra: &[(&str, &str)]) {
     assert_absent(&marker, "chain 1");
     let text = all_text(&result);
     assert!(is_error(&result), "{result}");
-    // Refused for its alias, or (round 7) because `t` is a git directory tracked in the
+    // Refused for its alias, or because `t` is a git directory tracked in the
     // work tree of `o`, where a checkout of `o` could rewrite it while git runs.
     assert!(
         text.contains(CONFIG_REFUSED)
@@ -386,13 +386,13 @@ fn routes_refused_before_the_run_name_their_key() {
             "filter.y.clean",
             &["git", "add", "f.txt"],
         ),
-        // Red team, round 9: run by prune, gc and repack --cruft (git 2.42 and later).
+        // Run by prune, gc and repack --cruft (git 2.42 and later).
         (
             format!("[gc]\n\trecentObjectsHook = {t}\n"),
             "gc.recentobjectshook",
             &["git", "prune", "--expire=now"],
         ),
-        // Round 10: a pkcs11: certificate makes p11-kit load the user's modules.
+        // A pkcs11: certificate makes p11-kit load the user's modules.
         (
             "[http]\n\tsslCert = pkcs11:object=x\n".to_string(),
             "http.sslcert",
@@ -517,7 +517,7 @@ fn routes_refused_before_the_run_name_their_key() {
             is_error(&result),
             "{key}: {argv:?} must be refused: {result}"
         );
-        // An include in the work tree is refused as such (round 7: a checkout could
+        // An include in the work tree is refused as such (for example a checkout could
         // rewrite it while git runs), before its keys are read.
         assert!(
             text.contains(CONFIG_REFUSED)
@@ -634,7 +634,7 @@ fn routes_forced_off_let_git_run_and_run_nothing() {
         );
     }
     // A merge strategy named by the configuration that git does not build in is refused
-    // (the sequencer keeps the repository's value over the forced `ort`: red team, round 4);
+    // (the sequencer keeps the repository's value over the forced `ort`);
     // a built-in one runs.
     arm(
         &dir,
@@ -741,7 +741,7 @@ fn git_dir_at(dir: &Path, config: &str) {
 }
 
 fn round_2(extra: &[(&str, &str)]) {
-    // See: issues/16 (second red-team round).
+    // Escapes through where git resolves its directory and work tree, each with a marker.
     let dir = TempDir::new("git-round2");
     repository(dir.path());
     let mark = dir.path().join("MARK");
@@ -777,7 +777,7 @@ fn round_2(extra: &[(&str, &str)]) {
         "",
     );
     assert!(is_error(&result), "{result}");
-    // Read at sub/x (not x): its external diff, or (round 7) sub/x itself, a git directory
+    // Read at sub/x (not x): its external diff, or sub/x itself, a git directory
     // tracked in the work tree.
     let text = all_text(&result);
     assert!(

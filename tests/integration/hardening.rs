@@ -1,7 +1,7 @@
-//! Argument hardening and redirection rules through the real binary (SPEC section 11): every
-//! escape of issue 8 is refused in both `shell_execute` (argv) and trusted-mode `exec`
+//! Argument hardening and redirection rules through the real binary: every
+//! known escape is refused in both `shell_execute` (argv) and trusted-mode `exec`
 //! (command string), nothing runs (a marker file stays absent), the refusal names its reason,
-//! and the false refusals of the first edition are accepted.
+//! and forms that only look dangerous are accepted.
 
 use std::path::Path;
 use std::process::Command;
@@ -28,7 +28,7 @@ fn trusted(dir: &TempDir, extra: &[(&str, &str)]) -> Server {
 }
 
 /// Runs `argv` through `shell_execute` and asserts a refusal containing `reason`.
-/// The refusal of a git directory that lies in another repository's work tree (round 7).
+/// The refusal of a git directory that lies in another repository's work tree.
 const IN_WORK_TREE: &str = "lies in the work tree of";
 
 fn refused_argv(server: &Server, argv: &[&str], stdin: &str, reason: &str) {
@@ -38,12 +38,14 @@ fn refused_argv(server: &Server, argv: &[&str], stdin: &str, reason: &str) {
     assert!(text.contains(reason), "{argv:?}: {text:?} lacks {reason:?}");
 }
 
-/// Runs `command` through trusted-mode `exec` and asserts a refusal containing `reason`.
+/// Runs `command` through trusted-mode `exec` and asserts a refusal containing `reason`
+/// (an empty `stdin` sends none: `stdin` beside `<` is refused before the target is judged).
 fn refused_exec(server: &Server, command: &str, stdin: &str, reason: &str) {
-    let result = server.call(
-        "exec",
-        json!({ "command": command, "side_effects": ["NONE"], "stdin": stdin }),
-    );
+    let mut args = json!({ "command": command, "side_effects": ["NONE"] });
+    if !stdin.is_empty() {
+        args["stdin"] = json!(stdin);
+    }
+    let result = server.call("exec", args);
     let object = server.result_object(&result);
     assert_eq!(object["status"], "failed_to_start", "{command}: {object}");
     let error = object["error"].as_str().unwrap_or_default();
@@ -388,7 +390,7 @@ fn redirection_refuses_fifos_directories_hard_links_and_git_directories() {
     assert_eq!(out, "one\ntwo\n");
 }
 
-/// Programs that write files, for the git-configuration tests (REDTEAM findings 1 and 2).
+/// Programs that write files, for the git-configuration tests.
 const WRITERS: &str = "git,cat,cp,mv,tee,install,ln,dd,touch,sed,tar,mkdir,split,patch,ls";
 
 /// Writes `text` to `rel` under `dir` from the test itself: what a writer the rules do not
@@ -617,7 +619,7 @@ fn attribute_selected_drivers_and_includes_are_refused() {
         assert!(!is_error(&result), "{result}");
         std::fs::create_dir_all(dir.path().join("sub")).expect("mkdir");
         plant(&dir, ".git/config", &format!("{base}{extra}"));
-        // An include in the work tree is refused as such (round 7), before its keys.
+        // An include in the work tree is refused as such, before its keys.
         let result = server.call("shell_execute", json!({ "command": argv, "stdin": "" }));
         let text = tool_text(&result);
         assert!(is_error(&result), "{argv:?}: {result}");
@@ -799,6 +801,9 @@ fn submodules_and_git_writing_into_git_directories_are_refused() {
     git(dir.path(), &["update-index", "--index-version", "4"]);
     refused_exec(&server, "git status --short", "", "filter.y.clean");
     assert_absent(&dir, "MARK");
+    // Without the driver, the superproject is usable again (and the argument rules below,
+    // which a person may approve, are checked only once the repository's check passed).
+    std::fs::write(sub.join(".git/config"), config).expect("write");
     // git itself may not write files into a git directory.
     let patch = "diff --git a/.git/hooks/pre-commit b/.git/hooks/pre-commit\nnew file mode \
                  100755\n--- /dev/null\n+++ b/.git/hooks/pre-commit\n@@ -0,0 +1 @@\n+x\n";
@@ -844,8 +849,6 @@ fn submodules_and_git_writing_into_git_directories_are_refused() {
     );
     assert!(!dir.path().join(".git/hooks/pre-commit").exists());
     assert!(!dir.path().join(".git/f.txt").exists());
-    // Without the driver, the superproject is usable again.
-    std::fs::write(sub.join(".git/config"), config).expect("write");
     let status = run_ok(&server, &["git", "status", "--short"]);
     assert!(tool_text(&status).contains("sub"), "{status}");
     assert_absent(&dir, "MARK");
@@ -1024,7 +1027,7 @@ fn assert_locked_out(result: &Value, writer: &str, git_dir: &Path) {
 
 #[test]
 fn git_reached_through_a_gitfile_never_runs_beside_a_writer_in_the_repository() {
-    // REDTEAM2 F1: x/.git is a file naming b/.git; a writer working in b could change
+    // x/.git is a file naming b/.git; a writer working in b could change
     // b/.git/config between the check of a git call in x and git reading it.
     let dir = TempDir::new("git-lock-gitfile");
     let repo = dir.mkdir("b");
@@ -1139,7 +1142,7 @@ fn a_configuration_toggled_by_extraction_never_runs_a_program() {
     assert_absent(&dir, "MARK");
 }
 
-/// REDTEAM3 escape 1: an include whose path git expands itself (`~user/` from the password
+/// An include whose path git expands itself (`~user/` from the password
 /// database, `~/` from HOME, `%(prefix)/` from its build) is refused, never skipped; and every
 /// `includeIf` is followed whatever its condition. Sandbox on and off.
 #[test]
@@ -1192,7 +1195,7 @@ fn includes_git_expands_itself_are_refused_and_every_include_if_is_followed() {
     }
 }
 
-/// REDTEAM3 escape 2: a stage's output redirection writes its target from before the stage
+/// A stage's output redirection writes its target from before the stage
 /// starts to its end, so it is a writer of that tree for every other call: a git of another
 /// call is not admitted beside it (it could check the truncated file and then read the
 /// filled one). In one call, `git log > out.txt` runs; a redirection into what that git reads
@@ -1214,7 +1217,7 @@ fn an_output_redirection_keeps_git_of_other_calls_out_of_its_tree() {
         // A reader (cat) and git itself, each filling x/config from its open stdin.
         for writer in ["cat > x/config", "git cat-file --batch > x/config"] {
             let id = start_waiting(&server, writer, path_str(dir.path()));
-            // A git directory tracked in a work tree is refused on its own (round 7); the
+            // A git directory tracked in a work tree is refused on its own; the
             // lock holds it off too.
             let result = server.call("shell_execute", json!({ "command": diff, "stdin": "" }));
             let text = tool_text(&result);
@@ -1250,7 +1253,7 @@ fn an_output_redirection_keeps_git_of_other_calls_out_of_its_tree() {
     }
 }
 
-/// Issue 16 (REDTEAM3 point 4): git starts programs of its own for some commands (its
+/// git starts programs of its own for some commands (its
 /// scripts, run by sh or perl; man for help pages; gpg for signatures). With the kernel
 /// sandbox off nothing else would stop them, so they are refused unless that program is
 /// allowed, naming the program and what to do instead. Sandbox on and off.
@@ -1337,7 +1340,7 @@ fn programs_git_starts_itself_must_be_on_the_allowlist() {
     }
 }
 
-/// Issue 16 (REDTEAM3 point 5): git subcommands that write output where they are told may
+/// git subcommands that write output where they are told may
 /// not write it into a git directory (named `.git` or not). Sandbox on and off.
 #[test]
 fn git_output_into_a_git_directory_is_refused() {

@@ -1,4 +1,4 @@
-//! Many hosts (SPEC section 13): the server carried by a remote channel such as
+//! Many hosts: the server carried by a remote channel such as
 //! `ssh -T host yieldshell`. A `sh -c 'exec yieldshell'` wrapper stands in for the remote
 //! login shell, its stdin and stdout are plain byte pipes (no terminal), and its stderr is
 //! a separate pipe, as ssh keeps it. Only protocol lines may cross stdout, and end of

@@ -1,4 +1,4 @@
-//! Lifecycle tests (SPEC sections 2 and 7): cancellation, progress notifications, shutdown on
+//! Lifecycle tests: cancellation, progress notifications, shutdown on
 //! stdin EOF and on signals, and that no process or zombie of a test survives.
 
 use std::time::{Duration, Instant};
@@ -506,7 +506,7 @@ fn a_timeout_escalates_to_sigkill_for_a_term_ignoring_group() {
 
 /// Runs the binary once with `input` on stdin (then end of file) and returns the ids of
 /// the responses on its stdout.
-fn answers_after_eof(input: &str) -> Vec<Value> {
+fn answers_after_eof(input: &str) -> (Vec<Value>, String) {
     use std::io::Write;
     use std::process::{Command, Stdio};
     let mut child = Command::new(env!("CARGO_BIN_EXE_yieldshell"))
@@ -523,11 +523,13 @@ fn answers_after_eof(input: &str) -> Vec<Value> {
     drop(stdin);
     let out = child.wait_with_output().expect("wait for the server");
     assert!(out.status.success(), "exit status {:?}", out.status);
-    String::from_utf8_lossy(&out.stdout)
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let ids = text
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).expect("a JSON line"))
         .filter_map(|m| m.get("id").cloned())
-        .collect()
+        .collect();
+    (ids, text)
 }
 
 #[test]
@@ -544,13 +546,15 @@ fn a_request_followed_at_once_by_eof_is_always_answered() {
     let runs = 200;
     let lost = std::sync::atomic::AtomicUsize::new(0);
     let next = std::sync::atomic::AtomicUsize::new(0);
+    let seen = parking_lot::Mutex::new(None);
     std::thread::scope(|scope| {
         for _ in 0..4 {
             scope.spawn(|| {
                 while next.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < runs {
-                    let ids = answers_after_eof(input);
+                    let (ids, text) = answers_after_eof(input);
                     if ids != vec![json!(1), json!(2)] {
                         lost.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        seen.lock().get_or_insert(text);
                     }
                 }
             });
@@ -558,7 +562,9 @@ fn a_request_followed_at_once_by_eof_is_always_answered() {
     });
     let lost = lost.into_inner();
     assert_eq!(
-        lost, 0,
-        "{lost} of {runs} runs lost an answer at end of input"
+        lost,
+        0,
+        "{lost} of {runs} runs lost an answer at end of input; the first such stdout:\n{}",
+        seen.into_inner().unwrap_or_default()
     );
 }

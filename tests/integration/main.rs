@@ -1,18 +1,23 @@
 //! Black-box integration tests for the `yieldshell` binary.
 //!
 //! Every test starts its own server through `support::Server`, talks newline-delimited
-//! JSON-RPC to it over stdio and checks the contract of `/work/shared/SPEC.md`: the protocol
-//! (section 2), the shell-mode tools (3), the policy (6), processes (7) and configuration (8).
+//! JSON-RPC to it over stdio and checks the contract that README.md and docs/ describe: the
+//! protocol, the shell-mode tools, the policy, processes and configuration.
 //! Tests synchronise on output (`ready`) and on polled conditions, never on fixed sleeps.
 
 mod agents;
+mod approvals;
 mod backpressure;
 mod cli;
+#[cfg(target_os = "linux")] // the sandbox tests' fixture
+mod closed_world;
 mod config;
 mod cursors;
 mod describe;
 mod git_red_team;
 mod git_routes;
+#[cfg(target_os = "linux")] // /proc, cgroups
+mod guardian;
 mod hardening;
 mod hosts;
 mod lifecycle;
@@ -23,6 +28,10 @@ mod modern;
 mod nondumpable;
 mod ownership;
 mod policy;
+#[cfg(target_os = "linux")] // Landlock, setpriv
+mod promises;
+#[cfg(target_os = "linux")] // mount namespaces, Landlock
+mod protected;
 mod protocol;
 mod reliability;
 #[cfg(target_os = "linux")] // the sandbox tests' fixture
@@ -36,3 +45,7 @@ mod stderr;
 mod support;
 mod tools;
 mod trusted;
+mod usability;
+mod views;
+#[cfg(target_os = "linux")] // mount, prlimit
+mod writers;

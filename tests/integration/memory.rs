@@ -1,4 +1,4 @@
-//! Bounded memory (issue 12): hostile lines are answered without building what a method
+//! Bounded memory: hostile lines are answered without building what a method
 //! ignores, and the server's peak RSS stays a small multiple of the line.
 
 use std::time::Duration;

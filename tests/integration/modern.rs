@@ -1,4 +1,4 @@
-//! Protocol 2026-07-28 beside the legacy versions (SPEC section 13, issue 11): `server/discover`,
+//! Protocol 2026-07-28 beside the legacy versions: `server/discover`,
 //! stateless requests that carry their version in `_meta`, and the client-aware default yield.
 
 use std::io::Read;
@@ -198,7 +198,12 @@ fn modern_exec_then_read_and_stop_by_handle() {
         "stop",
         json!({"process_id": id, "force_after_ms": 1000}),
     );
-    assert_eq!(stopped["structuredContent"]["stopped"], true, "{stopped}");
+    // `stopped` is left out at its default, true.
+    assert_eq!(
+        stopped["structuredContent"]["status"], "stopped",
+        "{stopped}"
+    );
+    assert_ne!(stopped["structuredContent"]["stopped"], false, "{stopped}");
     // The legacy era is still open on the same process.
     let init = server.initialize(LATEST);
     assert_eq!(init["protocolVersion"], LATEST);

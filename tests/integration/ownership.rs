@@ -1,4 +1,4 @@
-//! A command's processes stay its own (SPEC section 15, issue 18): a daemon that leaves
+//! A command's processes stay its own: a daemon that leaves
 //! the command's session (`setsid … &`), a double fork (`(setsid sh -c 'sleep &' &)`), one
 //! with a cleared environment (`env -i`) and a non-dumpable one keep their record
 //! `running` (an `exec` whose shell exits returns `backgrounded`), are counted by `ps`, end
@@ -48,7 +48,7 @@ impl Drop for Sweep {
 /// A daemon shape: its label and the command that starts one, given its tag.
 type Shape = (&'static str, fn(&str) -> String);
 
-/// The daemon shapes of issue 18.
+/// The daemon shapes: each leaves the command's group or session in its own way.
 fn shapes() -> Vec<Shape> {
     vec![
         ("setsid", |t| {

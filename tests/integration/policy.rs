@@ -1,4 +1,4 @@
-//! Policy and bookkeeping tests (SPEC sections 3, 6 and 8): side-effect categories, command
+//! Policy and bookkeeping tests: side-effect categories, command
 //! regexes, allowed working directories, secret redaction, unknown ids, `ps`, `cleanup`,
 //! retention, the process limit, and configuration errors at startup.
 
@@ -740,8 +740,7 @@ fn attempts_with_malformed_arguments_are_audited() {
     assert_eq!(lines[2]["command"], "echo hi", "{}", lines[2]);
 }
 
-// See: the second red-team round, F5 (a refusal's reason and a directory as given carried
-// the secret in clear).
+// A refusal's reason and a directory as given must not carry the secret in clear.
 #[test]
 fn audit_texts_that_quote_the_call_are_redacted_too() {
     let dir = TempDir::new("audit-texts");
@@ -831,7 +830,7 @@ fn audit_log_records_every_exec_attempt_with_secrets_redacted() {
         );
         assert!(
             line.get("directory").or_else(|| line.get("cwd")).is_some(),
-            "the working directory is recorded (SPEC section 5): {line}"
+            "the working directory is recorded: {line}"
         );
     }
     for line in [execs[1], execs[3]] {

@@ -1,4 +1,4 @@
-//! Reliability under hostile input and load (issue 5): a bounded randomized stream of
+//! Reliability under hostile input and load: a bounded randomized stream of
 //! valid and malformed lines, a catalogue of bad messages, descriptor and thread hygiene
 //! after many calls, floods, many concurrent calls, a client that closes stdout, and the
 //! audit log under concurrency.
@@ -523,8 +523,10 @@ fn two_hundred_concurrent_calls_all_yield_and_all_stop() {
         .collect();
     for id in &stops {
         let response = server.response(id, Duration::from_secs(60));
-        assert_eq!(
-            response["result"]["structuredContent"]["stopped"], true,
+        // `stopped` is left out at its default, true.
+        assert_eq!(response["result"]["isError"], false, "{response}");
+        assert_ne!(
+            response["result"]["structuredContent"]["stopped"], false,
             "{response}"
         );
     }
@@ -622,7 +624,14 @@ fn five_hundred_concurrent_executions_give_five_hundred_whole_audit_lines() {
     for id in &requests {
         server.response(id, Duration::from_secs(120));
     }
-    let text = std::fs::read_to_string(&log).expect("audit log");
+    // The audit file has a writer thread of its own: on a loaded machine the last lines
+    // may land shortly after their answers.
+    let mut text = String::new();
+    let complete = wait_until(Duration::from_secs(30), || {
+        text = std::fs::read_to_string(&log).expect("audit log");
+        text.lines().count() >= 500
+    });
+    assert!(complete, "{} audit lines of 500", text.lines().count());
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 500);
     let mut commands: Vec<String> = lines

@@ -1,5 +1,6 @@
 //! A fixture shared by the sandbox tests: harmless programs copied under names the hardening
-//! table does not know (so that the kernel, not the table, is seen doing the refusing), in a
+//! table does not know, accepted without rules by the operator's setting (so that the kernel,
+//! not the table, is seen doing the refusing), in a
 //! private tree: `bin` (the copies, first in the safe `PATH`), `work` (the cwd) and
 //! `outside`. Removed when dropped.
 
@@ -41,7 +42,9 @@ impl Renamed {
     }
 
     /// A trusted-mode server allowing `allow`, finding programs in `bin` first, working in
-    /// `work`.
+    /// `work`. The renamed programs have no argument rules: the server accepts every allowed
+    /// name without them (`YIELDSHELL_UNREVIEWED_COMMANDS`, unless `extra` sets it), so that
+    /// only the kernel layer confines them.
     pub fn trusted(&self, allow: &str, extra: &[(&str, &str)]) -> Server {
         let path = self.safe_path();
         let mut env: Vec<(&str, &str)> = vec![
@@ -49,6 +52,12 @@ impl Renamed {
             ("MCP_SHELL_SAFE_PATH", &path),
             ("YIELDSHELL_DEFAULT_CWD", path_str(&self.work)),
         ];
+        if !extra
+            .iter()
+            .any(|(k, _)| *k == "YIELDSHELL_UNREVIEWED_COMMANDS")
+        {
+            env.push(("YIELDSHELL_UNREVIEWED_COMMANDS", allow));
+        }
         env.extend_from_slice(extra);
         Server::ready_with_env(&env)
     }

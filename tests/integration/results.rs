@@ -1,4 +1,4 @@
-//! What the model reads (SPEC section 14): head, marker and tail in answers that report an
+//! What the model reads: head, marker and tail in answers that report an
 //! end, contiguous pages, a cursor that goes on where the last answer stopped, and bounded
 //! `shell_execute` results whose whole capture stays readable.
 

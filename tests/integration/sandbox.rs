@@ -1,4 +1,4 @@
-//! The kernel sandbox through the real binary (SPEC sections 10 and 12, issue 8).
+//! The kernel sandbox through the real binary.
 //!
 //! The tests prove that the kernel, not the argument table, does the refusing: harmless
 //! programs are copied under names the hardening table does not know (`env` as `runner`,
@@ -19,7 +19,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::renamed::Renamed;
-use crate::support::{is_error, path_str, run_binary, unique_marker, wait_until, Server};
+use crate::support::{all_text, is_error, path_str, run_binary, unique_marker, wait_until, Server};
 
 const PROGRAMS: &[(&str, &str)] = &[
     ("runner", "/usr/bin/env"),
@@ -68,13 +68,7 @@ impl Fixture {
 /// `shell_execute` of `argv`: (succeeded, all text blocks joined).
 fn run(server: &Server, argv: &[&str]) -> (bool, String) {
     let result = server.call("shell_execute", json!({ "command": argv }));
-    let text = result["content"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|b| b["text"].as_str())
-        .collect::<Vec<_>>()
-        .join("");
+    let text = all_text(&result);
     (!is_error(&result), text)
 }
 
@@ -259,6 +253,7 @@ fn allow_patterns_are_resolved_when_the_call_is_made() {
     let path = fx.safe_path();
     let server = Server::ready_with_env(&[
         ("ALLOW_PATTERNS", "r[a-z]+"),
+        ("YIELDSHELL_UNREVIEWED_COMMANDS", "runner"),
         ("MCP_SHELL_SAFE_PATH", &path),
         ("YIELDSHELL_DEFAULT_CWD", path_str(&fx.work)),
     ]);
@@ -416,8 +411,8 @@ fn the_server_is_not_dumpable_so_a_shell_child_cannot_read_its_environ() {
     }
     drop(stdin);
     let _ = child.wait();
-    let result: Value = serde_json::from_str(&answer).unwrap_or(Value::Null);
-    let out = format!("{}{}", result["stdout"], result["stderr"]);
+    // The text holds the output as it is, after a one-line header.
+    let out = answer.clone();
     assert!(out.contains("server-rc=1"), "{answer}");
     // The guardian, started for this command, is not readable either (and has no secrets).
     assert!(!out.contains("guardian=none"), "{answer}");
@@ -602,7 +597,7 @@ fn sandbox_options_are_checked_and_documented() {
     );
 }
 
-/// Rulesets are kept between calls (issue 16): the calls of one directory share one, and a
+/// Rulesets are kept between calls: the calls of one directory share one, and a
 /// call in another directory never gets it. Alternating twice, so the second round runs on
 /// the kept rulesets: each directory's calls write only beneath it.
 #[test]
@@ -689,4 +684,141 @@ fn calls_sharing_a_kept_domain_cannot_signal_or_read_each_other() {
         let id = first["process_id"].as_str().expect("process_id");
         server.call_ok("stop", json!({ "process_id": id, "force_after_ms": 1000 }));
     }
+}
+
+/// The directories of the server's calls' temporary directories (`yieldshell-<pid>-*`).
+fn temp_bases(server: &Server) -> Vec<PathBuf> {
+    let prefix = format!("yieldshell-{}-", server.pid());
+    std::fs::read_dir(std::env::temp_dir())
+        .expect("read the temporary directory")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect()
+}
+
+/// Each sandboxed call writes in a temporary directory of its own (TMPDIR), 0700, that no
+/// other call may write and that is emptied when the call's processes are gone (and then
+/// serves a later call); /tmp itself stays unwritable. The server's directory of them goes
+/// when the server ends.
+#[test]
+fn each_call_has_a_private_temporary_directory_until_it_ends() {
+    use std::os::unix::fs::PermissionsExt;
+    if !kernel_has(
+        1,
+        "each_call_has_a_private_temporary_directory_until_it_ends",
+    ) {
+        return;
+    }
+    let fx = Fixture::new("sbx-tmp");
+    let server = fx.trusted(&[]);
+    let first = server.exec(json!({"command": "reader", "yield_ms": 0, "close_stdin": false}));
+    let id = first["process_id"]
+        .as_str()
+        .expect("process_id")
+        .to_string();
+    let bases = temp_bases(&server);
+    assert_eq!(bases.len(), 1, "{bases:?}");
+    // The call's environment names its directory.
+    let env = std::fs::read_to_string(format!(
+        "/proc/{}/environ",
+        first["pid"].as_u64().expect("pid")
+    ))
+    .expect("environ");
+    let mine = PathBuf::from(
+        env.split('\0')
+            .find_map(|v| v.strip_prefix("TMPDIR="))
+            .expect("TMPDIR set"),
+    );
+    assert!(mine.starts_with(&bases[0]), "{mine:?}");
+    let mode = std::fs::metadata(&mine)
+        .expect("the call's directory")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o700);
+    std::fs::write(mine.join("left-behind"), "x").expect("write");
+    // Another call writes neither there, nor beside it, nor in /tmp.
+    for target in [
+        mine.join("x"),
+        bases[0].join("y"),
+        std::env::temp_dir().join(crate::support::unique_marker("sbx-tmp")),
+    ] {
+        let (ok, text) = run(&server, &["marker", path_str(&target)]);
+        assert!(
+            !ok && text.contains("Permission denied"),
+            "{target:?}: {text}"
+        );
+        assert!(!target.exists());
+    }
+    // It has a directory of its own.
+    let (ok, text) = run(&server, &["runner"]);
+    assert!(ok, "{text}");
+    let own = text
+        .lines()
+        .find_map(|l| l.strip_prefix("TMPDIR="))
+        .expect("TMPDIR set")
+        .to_string();
+    assert!(
+        Path::new(&own).starts_with(&bases[0]) && own != path_str(&mine),
+        "{own}"
+    );
+    server.call_ok("stop", json!({ "process_id": id, "force_after_ms": 1000 }));
+    assert!(
+        wait_until(Duration::from_secs(10), || !mine
+            .join("left-behind")
+            .exists()),
+        "a stopped call's directory is emptied"
+    );
+    // A server that ends at the end of its input removes its directory.
+    server.close_stdin();
+    assert!(
+        server.wait_exit(Duration::from_secs(10)).is_some(),
+        "the server ends at the end of its input"
+    );
+    assert_eq!(
+        temp_bases(&server),
+        Vec::<PathBuf>::new(),
+        "removed at exit"
+    );
+    // Without the sandbox, nothing is made.
+    let off = fx.trusted(&[OFF]);
+    let (ok, text) = run(&off, &["runner"]);
+    assert!(
+        ok && !text.contains(&format!("yieldshell-{}-", off.pid())),
+        "{text}"
+    );
+}
+
+/// `YIELDSHELL_WRITABLE_PATHS`: further places every sandboxed call may write, each named
+/// in a startup warning; trusted mode refuses one it would refuse as a working directory.
+#[test]
+fn writable_paths_are_granted_and_warned_about() {
+    if !kernel_has(1, "writable_paths_are_granted_and_warned_about") {
+        return;
+    }
+    let fx = Fixture::new("sbx-writable");
+    let outside = fx.out("granted");
+    let server = fx.trusted(&[("YIELDSHELL_WRITABLE_PATHS", path_str(&fx.outside))]);
+    let (ok, text) = run(&server, &["writer", &outside]);
+    assert!(ok && Path::new(&outside).exists(), "{text}");
+    assert!(
+        server.stderr_text().contains(&format!(
+            "YIELDSHELL_WRITABLE_PATHS: every sandboxed call may write beneath {}",
+            fx.outside.display()
+        )),
+        "{}",
+        server.stderr_text()
+    );
+    // Not a working directory: a call there is still refused where cwds are limited.
+    let (code, err) = startup(&[
+        ("ALLOW_COMMANDS", "ls"),
+        ("YIELDSHELL_WRITABLE_PATHS", "/usr/local/bin"),
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("YIELDSHELL_WRITABLE_PATHS"), "{err}");
+    let (code, err) = startup(&[("YIELDSHELL_WRITABLE_PATHS", "relative/dir")]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("not an absolute path"), "{err}");
+    let help = String::from_utf8_lossy(&run_binary(&["--help"], &[]).stdout).into_owned();
+    assert!(help.contains("--writable-paths") && help.contains("YIELDSHELL_WRITABLE_PATHS"));
 }

@@ -1,4 +1,4 @@
-//! The red team's escapes from the kernel sandbox, closed (REDTEAM findings 3 to 6), through
+//! Escapes from the kernel sandbox, closed, through
 //! the real binary: confined processes hold no capability, cannot change another process's
 //! limits, priority or affinity, cannot use io_uring, cannot make a TCP or MPTCP socket
 //! under network deny, and trusted mode refuses a working directory inside or above the
@@ -16,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 use serde_json::{json, Value};
 
 use crate::renamed::Renamed;
-use crate::support::{is_error, path_str, run_binary, Server};
+use crate::support::{all_text, is_error, path_str, run_binary, Server};
 
 const PROGRAMS: &[(&str, &str)] = &[
     ("limiter", "/usr/bin/prlimit"),
@@ -111,17 +111,7 @@ fn run_in(server: &Server, argv: &[&str], directory: Option<&str>) -> (bool, Str
         args["directory"] = json!(d);
     }
     let result = server.call("shell_execute", args);
-    (!is_error(&result), text_of(&result))
-}
-
-fn text_of(result: &Value) -> String {
-    result["content"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|b| b["text"].as_str())
-        .collect::<Vec<_>>()
-        .join("")
+    (!is_error(&result), all_text(&result))
 }
 
 /// Shell-mode `exec` to completion: (exit code, stdout + stderr).
@@ -269,7 +259,7 @@ fn shell_workspace_cannot_renice_or_limit_the_server_nor_use_io_uring() {
         text.contains("io_uring -1 1"),
         "io_uring_setup must fail with EPERM: {text}"
     );
-    // Every later call still works (the red team's prlimit made them all fail).
+    // Every later call still works (a prlimit of the server must not make them fail).
     let (code, text) = sh(&server, "echo still-here", json!({}));
     assert_eq!((code, text.trim()), (Some(0), "still-here"));
     // Without the sandbox the same io_uring call gets a descriptor (unless disabled).
@@ -339,7 +329,7 @@ fn network_deny_leaves_no_mptcp_connect_and_no_unbound_listen() {
         assert!(text.contains("connect 262 refused 1"), "{extra:?}: {text}");
         assert!(text.contains("listen refused 1"), "{extra:?}: {text}");
         assert!(text.contains("udp ok"), "{extra:?}: {text}");
-        // See: the second red-team round, F6 (vsock reaches a VM's host).
+        // vsock would reach a VM's host.
         assert!(text.contains("vsock refused 1"), "{extra:?}: {text}");
         assert!(text.contains("packet refused 1"), "{extra:?}: {text}");
         assert!(text.contains("unix ok"), "{extra:?}: {text}");
@@ -368,7 +358,7 @@ fn trusted_mode_refuses_a_working_directory_in_or_above_the_safe_path() {
     let fx = Renamed::new("esc-cwd", PROGRAMS);
     let bin = path_str(&fx.bin).to_string();
     let server = fx.trusted("cp,cat,wc", &[]);
-    // The red team's shadowing: a copy of a program under an allowed name in the PATH.
+    // Shadowing: a copy of a program under an allowed name in the PATH.
     let (ok, text) = run_in(&server, &["cp", "/usr/bin/echo", "wc"], Some(&bin));
     assert!(!ok, "{text}");
     assert!(
@@ -401,7 +391,7 @@ fn trusted_mode_refuses_a_working_directory_in_or_above_the_safe_path() {
         "exec",
         json!({ "command": "cat /dev/null", "cwd": "/", "side_effects": ["NONE"] }),
     );
-    assert!(is_error(&r) && text_of(&r).contains("safe PATH"), "{r}");
+    assert!(is_error(&r) && all_text(&r).contains("safe PATH"), "{r}");
     let (ok, text) = run(&server, &["cat", "/dev/null"]);
     assert!(ok, "{text}");
     let path = fx.safe_path();

@@ -1,4 +1,4 @@
-//! A client that never reads the server's stderr (red team, round 3: audit and log lines
+//! A client that never reads the server's stderr (for example audit and log lines
 //! filled the pipe and the server stopped answering after about 80 calls). Every line for
 //! stderr goes through one writer thread with a bounded queue, so the server keeps
 //! answering; what did not fit is counted, and the count is written once stderr is read.

@@ -50,6 +50,8 @@ pub struct Server {
     version: Mutex<Option<String>>,
     /// Output schemas from `tools/list`, fetched at the first tool call that needs them.
     output_schemas: Mutex<Option<HashMap<String, Value>>>,
+    /// The tool of the last call (whose `outputSchema` fills in a result's defaults).
+    last_tool: Mutex<Option<String>>,
     pid: u32,
     exit: Mutex<Option<ExitStatus>>,
 }
@@ -102,9 +104,13 @@ impl Server {
 
     /// Starts the binary with the given environment additions and arguments.
     pub fn spawn(env: &[(&str, &str)], args: &[&str]) -> Server {
-        let mut child = piped_command(env, args)
-            .spawn()
-            .expect("spawn the yieldshell binary");
+        Server::spawn_command(piped_command(env, args))
+    }
+
+    /// Starts `command` (the binary, or a program that executes it, such as `setpriv`),
+    /// whose three standard streams are piped.
+    pub fn spawn_command(mut command: Command) -> Server {
+        let mut child = command.spawn().expect("spawn the yieldshell binary");
         let pid = child.id();
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
@@ -147,6 +153,7 @@ impl Server {
             next_id: AtomicI64::new(1),
             version: Mutex::new(None),
             output_schemas: Mutex::new(None),
+            last_tool: Mutex::new(None),
             pid,
             exit: Mutex::new(None),
         }
@@ -169,12 +176,27 @@ impl Server {
 
     /// Sends `initialize` with `version`, then `notifications/initialized`; returns the result.
     pub fn initialize(&self, version: &str) -> Value {
+        self.initialize_full(version, "yieldshell-tests", json!({}))
+    }
+
+    /// `initialize` declaring the client `capabilities` (for example `elicitation`).
+    pub fn initialize_with(&self, version: &str, capabilities: Value) -> Value {
+        self.initialize_full(version, "yieldshell-tests", capabilities)
+    }
+
+    /// `initialize` as the client named `client` (`clientInfo.name`).
+    pub fn initialize_as(&self, version: &str, client: &str) -> Value {
+        self.initialize_full(version, client, json!({}))
+    }
+
+    /// `initialize` as `client`, declaring `capabilities`.
+    pub fn initialize_full(&self, version: &str, client: &str, capabilities: Value) -> Value {
         let result = self.result(
             "initialize",
             json!({
                 "protocolVersion": version,
-                "capabilities": {},
-                "clientInfo": {"name": "yieldshell-tests", "version": "0.0.0"},
+                "capabilities": capabilities,
+                "clientInfo": {"name": client, "version": "0.0.0"},
             }),
         );
         let negotiated = result["protocolVersion"]
@@ -213,6 +235,9 @@ impl Server {
 
     /// Sends a request without waiting for the answer; returns its id.
     pub fn send_request(&self, method: &str, params: Value) -> Value {
+        if let Some(tool) = params["name"].as_str().filter(|_| method == "tools/call") {
+            *self.last_tool.lock() = Some(tool.to_string());
+        }
         let id = json!(self.next_id.fetch_add(1, Ordering::Relaxed));
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         id
@@ -351,6 +376,30 @@ impl Server {
         );
     }
 
+    /// Waits for the next request the server sends (a question: `elicitation/create`),
+    /// skipping other messages; `None` at the deadline.
+    pub fn next_server_request(&self, timeout: Duration) -> Option<Value> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let message = self.recv_any(left)?;
+            if message.get("method").is_some() && message.get("id").is_some() {
+                return Some(message);
+            }
+        }
+    }
+
+    /// Every request the server sent so far.
+    pub fn server_requests(&self) -> Vec<Value> {
+        let state = self.inner.state.lock();
+        state
+            .log
+            .iter()
+            .filter(|m| m.get("method").is_some() && m.get("id").is_some())
+            .cloned()
+            .collect()
+    }
+
     /// Every notification received so far, in arrival order, with its position in the log.
     pub fn notifications(&self) -> Vec<(usize, Value)> {
         let state = self.inner.state.lock();
@@ -370,6 +419,7 @@ impl Server {
 
     /// Calls a tool with a custom deadline and returns the CallToolResult.
     pub fn call_with_deadline(&self, tool: &str, args: Value, timeout: Duration) -> Value {
+        *self.last_tool.lock() = Some(tool.to_string());
         let response = self.request_with_deadline(
             "tools/call",
             json!({"name": tool, "arguments": args}),
@@ -401,24 +451,9 @@ impl Server {
 
     /// Checks `structuredContent` against the tool's `outputSchema` (MCP: it MUST match).
     pub fn check_output_schema(&self, tool: &str, structured: &Value) {
-        let schema = {
-            let mut schemas = self.output_schemas.lock();
-            if schemas.is_none() {
-                let listed = self.result("tools/list", json!({}));
-                let map = listed["tools"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|t| {
-                        let name = t["name"].as_str()?.to_owned();
-                        Some((name, t.get("outputSchema")?.clone()))
-                    })
-                    .collect();
-                *schemas = Some(map);
-            }
-            schemas.as_ref().and_then(|m| m.get(tool).cloned())
+        let Some(schema) = self.output_schema(tool) else {
+            return;
         };
-        let Some(schema) = schema else { return };
         let mut problems = Vec::new();
         schema_problems(&schema, structured, "$", &mut problems);
         if !problems.is_empty() {
@@ -426,6 +461,25 @@ impl Server {
                 "structuredContent of {tool} breaks its outputSchema: {problems:?}\n{structured}"
             ));
         }
+    }
+
+    /// The `outputSchema` of `tool` in `tools/list` (listed once per server).
+    pub fn output_schema(&self, tool: &str) -> Option<Value> {
+        let mut schemas = self.output_schemas.lock();
+        if schemas.is_none() {
+            let listed = self.result("tools/list", json!({}));
+            let map = listed["tools"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|t| {
+                    let name = t["name"].as_str()?.to_owned();
+                    Some((name, t.get("outputSchema")?.clone()))
+                })
+                .collect();
+            *schemas = Some(map);
+        }
+        schemas.as_ref().and_then(|m| m.get(tool).cloned())
     }
 
     /// Calls a tool, asserts `isError` is not true and returns the parsed result object.
@@ -448,29 +502,52 @@ impl Server {
         result
     }
 
-    /// Parses the result object of a shell-mode tool from its text block, and checks that
-    /// `structuredContent` is the same object exactly when the negotiated version has it.
+    /// The result object of a shell-mode tool, as a machine reads it: `structuredContent`
+    /// with the fields left out at their defaults filled in from the tool's `outputSchema`.
+    /// Checks the text block too: one block, with the status, `process_id` and output the
+    /// object holds (a model that is shown only the text reads them there).
     pub fn result_object(&self, result: &Value) -> Value {
         let content = result["content"].as_array().cloned().unwrap_or_default();
         if content.len() != 1 || content[0]["type"] != "text" {
             self.fail(&format!("expected exactly one text block: {result}"));
         }
         let text = content[0]["text"].as_str().unwrap_or_default();
-        let parsed: Value = match serde_json::from_str(text) {
-            Ok(v @ Value::Object(_)) => v,
-            _ => self.fail(&format!("the text block is not a JSON object: {result}")),
-        };
-        let structured = result.get("structuredContent");
-        match self.version().as_deref() {
-            Some(v) if v >= "2025-06-18" && structured != Some(&parsed) => self.fail(&format!(
-                "structuredContent must equal the text block's object: {result}"
-            )),
-            Some(v) if v < "2025-06-18" && structured.is_some() => self.fail(&format!(
+        if self.version().as_deref().is_some_and(|v| v < "2025-06-18")
+            && result.get("structuredContent").is_some()
+        {
+            self.fail(&format!(
                 "structuredContent must be absent before 2025-06-18: {result}"
-            )),
-            _ => (),
+            ));
         }
-        parsed
+        // Under YIELDSHELL_API=1.1 the text is 1.1.2's: the object as JSON, the same object
+        // as structuredContent.
+        if let Ok(parsed @ Value::Object(_)) = serde_json::from_str::<Value>(text) {
+            if result
+                .get("structuredContent")
+                .is_some_and(|s| *s != parsed)
+            {
+                self.fail(&format!(
+                    "structuredContent must equal the text block's object: {result}"
+                ));
+            }
+            return parsed;
+        }
+        let Some(structured) = result.get("structuredContent") else {
+            self.fail(&format!(
+                "result_object needs structuredContent (protocol 2025-06-18 or later, YIELDSHELL_STRUCTURED not off): {result}"
+            ));
+        };
+        check_text_view(text, structured)
+            .unwrap_or_else(|problem| self.fail(&format!("{problem}: {result}")));
+        let tool = self.last_tool.lock().clone();
+        let mut object = structured.clone();
+        // An error's object is its own (status, error, process_id): nothing is left out.
+        if !is_error(result) {
+            if let Some(schema) = tool.and_then(|t| self.output_schema(&t)) {
+                fill_defaults(&schema, &mut object);
+            }
+        }
+        object
     }
 
     /// `exec` with `side_effects: ["NONE"]` added unless given; returns the result object.
@@ -711,7 +788,14 @@ fn protocol_problem(message: &Value) -> Option<String> {
         return Some("jsonrpc is not \"2.0\"".into());
     }
     if object.contains_key("method") {
-        if object.contains_key("id") {
+        // The one request the server makes: a question put to the person (approvals), in
+        // an id space of its own.
+        let question = object.get("method") == Some(&json!("elicitation/create"))
+            && object
+                .get("id")
+                .and_then(Value::as_str)
+                .is_some_and(|id| id.starts_with("ys-ask-"));
+        if object.contains_key("id") && !question {
             return Some("the server sent a request".into());
         }
         return None;
@@ -847,11 +931,84 @@ pub fn piped_command(env: &[(&str, &str)], args: &[&str]) -> Command {
 }
 
 /// True when a CallToolResult has `isError: true`.
+/// Fills in, from `schema`, the properties `object` leaves out at their defaults (in nested
+/// objects and arrays too); `latest_seq` left out is `next_seq - 1`.
+pub fn fill_defaults(schema: &Value, object: &mut Value) {
+    match object {
+        Value::Object(m) => {
+            if let Some(Value::Object(props)) = schema.get("properties") {
+                for (name, prop) in props {
+                    if let Some(v) = m.get_mut(name) {
+                        fill_defaults(prop, v);
+                    } else if let Some(d) = prop.get("default") {
+                        m.insert(name.clone(), d.clone());
+                    }
+                }
+                if !m.contains_key("latest_seq") && props.contains_key("latest_seq") {
+                    if let Some(next) = m.get("next_seq").and_then(Value::as_u64) {
+                        m.insert("latest_seq".into(), json!(next.saturating_sub(1)));
+                    }
+                }
+            }
+            if let Some(inner) = schema.get("additionalProperties") {
+                for v in m.values_mut() {
+                    fill_defaults(inner, v);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(inner) = schema.get("items") {
+                for v in items {
+                    fill_defaults(inner, v);
+                }
+            }
+        }
+        _ => (),
+    }
+}
+
+/// What a model shown only the text must find there of the result object: the status,
+/// exit code and `process_id` in the header (`key=value`), the output, the error.
+pub fn check_text_view(text: &str, object: &Value) -> Result<(), String> {
+    let header = text.lines().next().unwrap_or_default();
+    for key in ["status", "exit_code", "process_id", "wait_result"] {
+        if let Some(v) = object.get(key).filter(|v| !v.is_null()) {
+            let word = match v {
+                Value::String(s) => format!("{key}={s}"),
+                other => format!("{key}={other}"),
+            };
+            if !header.split(' ').any(|w| w == word) {
+                return Err(format!("the text's header lacks {word}"));
+            }
+        }
+    }
+    for key in ["stdout", "stderr", "error"] {
+        if let Some(s) = object.get(key).and_then(Value::as_str) {
+            if !text.contains(s) {
+                return Err(format!("the text lacks {key} {s:?}"));
+            }
+        }
+    }
+    Ok(())
+}
+
 pub fn is_error(result: &Value) -> bool {
     result.get("isError") == Some(&json!(true))
 }
 
 /// The text of a CallToolResult's first content block.
+/// Every text block of a result, joined (a `shell_execute` failure can be more than one).
+#[cfg(target_os = "linux")] // its users are the Linux-only sandbox tests
+pub fn all_text(result: &Value) -> String {
+    result["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|b| b["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("")
+}
+
 pub fn tool_text(result: &Value) -> String {
     result["content"][0]["text"]
         .as_str()

@@ -1,4 +1,4 @@
-//! Shell-mode tool tests (SPEC section 3): argument validation and leniency, and the behaviour
+//! Shell-mode tool tests: argument validation and leniency, and the behaviour
 //! of `exec`, `write`, `wait` and `stop` on real child processes.
 
 use std::time::{Duration, Instant};
@@ -103,7 +103,7 @@ fn integers_given_as_strings_or_integral_floats_are_accepted() {
     let result = server.exec(json!({
         "command": "seq 1 100", "max_output_bytes": "10", "timeout_ms": 60000.0}));
     assert_eq!(result["status"], "completed", "{result}");
-    // SPEC 14: an ended command shows head, marker, tail within the budget.
+    // An ended command shows head, marker, tail within the budget.
     let out = result["stdout"].as_str().unwrap_or_default();
     assert!(
         out.starts_with("1\n[… "),
@@ -148,7 +148,7 @@ fn nulls_and_unknown_fields_are_accepted() {
         "read",
         json!({"process_id": id, "since_seq": null, "streams": null, "extra": true}),
     );
-    // Without since_seq the read goes on after exec's answer (SPEC 14).
+    // Without since_seq the read goes on after exec's answer.
     assert_eq!(read["stdout"], "", "{read}");
     let ps = server.call_ok(
         "ps",
@@ -247,10 +247,8 @@ fn exec_backgrounds_at_yield_ms() {
     let elapsed = started.elapsed();
     assert_eq!(result["status"], "backgrounded", "{result}");
     let id = process_id(&result);
-    assert!(
-        result["message"].as_str().is_some_and(|m| m.len() > 10),
-        "backgrounded carries a message: {result}"
-    );
+    // How to go on is said once, in the instructions.
+    assert!(result.get("message").is_none(), "{result}");
     assert_eq!(result["stdout"], "first\n", "initial snapshot: {result}");
     // At its yield, not at the command's end (30 s); generous for a loaded machine.
     assert!(
@@ -644,11 +642,14 @@ fn stop_reaches_a_background_grandchild() {
     let server = Server::ready();
     let result = server.exec(json!({"command": "sleep 100 & echo $!; wait", "yield_ms": 0}));
     let id = process_id(&result);
-    let waited = server.wait_for_output(&id, "[0-9]+\n");
-    let grandchild: u32 = waited["stdout"]
-        .as_str()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or_else(|| panic!("grandchild pid: {waited}"));
+    server.wait_for_output(&id, "[0-9]+\n");
+    // The pid may have come with `exec`'s own answer (which moved the cursor past it), so
+    // it is read from the start.
+    let (stdout, _) = server.read_all(&id);
+    let grandchild: u32 = stdout
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("grandchild pid: {stdout:?}"));
     assert!(!pid_gone(grandchild), "the grandchild runs");
     let stopped = server.call_ok("stop", json!({"process_id": id, "force_after_ms": 2000}));
     assert_eq!(stopped["stopped"], true, "{stopped}");
@@ -691,7 +692,7 @@ fn stop_signal_names_are_case_insensitive_without_sig() {
     }
 }
 
-/// SPEC 12: a signal number is accepted, as a JSON integer or a numeric string.
+/// A signal number is accepted, as a JSON integer or a numeric string.
 #[test]
 fn stop_accepts_a_signal_number() {
     let server = Server::ready();
@@ -983,7 +984,9 @@ fn parked_writes_do_not_interleave_and_hold_no_thread() {
     );
     for w in &writes {
         let r = server.response(w, Duration::from_secs(30));
-        assert_eq!(server.result_object(&r["result"])["ok"], true, "{r}");
+        // `ok` is left out at its default, true.
+        assert_eq!(r["result"]["isError"], false, "{r}");
+        assert_ne!(r["result"]["structuredContent"]["ok"], false, "{r}");
     }
     server.call_ok(
         "write",

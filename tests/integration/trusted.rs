@@ -1,5 +1,5 @@
 //! Trusted mode through the real binary: escape attempts, pipelines, the minimal
-//! environment, `exec` with the own parser, and the audit log (SPEC sections 4 and 5).
+//! environment, `exec` with the own parser, and the audit log.
 
 use std::time::Duration;
 
@@ -63,6 +63,8 @@ fn escape_attempts_are_rejected_before_any_process_starts() {
         (&["echo", "x", ">", "../up.txt"], "'..'"),
         (&["echo", "x", ">", "outside/x"], "symlink"),
         (&["cat", "<", "outside/passwd"], "symlink"),
+        // Not on the allowlist (only the name `sh` is): a final refusal, in the argument
+        // rule's words (which no person may then approve).
         (
             &["/bin/sh", "-c", "id"],
             "Command rejected by default security policy: sh",
@@ -92,7 +94,7 @@ fn escape_attempts_are_rejected_before_any_process_starts() {
             &["sort", "-ro", "/tmp/x", "data.txt"],
             "sort external program or path option",
         ),
-        (&["ls", "a\nb"], "newline"),
+        (&["ls", "a\nb"], "Unexpected shell operator: a\nb"),
         (&["ls", ";", "id"], "Unexpected shell operator"),
         (&["/usr/bin/ls"], "Command not allowed: /usr/bin/ls"),
         (&["rm", "-rf", "."], "Command not allowed: rm"),
@@ -197,6 +199,79 @@ fn pipelines_stream_and_report_every_stage() {
         json!({}),
     );
     assert_eq!(tool_text(&result).trim(), "3");
+}
+
+#[test]
+fn a_failed_stage_fails_the_pipeline_and_is_named() {
+    let dir = TempDir::new("trusted-stage-fails");
+    let server = trusted(&dir, &[]);
+    let one_block = |result: &Value| {
+        let blocks = result["content"].as_array().map_or(0, Vec::len);
+        assert_eq!(
+            blocks, 1,
+            "one text block, as MCP Shell Server sends: {result}"
+        );
+    };
+    // The first stage fails and the last succeeds: still an error, in MCP Shell Server's
+    // words (the failed stage's stderr), then which stage failed and how.
+    let result = run(&server, &["ls", "missing", "|", "sort"], json!({}));
+    assert!(is_error(&result), "{result}");
+    one_block(&result);
+    let text = tool_text(&result);
+    assert!(
+        text.starts_with("Error executing command: ls: cannot access 'missing'"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nstage 1 of 2 (ls) failed with exit status 2"),
+        "{text}"
+    );
+    assert_eq!(
+        result["structuredContent"]["stage_status"],
+        json!([2, 0]),
+        "{result}"
+    );
+    // A stage that fails without a word: the original's sentence.
+    let result = run(&server, &["echo", "x", "|", "grep", "zzz"], json!({}));
+    assert!(is_error(&result), "{result}");
+    assert!(
+        tool_text(&result).starts_with(
+            "Error executing command: Command failed with exit code 1\nstage 2 of 2 (grep) failed with exit status 1"
+        ),
+        "{result}"
+    );
+    // A stage that ends early makes an earlier one die of SIGPIPE: no failure.
+    let result = run(
+        &server,
+        &["seq", "1", "1000000", "|", "head", "-n", "1"],
+        json!({}),
+    );
+    assert!(!is_error(&result), "{result}");
+    // A single command's failure: the reason, then the captured output, in one block.
+    let result = run(&server, &["ls", "missing"], json!({}));
+    one_block(&result);
+    assert_eq!(
+        tool_text(&result),
+        "Error executing command: Command failed with exit status 2\nstderr:\nls: cannot access 'missing': No such file or directory\n"
+    );
+    // An element that contains an operator is refused, as the original refused it.
+    for element in ["a;b", "x&&y", "a||b", "`id`"] {
+        let result = run(&server, &["echo", element], json!({}));
+        assert!(is_error(&result), "{result}");
+        let want = format!("Error executing command: Unexpected shell operator: {element} (");
+        assert!(tool_text(&result).starts_with(&want), "{result}");
+    }
+    // exec in trusted mode: the exit code is the failed stage's, and the result says which.
+    let object = server.exec(json!({"command": "sort -S 1M nothere.txt | wc -l"}));
+    assert_eq!(object["status"], "completed", "{object}");
+    assert_eq!(object["exit_code"], 2, "{object}");
+    assert_eq!(
+        object["failed_stage"], "stage 1 of 2 (sort) failed with exit status 2",
+        "{object}"
+    );
+    let object = server.exec(json!({"command": "seq 1 1000000 | head -n 1"}));
+    assert_eq!(object["exit_code"], 0, "{object}");
+    assert!(object.get("failed_stage").is_none(), "{object}");
 }
 
 #[test]
@@ -352,7 +427,7 @@ fn the_output_cap_stops_the_command_and_keeps_what_came_before() {
         .as_str()
         .unwrap_or_default()
         .to_string();
-    // SPEC 14: what was captured up to the kill, within the answer's budget.
+    // What was captured up to the kill, within the answer's budget.
     assert!(
         stdout.len() >= 1000 && stdout.len() <= 20_200,
         "{}",
@@ -375,7 +450,7 @@ fn the_output_cap_stops_the_command_and_keeps_what_came_before() {
     assert!(!is_error(&result), "{result}");
 }
 
-/// See: the red team's finding 7 (a 300-stage pipeline ran under a limit of 1): the limit
+/// A 300-stage pipeline must not run under a limit of 1: the limit
 /// counts processes, one per pipeline stage.
 #[test]
 fn the_process_limit_counts_every_pipeline_stage() {
@@ -412,12 +487,12 @@ fn the_process_limit_counts_every_pipeline_stage() {
     server.call_ok("stop", json!({"process_id": id, "force_after_ms": 1000}));
 }
 
-/// See: the second red-team round, F2 (a working directory in /etc or /lib64 let a call
-/// replace what every allowed program loads).
+/// A working directory in /etc or /lib64 would let a call replace what every allowed program
+/// loads.
 #[test]
 fn trusted_mode_refuses_system_directories_as_working_directories() {
     let server = Server::ready_with_env(&[("ALLOW_COMMANDS", "ls,tee")]);
-    // git's template directories (red team, round 9: a hook or config planted there is
+    // git's template directories (for example a hook or config planted there is
     // copied into every repository a later git init or clone makes).
     for dir in [
         "/etc",
@@ -429,10 +504,12 @@ fn trusted_mode_refuses_system_directories_as_working_directories() {
         "/usr/share/git-core/templates",
         "/usr/local/share/git-core/templates",
         "/var/lib",
+        "/usr/include",
+        "/var/backups",
     ]
     .into_iter()
     .map(String::from)
-    // Round 10: the server's home and its settings (ssh's config, p11-kit's modules).
+    // The server's home and its settings (ssh's config, p11-kit's modules).
     .chain(
         std::env::var("HOME")
             .ok()

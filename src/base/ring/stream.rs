@@ -93,7 +93,7 @@ impl Ring {
         }
     }
 
-    pub(super) fn push(&mut self, mut seq: u64, mut data: &[u8], cap: usize, head_cap: usize) {
+    pub(super) fn push(&mut self, mut seq: u64, mut data: &[u8], mut cap: usize, head_cap: usize) {
         if !self.head_full {
             let room = head_cap.saturating_sub(self.head.len());
             let mut take = data.len().min(room);
@@ -105,9 +105,18 @@ impl Ring {
             if take > 0 {
                 let need = self.head.len() + take;
                 if need > self.head.capacity() {
-                    // Grow as bytes arrive (a quiet command costs nothing), doubling.
+                    // Grow as bytes arrive (a quiet command costs nothing), doubling. Under
+                    // a memory limit the head ends where the allocator stops it.
                     let want = need.max(self.head.capacity() * 2).min(head_cap);
-                    self.head.reserve_exact(want - self.head.len());
+                    if self.head.try_reserve_exact(want - self.head.len()).is_err()
+                        && self.head.try_reserve_exact(take).is_err()
+                    {
+                        take = char_boundary_at_or_before(
+                            data,
+                            self.head.capacity() - self.head.len(),
+                        );
+                        self.head_full = true;
+                    }
                 }
                 let off = self.head_len();
                 self.head.extend_from_slice(&data[..take]);
@@ -137,6 +146,14 @@ impl Ring {
                 len: data.len() as u64,
             }),
         }
+        // Under a memory limit (`ulimit -v`) the ring keeps what fits in the memory it
+        // could get, the oldest bytes going first, instead of aborting the server.
+        let target = cap.min(self.bytes.len() + data.len());
+        if target > self.bytes.capacity()
+            && self.bytes.try_reserve(target - self.bytes.len()).is_err()
+        {
+            cap = self.bytes.capacity().max(1);
+        }
         if data.len() >= cap {
             // Everything retained so far goes, plus the head of `data`.
             let drop_old = self.bytes.len();
@@ -147,11 +164,12 @@ impl Ring {
             // `evict` advanced `base` past the skipped bytes, which were never stored.
             return;
         }
-        self.bytes.extend(data);
-        let excess = self.bytes.len().saturating_sub(cap);
+        // Evicted first, so the ring never grows past what it holds room for.
+        let excess = (self.bytes.len() + data.len()).saturating_sub(cap);
         if excess > 0 {
             self.evict(excess as u64);
         }
+        self.bytes.extend(data);
     }
 
     /// Drops the `n` oldest bytes of the ring (stored or, for a huge append, about to be

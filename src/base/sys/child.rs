@@ -18,24 +18,6 @@
 use super::*;
 use std::ffi::{c_char, c_int, c_void, CStr};
 
-/// The steps of the child, for the error message of the one that failed: step `n` is
-/// described by `SETUP_STEPS[n - 1]`; the exec, last, by its error alone.
-#[derive(Clone, Copy)]
-#[repr(i32)]
-enum Step {
-    Rlimit = 1,
-    Cgroup,
-    Capabilities,
-    NoNewPrivs,
-    Seccomp,
-    Landlock,
-    Session,
-    Stdio,
-    Terminal,
-    Chdir,
-    Exec,
-}
-
 /// Everything the child reads, prepared by the parent; and where it writes its failure.
 pub(super) struct Job<'a> {
     pub path: &'a CStr,
@@ -190,24 +172,21 @@ pub(super) fn run(job: &mut Job<'_>) -> io::Result<u32> {
     unsafe {
         libc::waitpid(pid, &mut status, 0);
     }
-    let e = io::Error::from_raw_os_error(errno);
-    let what = usize::try_from(step - 1)
-        .ok()
-        .and_then(|i| SETUP_STEPS.get(i));
-    match what {
-        Some(what) => Err(io::Error::new(e.kind(), format!("{what}: {e}"))),
-        None => Err(e),
+    match SpawnStep::from_number(step) {
+        Some(step) => Err(SpawnError { step, errno }.into()),
+        None => Err(io::Error::from_raw_os_error(errno)),
     }
 }
 
-/// The child: system calls only, in this order: default dispositions, cgroup, confinement
+/// The child: system calls only, in this order: default dispositions, cgroup, protected
+/// paths (namespaces and read-only binds, `protect`), confinement
 /// (capabilities, `no_new_privs`, seccomp, Landlock), session or group, stdio, terminal,
 /// working directory, rlimits, an empty signal mask, exec.
 extern "C" fn child(arg: *mut c_void) -> c_int {
     // SAFETY: `arg` is the parent's `Job`, alive and untouched by the parent until this
     // child executes or exits (CLONE_VFORK).
     let job = unsafe { &mut *(arg as *mut Job<'_>) };
-    let fail = |job: &mut Job<'_>, step: Step| -> c_int {
+    let fail = |job: &mut Job<'_>, step: SpawnStep| -> c_int {
         let errno = io::Error::last_os_error()
             .raw_os_error()
             .unwrap_or(libc::EIO);
@@ -242,23 +221,30 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
         if let Some(fd) = setup.cgroup {
             // SAFETY: one byte from a static buffer to an open descriptor.
             if unsafe { libc::write(fd.as_raw_fd(), b"0".as_ptr() as *const c_void, 1) } != 1 {
-                return fail(job, Step::Cgroup);
+                return fail(job, SpawnStep::Cgroup);
+            }
+        }
+        if let Some(protect) = setup.protect {
+            if !super::protect::apply(protect) {
+                return fail(job, SpawnStep::Protect);
             }
         }
         if setup.confine {
-            if !setup.bounding_dropped && drop_bounding_set().is_err() {
-                return fail(job, Step::Capabilities);
+            // A new user namespace gives its creator a full bounding set again.
+            let new_user = setup.protect.is_some_and(|p| p.new_user());
+            if (!setup.bounding_dropped || new_user) && drop_bounding_set().is_err() {
+                return fail(job, SpawnStep::Capabilities);
             }
             if clear_capabilities().is_err() {
-                return fail(job, Step::Capabilities);
+                return fail(job, SpawnStep::Capabilities);
             }
             if set_no_new_privs().is_err() {
-                return fail(job, Step::NoNewPrivs);
+                return fail(job, SpawnStep::NoNewPrivs);
             }
             if let Some(program) = setup.seccomp {
                 let rc = set_seccomp_filter(program, 0);
                 if rc == -1 {
-                    return fail(job, Step::Seccomp);
+                    return fail(job, SpawnStep::Seccomp);
                 }
             }
             if let Some(fd) = setup.landlock {
@@ -267,7 +253,7 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
                     libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0u32)
                 };
                 if rc < 0 {
-                    return fail(job, Step::Landlock);
+                    return fail(job, SpawnStep::Landlock);
                 }
             }
         }
@@ -280,7 +266,7 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
             Some(g) => libc::setpgid(0, g as libc::pid_t),
         };
         if rc == -1 {
-            return fail(job, Step::Session);
+            return fail(job, SpawnStep::Session);
         }
         for (to, &from) in job.stdio.iter().enumerate() {
             let to = to as c_int;
@@ -291,7 +277,7 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
                 libc::dup2(from, to)
             };
             if rc == -1 {
-                return fail(job, Step::Stdio);
+                return fail(job, SpawnStep::Stdio);
             }
         }
         if let Some(t) = job.terminal {
@@ -299,45 +285,42 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
             // without O_NOCTTY acquires it.
             let fd = libc::open(t.as_ptr(), libc::O_RDWR);
             if fd == -1 {
-                return fail(job, Step::Terminal);
+                return fail(job, SpawnStep::Terminal);
             }
             if fd != 0 {
                 if libc::dup2(fd, 0) == -1 {
-                    return fail(job, Step::Terminal);
+                    return fail(job, SpawnStep::Terminal);
                 }
                 libc::close(fd);
             }
         }
-        if job.setup.is_some() {
-            // The server checked the working directory as a canonical path, with no
-            // symbolic link in it. Entered the same way, a link swapped in since then fails
-            // this step instead of leading into a directory that was never checked (red team,
-            // round 11: a home dot-directory). Without openat2 (before Linux 5.6), chdir.
-            let how = OpenHow {
-                flags: (libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) as u64,
-                mode: 0,
-                resolve: libc::RESOLVE_NO_SYMLINKS,
-            };
-            let fd = libc::syscall(
-                libc::SYS_openat2,
-                libc::AT_FDCWD,
-                job.cwd.as_ptr(),
-                &how as *const OpenHow,
-                std::mem::size_of::<OpenHow>(),
-            );
-            if fd >= 0 {
-                let entered = libc::fchdir(fd as c_int);
-                libc::close(fd as c_int);
-                if entered == -1 {
-                    return fail(job, Step::Chdir);
-                }
-            } else if io::Error::last_os_error().raw_os_error() != Some(libc::ENOSYS)
-                || libc::chdir(job.cwd.as_ptr()) == -1
-            {
-                return fail(job, Step::Chdir);
+        // The server checked the working directory as a canonical path, with no symbolic
+        // link in it. Entered the same way, whatever else this child does, a link swapped
+        // in since then fails this step instead of leading into a directory that was never
+        // checked (outside the allowed roots, or a home dot-directory). Without openat2
+        // (before Linux 5.6), chdir.
+        let how = OpenHow {
+            flags: (libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) as u64,
+            mode: 0,
+            resolve: libc::RESOLVE_NO_SYMLINKS,
+        };
+        let fd = libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            job.cwd.as_ptr(),
+            &how as *const OpenHow,
+            std::mem::size_of::<OpenHow>(),
+        );
+        if fd >= 0 {
+            let entered = libc::fchdir(fd as c_int);
+            libc::close(fd as c_int);
+            if entered == -1 {
+                return fail(job, SpawnStep::Chdir);
             }
-        } else if libc::chdir(job.cwd.as_ptr()) == -1 {
-            return fail(job, Step::Chdir);
+        } else if io::Error::last_os_error().raw_os_error() != Some(libc::ENOSYS)
+            || libc::chdir(job.cwd.as_ptr()) == -1
+        {
+            return fail(job, SpawnStep::Chdir);
         }
         // Last, so that a low `nofile` cannot keep the terminal from opening: the server's
         // descriptors are still here, numbered past it, until the exec closes them.
@@ -356,19 +339,79 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
                     std::ptr::null_mut::<libc::rlimit>(),
                 );
                 if rc == -1 {
-                    return fail(job, Step::Rlimit);
+                    return fail(job, SpawnStep::Rlimit);
                 }
             }
         }
         set_mask(0);
         libc::execve(job.path.as_ptr(), job.argv, job.envp);
     }
-    fail(job, Step::Exec)
+    fail(job, SpawnStep::Exec)
+}
+
+/// True when the namespaces a call's protection needs can be made here: a child that
+/// makes them (a user namespace too when the server is not root, `protect::apply`) and
+/// exits. Its exit signal is none, so the reaper's `waitpid(-1)` never sees it.
+pub fn namespaces_available(user: Option<&UserNamespace>) -> io::Result<()> {
+    let protect = Protect::new(&[], user)?;
+    let mut failed: i32 = 0;
+    struct Arg<'a> {
+        protect: &'a Protect,
+        failed: *mut i32,
+    }
+    extern "C" fn probe(arg: *mut c_void) -> c_int {
+        // SAFETY: the parent's `Arg`, alive and untouched until this child exits (vfork).
+        let arg = unsafe { &*(arg as *const Arg<'_>) };
+        if !super::protect::apply(arg.protect) {
+            // SAFETY: the parent reads it only after this child exited.
+            unsafe { std::ptr::write_volatile(arg.failed, *libc::__errno_location()) };
+        }
+        // SAFETY: ends the child without running anything of the parent's.
+        unsafe { libc::_exit(0) }
+    }
+    let mut arg = Arg {
+        protect: &protect,
+        failed: &mut failed,
+    };
+    let mut stack = vec![0u8; 64 * 1024];
+    // SAFETY: the top of a live buffer, aligned down to 16 bytes.
+    let top = unsafe { stack.as_mut_ptr().add(stack.len()) };
+    let top = (top as usize & !15) as *mut c_void;
+    let old = block_all();
+    // SAFETY: the child runs `probe` on `stack`, reads `arg` and writes `failed`, and the
+    // parent resumes only once it exited (CLONE_VFORK); no exit signal, so only the
+    // `__WCLONE` wait below reaps it. Every signal is blocked meanwhile, so no handler of
+    // the server runs in the child.
+    let pid = unsafe {
+        libc::clone(
+            probe,
+            top,
+            libc::CLONE_VM | libc::CLONE_VFORK,
+            &mut arg as *mut Arg<'_> as *mut c_void,
+        )
+    };
+    let clone_error = io::Error::last_os_error();
+    set_mask(old);
+    if pid < 0 {
+        return Err(clone_error);
+    }
+    let mut status = 0;
+    // SAFETY: `status` is writable; the child is ours and has exited.
+    unsafe {
+        libc::waitpid(pid, &mut status, libc::__WCLONE);
+    }
+    // SAFETY: written by the child, which has exited.
+    let failed = unsafe { std::ptr::read_volatile(&failed) };
+    drop(stack);
+    match failed {
+        0 => Ok(()),
+        e => Err(io::Error::from_raw_os_error(e)),
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::{spawn, ChildSetup, SpawnSpec, Spawned};
+    use super::super::{spawn, ChildSetup, SpawnError, SpawnSpec, SpawnStep, Spawned};
     use std::io::Read;
     use std::os::fd::AsFd;
     use std::path::Path;
@@ -459,15 +502,32 @@ mod tests {
         let e = sh("true", Some(&setup))
             .err()
             .expect("an unknown rlimit fails");
+        assert_eq!(
+            SpawnError::of(&e).map(|e| e.step),
+            Some(SpawnStep::Rlimit),
+            "{e}"
+        );
         assert!(
             e.to_string()
-                .contains("cannot set the command's resource limits"),
+                .starts_with("cannot set the command's resource limits: "),
             "{e}"
         );
         let e = start("/nonexistent/program", &[], &[], Path::new("/"), None)
             .err()
             .expect("no such program");
         assert_eq!(e.kind(), std::io::ErrorKind::NotFound, "{e}");
+        let failed = SpawnError::of(&e);
+        assert_eq!(
+            failed,
+            Some(SpawnError {
+                step: SpawnStep::Exec,
+                errno: libc::ENOENT
+            })
+        );
+        assert_eq!(
+            e.to_string(),
+            std::io::Error::from_raw_os_error(libc::ENOENT).to_string()
+        );
         let e = start("/bin/true", &[], &[], Path::new("/nonexistent-dir"), None)
             .err()
             .expect("no such directory");
@@ -477,28 +537,27 @@ mod tests {
         );
     }
 
-    /// A confined child enters its working directory by a path with no symbolic link (the
-    /// server checked it canonical): a link put in its place fails the step (red team, round
-    /// 11: a link swapped in after the check led into a home dot-directory).
+    /// A child enters its working directory by a path with no symbolic link (the server
+    /// checked it canonical), with or without any other set-up step: a link put in its
+    /// place fails the step instead of leading somewhere never checked.
     #[test]
-    fn a_confined_child_does_not_follow_a_link_to_its_working_directory() {
+    fn a_child_does_not_follow_a_link_to_its_working_directory() {
         let base = std::env::temp_dir().join(format!("ys-child-link-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&base);
         std::fs::create_dir_all(base.join("real")).expect("mkdir");
         std::os::unix::fs::symlink(base.join("real"), base.join("link")).expect("symlink");
+        std::os::unix::fs::symlink(&base, base.join("up")).expect("symlink");
         let start = |cwd: &Path, setup| start("/bin/true", &[], &[], cwd, setup);
         let setup = ChildSetup::default();
-        let e = start(&base.join("link"), Some(&setup))
-            .err()
-            .expect("a link is not followed");
-        assert!(
-            e.to_string().contains("cannot enter the working directory"),
-            "{e}"
-        );
-        for spawned in [
-            start(&base.join("real"), Some(&setup)).expect("the real directory"),
-            start(&base.join("link"), None).expect("unconfined: followed"),
-        ] {
+        for setup in [Some(&setup), None] {
+            for cwd in [base.join("link"), base.join("up/real")] {
+                let e = start(&cwd, setup).err().expect("a link is not followed");
+                assert!(
+                    e.to_string().contains("cannot enter the working directory"),
+                    "{e}"
+                );
+            }
+            let spawned = start(&base.join("real"), setup).expect("the real directory");
             assert!(spawned.pid > 0);
         }
         let _ = std::fs::remove_dir_all(&base);

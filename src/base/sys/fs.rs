@@ -3,25 +3,16 @@
 
 use super::*;
 
-/// How [`open_target_beneath`] opens the final component.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OpenMode {
-    /// Read only.
-    Read,
-    /// Write, create, truncate.
-    Truncate,
-    /// Write, create, append.
-    Append,
-}
-
-/// What [`open_target_beneath`] found at a path that already exists.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TargetStat {
-    /// `regular file`, `directory`, `FIFO`, `character device`, `block device`, `socket` or
-    /// `symlink`.
-    pub kind: &'static str,
-    /// The number of hard links.
-    pub nlink: u64,
+impl TargetStat {
+    /// What `st` says of a file.
+    fn of(st: &libc::stat) -> TargetStat {
+        TargetStat {
+            kind: kind_of(st.st_mode),
+            // `st_nlink` is a u16 on macOS.
+            #[allow(clippy::unnecessary_cast)]
+            nlink: st.st_nlink as u64,
+        }
+    }
 }
 
 fn kind_of(mode: libc::mode_t) -> &'static str {
@@ -118,8 +109,8 @@ impl Look {
 
 /// Opens the directory `base` (absolute: the working directory, checked as a canonical
 /// path) without following a symbolic link on the way, so that a link swapped in after the
-/// check fails the open instead of leading into a directory that was never checked (red
-/// team, round 11). A relative `base` is opened as it is.
+/// check fails the open instead of leading into a directory that was never checked. A
+/// relative `base` is opened as it is.
 fn open_dir_exact(base: &Path) -> io::Result<OwnedFd> {
     use std::ffi::CString;
     use std::os::unix::ffi::OsStrExt;
@@ -148,32 +139,15 @@ fn open_dir_exact(base: &Path) -> io::Result<OwnedFd> {
 /// `lstat`ed instead), `check` judges what it is, and only then is that same inode opened,
 /// through `/proc/self/fd` (or, without `/proc`, by name with the inode compared
 /// afterwards), with no `O_TRUNC` before the check. A new file is created
-/// with `O_EXCL`. The outer `Err` is a system error; the inner one is `check`'s verdict.
+/// with `O_EXCL`. The outer `Err` is a system error; the inner one says why the file found
+/// was not opened.
 pub fn open_target_beneath(
     base: &Path,
     rel: &Path,
     mode: OpenMode,
     check: &dyn Fn(&TargetStat) -> Result<(), String>,
-) -> io::Result<Result<File, String>> {
-    use std::ffi::CString;
-    use std::os::unix::ffi::OsStrExt;
-    let comps: Vec<&std::ffi::OsStr> = rel
-        .components()
-        .filter_map(|c| match c {
-            std::path::Component::Normal(n) => Some(n),
-            _ => None,
-        })
-        .collect();
-    let Some((last, dirs)) = comps.split_last() else {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, "empty path"));
-    };
-    let mut dir = open_dir_exact(base)?;
-    for comp in dirs {
-        let c = CString::new(comp.as_bytes())?;
-        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-        dir = openat_fd(dir.as_raw_fd(), &c, flags)?;
-    }
-    let name = CString::new(last.as_bytes())?;
+) -> io::Result<Result<File, NotOpened>> {
+    let (dir, name) = parent_beneath(base, rel)?;
     let io_flags = match mode {
         OpenMode::Read => libc::O_RDONLY,
         OpenMode::Truncate => libc::O_WRONLY,
@@ -195,25 +169,17 @@ pub fn open_target_beneath(
             Err(e) => return Err(e),
         };
         let before = look.stat;
-        let stat = TargetStat {
-            kind: kind_of(before.st_mode),
-            nlink: before.st_nlink as u64,
-        };
-        if let Err(verdict) = check(&stat) {
-            return Ok(Err(verdict));
+        if let Err(verdict) = check(&TargetStat::of(&before)) {
+            return Ok(Err(NotOpened::Refused(verdict)));
         }
         let flags = io_flags | libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOCTTY;
         let fd = look.reopen(dir.as_raw_fd(), &name, flags)?;
         let after = fstat_fd(fd.as_raw_fd())?;
         if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino) {
-            return Ok(Err("it was replaced while it was being checked".to_string()));
+            return Ok(Err(NotOpened::Replaced));
         }
-        let stat = TargetStat {
-            kind: kind_of(after.st_mode),
-            nlink: after.st_nlink as u64,
-        };
-        if let Err(verdict) = check(&stat) {
-            return Ok(Err(verdict));
+        if let Err(verdict) = check(&TargetStat::of(&after)) {
+            return Ok(Err(NotOpened::Refused(verdict)));
         }
         if mode == OpenMode::Truncate {
             // SAFETY: `fd` is an open descriptor we own.
@@ -235,4 +201,90 @@ pub fn open_target_beneath(
         io::ErrorKind::WouldBlock,
         "the target kept changing while it was being opened",
     ))
+}
+
+/// The directory holding `rel`'s last component beneath `base`, reached by opening each
+/// directory on the way with `O_NOFOLLOW`, and that last component's name. `rel`'s `.`
+/// components are skipped (the callers refused `..` and absolute paths already).
+fn parent_beneath(base: &Path, rel: &Path) -> io::Result<(OwnedFd, std::ffi::CString)> {
+    use std::os::unix::ffi::OsStrExt;
+    let comps: Vec<&std::ffi::OsStr> = rel
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    let Some((last, dirs)) = comps.split_last() else {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "empty path"));
+    };
+    let mut dir = open_dir_exact(base)?;
+    for comp in dirs {
+        let c = std::ffi::CString::new(comp.as_bytes())?;
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        dir = openat_fd(dir.as_raw_fd(), &c, flags)?;
+    }
+    Ok((dir, std::ffi::CString::new(last.as_bytes())?))
+}
+
+/// What [`open_target_beneath`] would decide about `rel` below `base`, without opening the
+/// file for I/O or creating it: the same walk without following symlinks, and the same
+/// `check` of an existing final component; a missing one is accepted (it would be made)
+/// unless `must_exist` (a file to read). For `yieldshell check`, which must refuse what a
+/// call refuses and change nothing.
+pub fn judge_target_beneath(
+    base: &Path,
+    rel: &Path,
+    must_exist: bool,
+    check: &dyn Fn(&TargetStat) -> Result<(), String>,
+) -> io::Result<Result<(), NotOpened>> {
+    let (dir, name) = parent_beneath(base, rel)?;
+    match look_at(dir.as_raw_fd(), &name) {
+        Ok(look) => Ok(check(&TargetStat::of(&look.stat)).map_err(NotOpened::Refused)),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) && !must_exist => Ok(Ok(())),
+        Err(e) => Err(e),
+    }
+}
+
+/// Makes the directory `name` in `dir` with `mode` unless something is there already, then
+/// opens what is there as a directory without following a symbolic link (`O_NOFOLLOW`,
+/// `O_DIRECTORY`): a link or a file in its place fails the open (`ELOOP`, `ENOTDIR`)
+/// instead of leading elsewhere. `name` is one path component.
+pub fn make_dir_at(dir: BorrowedFd<'_>, name: &std::ffi::OsStr, mode: u32) -> io::Result<OwnedFd> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(name.as_bytes())?;
+    // SAFETY: `dir` is an open directory descriptor and `c` a valid C string.
+    if unsafe { libc::mkdirat(dir.as_raw_fd(), c.as_ptr(), mode as libc::mode_t) } < 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EEXIST) {
+            return Err(e);
+        }
+    }
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    openat_fd(dir.as_raw_fd(), &c, flags)
+}
+
+/// Creates the file `name` in `dir` afresh for writing, with `mode`: whatever was there
+/// (a symbolic link, a hard link to another file) is unlinked first, never written
+/// through, and the new file is made with `O_EXCL | O_NOFOLLOW`. `name` is one path
+/// component.
+pub fn create_file_at(dir: BorrowedFd<'_>, name: &std::ffi::OsStr, mode: u32) -> io::Result<File> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(name.as_bytes())?;
+    // SAFETY: `dir` is an open directory descriptor and `c` a valid C string.
+    if unsafe { libc::unlinkat(dir.as_raw_fd(), c.as_ptr(), 0) } < 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::ENOENT) {
+            return Err(e);
+        }
+    }
+    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: `dir` is an open directory descriptor, `c` a valid C string and the mode
+    // argument is read with O_CREAT.
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), flags, mode as libc::c_uint) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor we own.
+    Ok(File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
 }

@@ -1,9 +1,9 @@
-//! Pseudo-terminals (SPEC section 13: `exec` with `tty: true`).
+//! Pseudo-terminals (`exec` with `tty: true`).
 
 use super::*;
 
 // ---------------------------------------------------------------------------------------
-// Pseudo-terminals (SPEC section 13: `exec` with `tty: true`).
+// Pseudo-terminals (`exec` with `tty: true`).
 
 /// A new pseudo-terminal: the parent's side (the master, close-on-exec) and the path of the
 /// child's side (`/dev/pts/N`), sized `rows` x `cols`. The child's side is also returned

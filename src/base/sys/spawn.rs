@@ -4,6 +4,9 @@
 use super::*;
 
 /// What to spawn. The environment is complete: nothing is inherited beyond it.
+// On Windows `arg0` and `setup` are not read: a program's name is its path there, and
+// the set-up is Unix's.
+#[cfg_attr(windows, allow(dead_code))]
 pub struct SpawnSpec<'a> {
     /// The program (looked up in the `PATH` of `env` when it has no `/`).
     pub program: &'a str,
@@ -34,14 +37,38 @@ pub struct SpawnSpec<'a> {
     pub setup: Option<&'a ChildSetup<'a>>,
 }
 
+impl SpawnSpec<'_> {
+    /// Gives std's `cmd` the child's environment, working directory and stdio (the stdio
+    /// files taken out of the spec), where the server spawns through std's `Command`.
+    #[cfg(not(target_os = "linux"))]
+    pub(crate) fn give_std_command(&mut self, cmd: &mut std::process::Command) {
+        use std::process::Stdio;
+        cmd.env_clear()
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(self.cwd);
+        match self.stdin_file.take() {
+            Some(f) => cmd.stdin(Stdio::from(f)),
+            None if self.stdin_pipe => cmd.stdin(Stdio::piped()),
+            None => cmd.stdin(Stdio::null()),
+        };
+        cmd.stdout(self.stdout.take().map_or_else(Stdio::piped, Stdio::from));
+        cmd.stderr(self.stderr.take().map_or_else(Stdio::piped, Stdio::from));
+    }
+}
+
 /// What a child applies to itself before it executes (Linux; elsewhere only `rlimits`).
 #[derive(Default)]
+// Elsewhere than Linux the child applies only `rlimits`: the rest is set and never read.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub struct ChildSetup<'a> {
     /// Resource limits, `(RLIMIT_* number, value)`; the soft and the hard limit alike.
     pub rlimits: &'a [(u32, u64)],
     /// A cgroup's `cgroup.procs`, open for writing: the child writes `0` to it, which moves
     /// the writer (a single-threaded process, so v1 and v2 alike move the whole child).
     pub cgroup: Option<BorrowedFd<'a>>,
+    /// Protected paths: a private mount namespace with each bound read-only onto itself
+    /// (Linux), before the confinement (which forbids mounting).
+    pub protect: Option<&'a Protect>,
     /// Drop every capability (bounding and ambient sets too) and set `no_new_privs`.
     pub confine: bool,
     /// The spawning thread's bounding set is empty already ([`drop_bounding_set`]), and
@@ -97,9 +124,11 @@ impl std::fmt::Debug for SeccompProgram {
 
 /// What a spawn's error says when a step before the program's exec failed (then the
 /// error is `<step>: <reason>`); an error with none of these is the exec's own.
-pub const SETUP_STEPS: [&str; 10] = [
+pub const SETUP_STEPS: [&str; 11] = [
     "cannot set the command's resource limits",
     "cannot join the command's cgroup",
+    "cannot make the protected paths read-only (YIELDSHELL_PROTECTED_PATHS; a path that \
+     changed since the call was planned fails with 'Stale file handle': try again)",
     "cannot drop capabilities",
     "cannot set no_new_privs",
     "cannot install the seccomp filter",
@@ -109,6 +138,90 @@ pub const SETUP_STEPS: [&str; 10] = [
     "cannot open the terminal",
     "cannot enter the working directory",
 ];
+
+/// A step of a child's start, in the order the child takes them: every one but the last
+/// is set-up (described by `SETUP_STEPS`), the last is the program's exec.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(i32)]
+pub enum SpawnStep {
+    Rlimit = 1,
+    Cgroup,
+    Protect,
+    Capabilities,
+    NoNewPrivs,
+    Seccomp,
+    Landlock,
+    Session,
+    Stdio,
+    Terminal,
+    Chdir,
+    Exec,
+}
+
+impl SpawnStep {
+    /// Every step, in the order of their numbers.
+    // The numbers come back from a forked child only on Linux.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    const ALL: [SpawnStep; 12] = [
+        SpawnStep::Rlimit,
+        SpawnStep::Cgroup,
+        SpawnStep::Protect,
+        SpawnStep::Capabilities,
+        SpawnStep::NoNewPrivs,
+        SpawnStep::Seccomp,
+        SpawnStep::Landlock,
+        SpawnStep::Session,
+        SpawnStep::Stdio,
+        SpawnStep::Terminal,
+        SpawnStep::Chdir,
+        SpawnStep::Exec,
+    ];
+
+    /// The step numbered `n` (as the child writes it).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    pub(super) fn from_number(n: i32) -> Option<SpawnStep> {
+        SpawnStep::ALL.into_iter().find(|s| *s as i32 == n)
+    }
+
+    /// What the step does, as an error names it; `None` for the exec.
+    pub fn describe(self) -> Option<&'static str> {
+        SETUP_STEPS.get((self as i32 - 1) as usize).copied()
+    }
+}
+
+/// A child that did not start: the step that failed and its errno. The text is made by
+/// `Display` (`<step>: <reason>`, or the exec's error alone); carried inside the
+/// `io::Error` that `spawn` returns, where `SpawnError::of` finds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SpawnError {
+    pub step: SpawnStep,
+    pub errno: i32,
+}
+
+impl SpawnError {
+    /// The spawn failure inside `e`, when `e` is one.
+    pub fn of(e: &io::Error) -> Option<SpawnError> {
+        e.get_ref()?.downcast_ref::<SpawnError>().copied()
+    }
+}
+
+impl std::fmt::Display for SpawnError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let e = io::Error::from_raw_os_error(self.errno);
+        match self.step.describe() {
+            Some(what) => write!(f, "{what}: {e}"),
+            None => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for SpawnError {}
+
+impl From<SpawnError> for io::Error {
+    fn from(e: SpawnError) -> io::Error {
+        io::Error::new(io::Error::from_raw_os_error(e.errno).kind(), e)
+    }
+}
 
 /// A started child: its pid (also its process group id) and the parent's pipe ends.
 pub struct Spawned {
@@ -250,29 +363,14 @@ fn resolve_program(program: &str, env: &[(OsString, OsString)]) -> std::path::Pa
 
 /// Starts a child in a new session (or in `join_group`), with exactly the given stdio,
 /// environment and working directory. Every other descriptor of the server is close-on-exec.
-#[cfg(not(target_os = "linux"))]
-pub fn spawn(spec: SpawnSpec<'_>) -> io::Result<Spawned> {
+#[cfg(all(unix, not(target_os = "linux")))]
+pub fn spawn(mut spec: SpawnSpec<'_>) -> io::Result<Spawned> {
     let mut cmd = Command::new(spec.program);
     if let Some(arg0) = spec.arg0 {
         cmd.arg0(arg0);
     }
-    cmd.args(spec.args)
-        .env_clear()
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .current_dir(spec.cwd);
-    match spec.stdin_file {
-        Some(f) => cmd.stdin(Stdio::from(f)),
-        None if spec.stdin_pipe => cmd.stdin(Stdio::piped()),
-        None => cmd.stdin(Stdio::null()),
-    };
-    match spec.stdout {
-        Some(f) => cmd.stdout(Stdio::from(f)),
-        None => cmd.stdout(Stdio::piped()),
-    };
-    match spec.stderr {
-        Some(f) => cmd.stderr(Stdio::from(f)),
-        None => cmd.stderr(Stdio::piped()),
-    };
+    cmd.args(spec.args);
+    spec.give_std_command(&mut cmd);
     // Only the limits apply here: the cgroup and the kernel sandbox are Linux's.
     let rlimits: Vec<(u32, u64)> = spec.setup.map_or_else(Vec::new, |s| s.rlimits.to_vec());
     match spec.join_group {

@@ -13,7 +13,7 @@
 //! is keyed by what its ruleset was actually made from). At most [`MAX_DOMAINS`] rulesets
 //! are kept (least recently used dropped first); each holds its granted files open.
 
-use std::os::fd::OwnedFd;
+use crate::base::sys::fd::OwnedFd;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -45,8 +45,10 @@ impl Key {
             grants: rules
                 .grants
                 .iter()
+                .map(|(access, _)| access)
+                .chain(rules.held.iter().map(|(access, _)| access))
                 .zip(ids)
-                .map(|((access, _), id)| (access & rules.handled_fs, *id))
+                .map(|(access, id)| (access & rules.handled_fs, *id))
                 .collect(),
         }
     }
@@ -131,10 +133,10 @@ fn build_error(e: &std::io::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::sys::fd::AsFd;
     use crate::base::sys::{self, landlock as ll};
     use crate::policy::sandbox::filter::Filter;
     use std::io::Read;
-    use std::os::fd::AsFd;
     use std::path::{Path, PathBuf};
 
     fn rules_for(dir: &Path) -> Rules {
@@ -145,11 +147,12 @@ mod tests {
             grants: vec![(ll::FS_WRITE_FILE | ll::FS_MAKE_REG, dir.to_path_buf())],
             filter: Filter::default(),
             exact: Some(dir.to_path_buf()),
+            held: Vec::new(),
         }
     }
 
-    /// The working directory's rule is made without following a link (red team, round
-    /// 11): a link swapped in after the check fails the call instead of widening the rule.
+    /// The working directory's rule is made without following a link: a link swapped in
+    /// after the check fails the call instead of widening the rule.
     #[test]
     fn the_working_directory_rule_does_not_follow_a_link() {
         if !landlock("the_working_directory_rule_does_not_follow_a_link") {

@@ -1,4 +1,4 @@
-//! The seccomp filter that completes the Landlock domain (REDTEAM findings 3 and 4): a
+//! The seccomp filter that completes the Landlock domain: a
 //! classic BPF program, built here by hand once per filter choice ([`prepared`]) and
 //! installed by each child of a call after `no_new_privs` (`sys::ChildSetup`), so every
 //! process of the call and all of its descendants inherit it. A refused call fails with `EPERM`.
@@ -23,6 +23,13 @@
 //! families only the local ones stay (`AF_UNIX`, `AF_NETLINK`): vsock (a channel to a VM's
 //! host), packet and every other family are refused.
 //!
+//! Where execution is confined (trusted mode), the filter also refuses `memfd_create`
+//! without `MFD_NOEXEC_SEAL`: Landlock judges execution by path, and a memfd has none, so a
+//! copy of any program in an executable memfd would run (`execveat` with `AT_EMPTY_PATH`, or
+//! `execve` of `/proc/self/fd/N`, which a filter cannot read). A memfd sealed against
+//! execution is still made; on a kernel before 6.3, which does not know the flag, no memfd
+//! is made at all.
+//!
 //! The program checks the audit architecture first. On x86_64 the native table applies to
 //! x86_64 system calls, x32 numbers are refused, and the i386 table applies to `int 0x80`
 //! calls (which a 64-bit process can make); on aarch64 the native and the 32-bit ARM (EABI)
@@ -37,12 +44,14 @@ pub struct Filter {
     pub processes: bool,
     /// TCP, MPTCP, SCTP and raw sockets in `AF_INET`/`AF_INET6`.
     pub network: bool,
+    /// Executable memfds: `memfd_create` without `MFD_NOEXEC_SEAL`.
+    pub memfd: bool,
 }
 
 impl Filter {
     /// The choice as two bits (a cache index and part of a ruleset's key).
     pub fn bits(self) -> u32 {
-        u32::from(self.processes) | u32::from(self.network) << 1
+        u32::from(self.processes) | u32::from(self.network) << 1 | u32::from(self.memfd) << 2
     }
 
     /// Back from [`Filter::bits`].
@@ -50,12 +59,13 @@ impl Filter {
         Filter {
             processes: bits & 1 != 0,
             network: bits & 2 != 0,
+            memfd: bits & 4 != 0,
         }
     }
 
     /// True when there is nothing to refuse.
     pub fn is_empty(self) -> bool {
-        !self.processes && !self.network
+        !self.processes && !self.network && !self.memfd
     }
 }
 
@@ -111,6 +121,7 @@ pub struct Table {
     io_uring_setup: u32,
     socket: u32,
     socketcall: Option<u32>,
+    memfd_create: u32,
     /// Refuse numbers with the x32 bit.
     x32: bool,
 }
@@ -128,6 +139,7 @@ pub const X86_64: Table = Table {
     io_uring_setup: 425,
     socket: 41,
     socketcall: None,
+    memfd_create: 319,
     x32: true,
 };
 /// i386 (`asm/unistd_32.h`), reachable from x86_64 through `int 0x80`.
@@ -143,6 +155,7 @@ pub const I386: Table = Table {
     io_uring_setup: 425,
     socket: 359,
     socketcall: Some(102),
+    memfd_create: 356,
     x32: false,
 };
 /// aarch64 (the generic table).
@@ -158,6 +171,7 @@ pub const AARCH64: Table = Table {
     io_uring_setup: 425,
     socket: 198,
     socketcall: None,
+    memfd_create: 279,
     x32: false,
 };
 /// 32-bit ARM, EABI (the compat table of aarch64).
@@ -173,6 +187,7 @@ pub const ARM: Table = Table {
     io_uring_setup: 425,
     socket: 281,
     socketcall: None,
+    memfd_create: 385,
     x32: false,
 };
 
@@ -198,6 +213,7 @@ const AF_NETLINK: u32 = 16;
 const SOCK_DGRAM: u32 = 2;
 const SOCK_TYPE_MASK: u32 = 0xf;
 const SYS_SOCKET: u32 = 1; // socketcall's call number for socket()
+const MFD_NOEXEC_SEAL: u32 = 0x0008;
 
 /// Where a jump goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -262,6 +278,9 @@ impl Asm {
             add(self, t.ioprio_set, Block::WhichWho(IOPRIO_WHO_USER));
             add(self, t.io_uring_setup, Block::Always);
         }
+        if f.memfd {
+            add(self, t.memfd_create, Block::Memfd);
+        }
         if f.network {
             add(self, t.socket, Block::Socket);
             if let Some(nr) = t.socketcall {
@@ -306,6 +325,12 @@ impl Asm {
                 Block::SocketCall => {
                     self.ld(arg_lo(0));
                     self.jeq(SYS_SOCKET, To::Deny, To::Allow);
+                }
+                Block::Memfd => {
+                    // memfd_create(name, flags): allowed only with MFD_NOEXEC_SEAL.
+                    self.ld(arg_lo(1));
+                    self.code.push((AND, MFD_NOEXEC_SEAL, To::Next, To::Next));
+                    self.jeq(MFD_NOEXEC_SEAL, To::Allow, To::Deny);
                 }
             }
         }
@@ -362,6 +387,7 @@ enum Block {
     WhichWho(u32),
     Socket,
     SocketCall,
+    Memfd,
 }
 
 /// The program for `filter` over `tables` (native first); `None` when there is nothing to
@@ -389,11 +415,12 @@ pub fn program(filter: Filter, tables: &[Table]) -> Result<Option<Vec<Insn>>, St
 
 /// [`program`] for `filter` over this build's tables, built once per process.
 pub fn native_program(filter: Filter) -> Result<Option<&'static [Insn]>, String> {
-    static CACHE: std::sync::OnceLock<[Result<Option<Vec<Insn>>, String>; 4]> =
+    static CACHE: std::sync::OnceLock<[Result<Option<Vec<Insn>>, String>; 8]> =
         std::sync::OnceLock::new();
-    let all = CACHE
-        .get_or_init(|| [0, 1, 2, 3].map(|bits| program(Filter::from_bits(bits), native_tables())));
-    match &all[filter.bits() as usize & 3] {
+    let all = CACHE.get_or_init(|| {
+        [0, 1, 2, 3, 4, 5, 6, 7].map(|bits| program(Filter::from_bits(bits), native_tables()))
+    });
+    match &all[filter.bits() as usize & 7] {
         Ok(p) => Ok(p.as_deref()),
         Err(e) => Err(e.clone()),
     }
@@ -402,10 +429,10 @@ pub fn native_program(filter: Filter) -> Result<Option<&'static [Insn]>, String>
 /// The native program for `filter`, in the kernel's format, built once: `None` when the
 /// filter refuses nothing (or this architecture has none).
 pub fn prepared(filter: Filter) -> Result<Option<&'static SeccompProgram>, String> {
-    static CACHE: std::sync::OnceLock<[Result<Option<SeccompProgram>, String>; 4]> =
+    static CACHE: std::sync::OnceLock<[Result<Option<SeccompProgram>, String>; 8]> =
         std::sync::OnceLock::new();
     let all = CACHE.get_or_init(|| {
-        [0, 1, 2, 3].map(|bits| {
+        [0, 1, 2, 3, 4, 5, 6, 7].map(|bits| {
             native_program(Filter::from_bits(bits))?
                 .map(|insns| {
                     SeccompProgram::new(insns)
@@ -414,7 +441,7 @@ pub fn prepared(filter: Filter) -> Result<Option<&'static SeccompProgram>, Strin
                 .transpose()
         })
     });
-    match &all[filter.bits() as usize & 3] {
+    match &all[filter.bits() as usize & 7] {
         Ok(p) => Ok(p.as_ref()),
         Err(e) => Err(e.clone()),
     }
@@ -461,6 +488,7 @@ mod tests {
     const BOTH: Filter = Filter {
         processes: true,
         network: true,
+        memfd: true,
     };
 
     #[test]
@@ -525,6 +553,7 @@ mod tests {
         let procs = Filter {
             processes: true,
             network: false,
+            memfd: false,
         };
         let p = program(procs, &[AARCH64]).unwrap().unwrap();
         assert_eq!(
@@ -559,8 +588,39 @@ mod tests {
             assert_eq!(t.ioprio_set, n(libc::SYS_ioprio_set));
             assert_eq!(t.io_uring_setup, n(libc::SYS_io_uring_setup));
             assert_eq!(t.socket, n(libc::SYS_socket));
+            assert_eq!(t.memfd_create, n(libc::SYS_memfd_create));
         }
         let _ = t;
+    }
+
+    #[test]
+    fn only_memfds_sealed_against_execution_are_made() {
+        let mfd_cloexec = 1;
+        for (tables, nr, arch) in [
+            (&[X86_64, I386][..], 319, AUDIT_ARCH_X86_64),
+            (&[X86_64, I386][..], 356, AUDIT_ARCH_I386),
+            (&[AARCH64, ARM][..], 279, AUDIT_ARCH_AARCH64),
+            (&[AARCH64, ARM][..], 385, AUDIT_ARCH_ARM),
+        ] {
+            let p = program(BOTH, tables).unwrap().unwrap();
+            let m = |flags| run(&p, nr, arch, [0x1000, flags, 0, 0, 0, 0]);
+            assert_eq!(m(0), RET_EPERM, "{nr}");
+            assert_eq!(m(mfd_cloexec), RET_EPERM, "{nr}");
+            assert_eq!(m(0x10), RET_EPERM, "MFD_EXEC {nr}");
+            assert_eq!(m(u64::from(MFD_NOEXEC_SEAL)), RET_ALLOW, "{nr}");
+            assert_eq!(
+                m(u64::from(MFD_NOEXEC_SEAL) | mfd_cloexec | 2),
+                RET_ALLOW,
+                "{nr}"
+            );
+        }
+        // Without the memfd part, memfds are not filtered.
+        let others = Filter {
+            memfd: false,
+            ..BOTH
+        };
+        let p = program(others, &[X86_64]).unwrap().unwrap();
+        assert_eq!(run(&p, 319, AUDIT_ARCH_X86_64, [0; 6]), RET_ALLOW);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The kernel sandbox (SPEC section 10): every process a call starts runs in a Landlock
+//! The kernel sandbox (docs/sandbox.md): every process a call starts runs in a Landlock
 //! domain made for that call, so the kernel, not a table of names, refuses what the policy
 //! forbids.
 //!
@@ -21,7 +21,7 @@
 //!   deny every IPv4/IPv6 socket but a datagram one. Trusted mode also refuses a working
 //!   directory inside or above the safe `PATH` (`cwd`).
 //!
-//! Enforcement (`Sandbox::spawn`): each process a call starts applies the sandbox to itself
+//! Enforcement (`Sandbox::prepare`, a `Plan` the caller spawns with): each process a call starts applies the sandbox to itself
 //! between its clone and its exec (`sys::ChildSetup`, run by the child of the server's own
 //! `vfork`-style spawn): it drops every capability, sets `no_new_privs`, installs the
 //! seccomp filter (built once per filter choice) unless the server runs under it already
@@ -36,22 +36,25 @@
 //! the cgroup are applied by the same child code, so no call needs more than one exec.
 //! See `benches/sandbox.rs` for what it costs.
 
+pub mod caches;
 pub mod cwd;
 pub mod domains;
 pub mod filter;
+pub mod git_controls;
 pub mod plan;
+pub mod protected;
 pub mod resolve;
 
 use std::path::{Path, PathBuf};
 
 use crate::base::config::{Config, Mode};
 use crate::base::config::{Network, SandboxMode};
+use crate::base::sys::fd::{AsFd, BorrowedFd};
 use crate::base::sys::landlock as ll;
 use crate::base::sys::ChildSetup;
 use crate::policy::trusted::Stage;
-use plan::Rules;
+use plan::{held_now, hold_roots, HeldDir, Rules};
 use resolve::Resolver;
-use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Test-only: pretend the kernel's Landlock ABI is at most this (`0`: no Landlock).
@@ -123,7 +126,15 @@ pub struct Sandbox {
     kind: Kind,
     net_deny: bool,
     resolver: Option<Resolver>,
-    roots: Vec<PathBuf>,
+    /// The `workspace` roots, opened once at startup (`plan::HeldDir`).
+    roots: Vec<HeldDir>,
+    /// `YIELDSHELL_WRITABLE_PATHS`.
+    writable: Vec<PathBuf>,
+    /// `workspace`: where the package caches live (`caches`), and their variables once made.
+    caches: Option<PathBuf>,
+    cache_env: std::sync::OnceLock<Option<caches::Prepared>>,
+    /// What `caches` reads of the server's environment (`HOME`, `CARGO_HOME`).
+    env_for_caches: Vec<(std::ffi::OsString, std::ffi::OsString)>,
     missing: Vec<&'static str>,
     /// The seccomp filter can be installed (architecture and kernel).
     seccomp: bool,
@@ -134,13 +145,22 @@ pub struct Sandbox {
     /// The server process runs under the seccomp filter itself ([`Sandbox::filter_server`]),
     /// so its children inherit it and need not install it.
     server_filtered: AtomicBool,
+    /// `YIELDSHELL_PROTECTED_PATHS`, when calls get them (`protected`): the sandbox is on,
+    /// a name is given and mount namespaces can be made here.
+    protected: Option<(
+        protected::Protected,
+        Option<crate::base::sys::UserNamespace>,
+    )>,
+    /// Why the names given are not protected (for `check`), when they are not.
+    unprotected: Option<String>,
 }
 
 impl Sandbox {
-    /// Decides what the sandbox enforces on this kernel. `Ok((sandbox, warning))`: the
-    /// warning (under `auto`) names what the kernel cannot enforce; `Err` (under `on`,
-    /// `workspace` or `deny`) names the missing kernel feature.
-    pub fn new(config: &Config) -> Result<(Sandbox, Option<String>), String> {
+    /// Decides what the sandbox enforces on this kernel. `Ok((sandbox, warnings))`: the
+    /// warnings (one line each) name what the kernel cannot enforce (under `auto`) and
+    /// the protected paths left unprotected; `Err` (under `on`, `workspace` or `deny`)
+    /// names the missing kernel feature.
+    pub fn new(config: &Config) -> Result<(Sandbox, Vec<String>), String> {
         #[cfg(not(target_os = "linux"))]
         if let Some(refusal) = refuse_here(config) {
             return Err(refusal);
@@ -237,19 +257,49 @@ impl Sandbox {
                 Ok::<_, String>(Resolver::new(allow, dirs))
             })
             .transpose()?;
+        if config.mode == Mode::Trusted {
+            // A writable place is a working directory's equal for what it lets a call do.
+            for path in &config.writable_paths {
+                cwd::check(config, path, "YIELDSHELL_WRITABLE_PATHS")?;
+            }
+        }
+        let caches = (kind == Kind::Workspace)
+            .then(|| caches::root(&config.env))
+            .flatten();
+        let roots = if kind == Kind::Workspace {
+            hold_roots(&config.allowed_cwds)?
+        } else {
+            Vec::new()
+        };
+        let mut warnings: Vec<String> = warning.into_iter().collect();
+        let (protected, unprotected) = protected::startup(config, kind != Kind::Off, &mut warnings);
+        if protected.is_some() && kind == Kind::Workspace {
+            warnings.extend(protected::linked_roots(&config.linked_roots));
+        }
         let sandbox = Sandbox {
             abi,
             kind,
             net_deny,
             resolver,
-            roots: config.allowed_cwds.clone(),
+            roots,
+            writable: config.writable_paths.clone(),
+            caches,
+            cache_env: std::sync::OnceLock::new(),
+            env_for_caches: config
+                .env
+                .iter()
+                .filter(|(k, _)| k == "HOME" || k == "CARGO_HOME")
+                .cloned()
+                .collect(),
             missing,
             seccomp,
             seccomp_off_for_test: no_seccomp,
             domains: domains::Domains::default(),
             server_filtered: AtomicBool::new(false),
+            protected,
+            unprotected,
         };
-        Ok((sandbox, warning))
+        Ok((sandbox, warnings))
     }
 
     /// What the seccomp filter refuses in this server's calls (the same for every call).
@@ -257,6 +307,7 @@ impl Sandbox {
         filter::Filter {
             processes: self.seccomp && self.kind != Kind::Off,
             network: self.seccomp && self.net_deny,
+            memfd: self.seccomp && self.kind == Kind::Trusted,
         }
     }
 
@@ -292,6 +343,37 @@ impl Sandbox {
         Ok(())
     }
 
+    /// True when each call gets a private temporary directory: its writes are confined
+    /// beneath its working directory (trusted mode with the sandbox on).
+    pub fn private_tmp(&self) -> bool {
+        self.kind == Kind::Trusted
+    }
+
+    /// The variables that point a `workspace` call's package caches into the server's own
+    /// directory (`caches`), made ready on first use; empty in other modes, or when the
+    /// directory cannot be made (said once in the log).
+    pub fn cache_env(&self) -> &[(std::ffi::OsString, std::ffi::OsString)] {
+        self.caches_ready().map_or(&[], |c| &c.vars)
+    }
+
+    /// The package caches once made ready (on first use), or None: not `workspace`, or
+    /// they cannot be made (said once in the log; then they are neither granted nor named).
+    fn caches_ready(&self) -> Option<&caches::Prepared> {
+        let root = self.caches.as_ref()?;
+        self.cache_env
+            .get_or_init(|| {
+                caches::prepare(root, &self.env_for_caches)
+                    .map_err(|e| {
+                        crate::base::log::warn!(
+                            "{e}; workspace calls get no package caches of the server's \
+                             (their tools' default caches stay unwritable)"
+                        )
+                    })
+                    .ok()
+            })
+            .as_ref()
+    }
+
     /// True when calls get a Landlock domain (filesystem or network rules).
     pub fn is_active(&self) -> bool {
         self.kind != Kind::Off || self.net_deny
@@ -300,7 +382,7 @@ impl Sandbox {
     /// What the sandbox enforces, for `yieldshell check` and the logs.
     pub fn status(&self) -> String {
         let kernel = if self.abi == 0 {
-            "no Landlock in this kernel".to_string()
+            crate::base::sys::NO_SANDBOX_STATUS.to_string()
         } else {
             format!("Landlock ABI {}", self.abi)
         };
@@ -319,23 +401,61 @@ impl Sandbox {
             Kind::Off => parts.push("no filesystem or process confinement".into()),
             Kind::Trusted => parts.push(
                 "execute only the allowlisted programs and their ELF interpreters; write only \
-                 beneath the call's working directory and /dev/null; no signal, ptrace or \
-                 /proc access to processes outside the call"
+                 beneath the call's working directory, its own temporary directory (TMPDIR, \
+                 emptied when the call ends; /tmp is not writable) and /dev/null; no signal, \
+                 ptrace or /proc access to processes outside the call"
                     .into(),
             ),
             Kind::Workspace => parts.push(format!(
-                "write only beneath {}, /tmp and the terminal devices; no signal, ptrace or \
-                 /proc access to processes outside the call",
+                "write only beneath {}, /tmp, the terminal devices and the server's own package \
+                 caches ({}); no signal, ptrace or /proc access to processes outside the call",
                 if self.roots.is_empty() {
-                    "the call's working directory".to_string()
+                    "the call's working directory (a working directory that is /, a system \
+                     directory, the home directory of the server's user or one of its \
+                     dot-directories, or an ancestor of one of these, is refused)"
+                        .to_string()
                 } else {
-                    self.roots
-                        .iter()
-                        .map(|p| p.display().to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                }
+                    format!(
+                        "{} (the directories found there when the server started, whatever \
+                         is renamed or linked in their place since)",
+                        self.roots
+                            .iter()
+                            .map(|r| r.path.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                },
+                self.caches.as_ref().map_or_else(
+                    || "none: the server has no HOME".to_string(),
+                    |c| format!(
+                        "{}, named by npm_config_cache, PIP_CACHE_DIR, CARGO_HOME...",
+                        c.display()
+                    )
+                )
             )),
+        }
+        if self.kind != Kind::Off && !self.writable.is_empty() {
+            parts.push(format!(
+                "also writable (YIELDSHELL_WRITABLE_PATHS): {}",
+                self.writable
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        if let Some((p, _)) = &self.protected {
+            parts.push(format!(
+                "read-only, and not to be renamed or replaced (YIELDSHELL_PROTECTED_PATHS): {}{}",
+                p.describe(),
+                if self.kind == Kind::Trusted {
+                    " (git stages may write the git directories)"
+                } else {
+                    ""
+                }
+            ));
+        } else if let Some(why) = &self.unprotected {
+            parts.push(format!("protected paths: {why}"));
         }
         parts.push(if self.net_deny && self.seccomp {
             "network: TCP connect and bind denied, and no TCP, MPTCP, SCTP or raw socket can \
@@ -363,12 +483,19 @@ impl Sandbox {
     /// The plan for a call's processes started in `cwd`. Fails when a stage is a script
     /// whose interpreter the domain would not let run.
     pub fn plan(&self, cwd: &Path, stages: &[Stage]) -> Result<Option<Rules>, String> {
-        self.plan_known(cwd, stages).map(|(plan, _)| plan)
+        self.plan_known(cwd, stages, None).map(|(plan, _)| plan)
     }
 
     /// [`Sandbox::plan`], with the device and inode of the files its first grants (the
     /// executable files) resolved to, from the resolution's own `stat`.
-    fn plan_known(&self, cwd: &Path, stages: &[Stage]) -> Result<Planned, String> {
+    /// `tmp`: the call's temporary directory (`process/tmpdir`: one of a few kept for
+    /// reuse, each by one call at a time, so that its ruleset is kept too).
+    fn plan_known(
+        &self,
+        cwd: &Path,
+        stages: &[Stage],
+        tmp: Option<&Path>,
+    ) -> Result<Planned, String> {
         let mut known = Vec::new();
         if !self.is_active() {
             return Ok((None, known));
@@ -409,6 +536,10 @@ impl Sandbox {
                 rules.grants.push(dir(cwd));
                 rules.exact = Some(cwd.to_path_buf());
                 rules.grants.push(dev("/dev/null"));
+                rules.grants.extend(tmp.map(dir));
+                rules
+                    .held
+                    .extend(held_now(&self.writable, WRITE_DIR & fs_mask));
             }
             Kind::Workspace => {
                 rules.handled_fs = WRITE_ALL & fs_mask;
@@ -416,7 +547,9 @@ impl Sandbox {
                     rules.grants.push(dir(cwd));
                     rules.exact = Some(cwd.to_path_buf());
                 } else {
-                    rules.grants.extend(self.roots.iter().map(|r| dir(r)));
+                    rules
+                        .held
+                        .extend(self.roots.iter().map(|r| (WRITE_DIR & fs_mask, r.clone())));
                 }
                 rules.grants.push(dir(Path::new("/tmp")));
                 for d in ["/dev/null", "/dev/tty", "/dev/ptmx"] {
@@ -426,54 +559,149 @@ impl Sandbox {
                     (ll::FS_WRITE_FILE | ll::FS_IOCTL_DEV) & fs_mask,
                     PathBuf::from("/dev/pts"),
                 ));
+                rules
+                    .held
+                    .extend(held_now(&self.writable, WRITE_DIR & fs_mask));
+                // The caches' directory as it was made ready, link-free, by the server.
+                if let Some(c) = self.caches_ready() {
+                    rules.held.push((WRITE_DIR & fs_mask, c.root.clone()));
+                }
             }
         }
         Ok((Some(rules), known))
     }
 
-    /// Starts a call's stages under its plan: `start` gets the stages and what each child
-    /// must apply to itself before it executes (`sys::ChildSetup`): `limits` (rlimits),
-    /// joining the cgroup whose `cgroup.procs` is open as `cgroup`, and the call's kernel
-    /// sandbox (every capability dropped, `no_new_privs`, the seccomp filter, and the
-    /// call's Landlock ruleset, kept between calls by `domains`). `start` runs on the
-    /// calling thread, which stays unconfined.
-    pub fn spawn<T>(
+    /// Plans what each process of a call applies to itself before it executes
+    /// (`sys::ChildSetup`): `limits` (rlimits), joining the cgroup whose `cgroup.procs` is
+    /// open as `cgroup`, and the call's kernel sandbox (every capability dropped,
+    /// `no_new_privs`, the seccomp filter, and the call's Landlock ruleset, kept between
+    /// calls by `domains`). The caller starts the stages with [`Plan::setup`] on the thread
+    /// that called this (its capability bounding set is emptied here, once, for its
+    /// children to inherit), and words a failure with [`Plan::explain`].
+    pub fn prepare<'a>(
         &self,
         stages: &[Stage],
         cwd: &Path,
-        limits: &[(u32, u64)],
-        cgroup: Option<BorrowedFd<'_>>,
-        start: impl FnOnce(&[Stage], Option<&ChildSetup<'_>>) -> Result<T, String>,
-    ) -> Result<T, String> {
-        let (rules, known) = self.plan_known(cwd, stages)?;
-        let mut setup = ChildSetup {
+        tmp: Option<&Path>,
+        limits: &'a [(u32, u64)],
+        cgroup: Option<BorrowedFd<'a>>,
+    ) -> Result<Plan<'a>, String> {
+        let (rules, known) = self.plan_known(cwd, stages, tmp)?;
+        let confined = match rules {
+            None => None,
+            Some(rules) => Some(Confined {
+                ruleset: self.domains.ruleset(&rules, &known)?,
+                bounding_dropped: bounding_dropped_here(),
+                seccomp: match self.server_filtered.load(Ordering::SeqCst) {
+                    true => None,
+                    false => filter::prepared(self.filter())?,
+                },
+            }),
+        };
+        let protection = match (&confined, &self.protected) {
+            (Some(_), Some((names, user))) => {
+                let mut roots: Vec<&Path> = self.roots.iter().map(|r| r.path.as_path()).collect();
+                let mut writable: Vec<&Path> = roots.clone();
+                if self.kind == Kind::Workspace {
+                    writable.push(Path::new("/tmp"));
+                    writable.extend(self.caches_ready().map(|c| c.root.path.as_path()));
+                }
+                if roots.is_empty() {
+                    writable.push(cwd);
+                }
+                writable.extend(tmp);
+                writable.extend(self.writable.iter().map(PathBuf::as_path));
+                roots.retain(|r| *r != cwd);
+                let git_writes = self.kind == Kind::Trusted;
+                protected::for_call(
+                    names,
+                    user.as_ref(),
+                    git_writes,
+                    stages,
+                    cwd,
+                    &roots,
+                    &writable,
+                )?
+            }
+            _ => None,
+        };
+        Ok(Plan {
             rlimits: limits,
             cgroup,
+            confined,
+            kind: self.kind,
+            protection,
+        })
+    }
+}
+
+/// What every process of one call applies to itself before it executes, as
+/// [`Sandbox::prepare`] planned it: a value the process layer applies when it spawns.
+pub struct Plan<'a> {
+    rlimits: &'a [(u32, u64)],
+    cgroup: Option<BorrowedFd<'a>>,
+    /// The kernel sandbox, when it applies to this call.
+    confined: Option<Confined>,
+    kind: Kind,
+    /// The protected paths, when the call has some.
+    protection: Option<protected::Protection>,
+}
+
+/// The kernel sandbox of one call: its kept Landlock ruleset, and the seccomp filter when
+/// the server does not run under it already.
+struct Confined {
+    ruleset: std::sync::Arc<crate::base::sys::fd::OwnedFd>,
+    bounding_dropped: bool,
+    seccomp: Option<&'static crate::base::sys::SeccompProgram>,
+}
+
+impl Plan<'_> {
+    /// What the child of stage `stage` applies to itself, or `None` when there is nothing
+    /// to apply.
+    pub fn setup(&self, stage: usize) -> Option<ChildSetup<'_>> {
+        let protect = self.protection.as_ref().and_then(|p| p.for_stage(stage));
+        let base = ChildSetup {
+            rlimits: self.rlimits,
+            cgroup: self.cgroup,
+            protect,
             ..ChildSetup::default()
         };
-        let Some(rules) = rules else {
-            let setup = (!limits.is_empty() || setup.cgroup.is_some()).then_some(&setup);
-            return start(stages, setup);
-        };
-        let ruleset = self.domains.ruleset(&rules, &known)?;
-        setup.confine = true;
-        setup.bounding_dropped = bounding_dropped_here();
-        setup.landlock = Some(ruleset.as_fd());
-        if !self.server_filtered.load(Ordering::SeqCst) {
-            setup.seccomp = filter::prepared(self.filter())?;
+        match &self.confined {
+            None => (!self.rlimits.is_empty() || self.cgroup.is_some()).then_some(base),
+            Some(c) => Some(ChildSetup {
+                confine: true,
+                bounding_dropped: c.bounding_dropped,
+                seccomp: c.seccomp,
+                landlock: Some(c.ruleset.as_fd()),
+                ..base
+            }),
         }
-        start(stages, Some(&setup)).map_err(|e| {
-            let exec_refused = e.contains("Permission denied")
-                && !crate::base::sys::SETUP_STEPS.iter().any(|s| e.contains(s));
-            if exec_refused {
-                format!(
-                    "{e} (the kernel sandbox lets this call execute only allowlisted programs \
-                     and write only beneath its working directory)"
-                )
-            } else {
-                e
-            }
-        })
+    }
+
+    /// What the call's record keeps to report its protected names (`protected::Watch`).
+    pub fn take_watch(&mut self) -> Option<protected::Watch> {
+        self.protection.as_mut().and_then(|p| p.take_watch())
+    }
+
+    /// The message of a spawn that failed under this plan: when the program's exec itself
+    /// was refused (`exec_errno` is `EACCES`; a setup step's failure carries no errno of
+    /// the exec) under the kernel sandbox, it says what the sandbox allows.
+    pub fn explain(&self, message: String, exec_errno: Option<i32>) -> String {
+        let exec_refused = self.confined.is_some() && exec_errno == Some(libc::EACCES);
+        match (exec_refused, self.kind) {
+            (true, Kind::Trusted) => format!(
+                "{message} (the kernel sandbox lets this call execute only allowlisted programs \
+                 and write only beneath its working directory)"
+            ),
+            // Shell mode's sandbox confines writes, not execution: the refusal is the
+            // file's own (not executable, or on a filesystem mounted noexec).
+            (true, _) => format!(
+                "{message} (the workspace sandbox restricts writes, not which programs run: the \
+                 file is not executable for the server's user, or its filesystem is \
+                 mounted noexec)"
+            ),
+            (false, _) => message,
+        }
     }
 }
 
@@ -503,7 +731,7 @@ const NO_LANDLOCK: &str = "this kernel has no Landlock (not built in, or not ena
                            see the lsm= kernel parameter)";
 /// Why there is no Landlock domain, for the warning and the refusals.
 #[cfg(not(target_os = "linux"))]
-const NO_LANDLOCK: &str = "this system has no Landlock and no seccomp (Linux kernel features)";
+const NO_LANDLOCK: &str = crate::base::sys::NO_KERNEL_SANDBOX;
 
 /// Outside Linux there is no kernel sandbox at all: the settings that demand one refuse to
 /// start, naming what is missing (trusted mode under `auto` starts, with the warning that
@@ -545,6 +773,49 @@ fn seccomp_missing(off_for_test: bool) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plan_explains_only_an_exec_the_sandbox_refused() {
+        let plan = |kind: Kind, confined: bool| Plan {
+            rlimits: &[],
+            cgroup: None,
+            confined: confined.then(|| Confined {
+                ruleset: std::sync::Arc::new(
+                    std::fs::File::open("/dev/null").expect("open").into(),
+                ),
+                bounding_dropped: false,
+                seccomp: None,
+            }),
+            kind,
+            protection: None,
+        };
+        let message = || "cannot start x: Permission denied".to_string();
+        let trusted = plan(Kind::Trusted, true).explain(message(), Some(libc::EACCES));
+        assert!(trusted.contains("allowlisted programs"), "{trusted}");
+        let workspace = plan(Kind::Workspace, true).explain(message(), Some(libc::EACCES));
+        assert!(
+            workspace.contains("restricts writes, not which programs run"),
+            "{workspace}"
+        );
+        // A step before the exec (its message names it) carries no errno of the exec; an
+        // exec refused for another reason, or with no sandbox, is told as it is.
+        assert_eq!(
+            plan(Kind::Trusted, true).explain(message(), None),
+            message()
+        );
+        assert_eq!(
+            plan(Kind::Trusted, true).explain(message(), Some(libc::ENOENT)),
+            message()
+        );
+        assert_eq!(
+            plan(Kind::Off, false).explain(message(), Some(libc::EACCES)),
+            message()
+        );
+        assert!(plan(Kind::Off, false).setup(0).is_none());
+        let confined = plan(Kind::Trusted, true);
+        let setup = confined.setup(0).expect("a setup");
+        assert!(setup.confine && setup.landlock.is_some());
+    }
 
     #[test]
     fn modes_parse_with_messages_naming_the_variable() {

@@ -3,10 +3,11 @@
 //! the ruleset made from it is kept (`super::domains`) and each child of the call restricts
 //! itself to it before it executes (`sys::ChildSetup`).
 
+use crate::base::sys::ext::MetadataExt;
+use crate::base::sys::fd::OwnedFd;
 use std::io;
-use std::os::fd::OwnedFd;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::filter::Filter;
 use crate::base::sys;
@@ -25,12 +26,68 @@ pub struct Rules {
     /// What the seccomp filter refuses (`super::filter`).
     pub filter: Filter,
     /// The grant opened without following symbolic links: the working directory, checked
-    /// as a canonical path (red team, round 11).
+    /// as a canonical path.
     pub exact: Option<PathBuf>,
+    /// Rights granted beneath directories held open since the server started (the
+    /// `workspace` roots), made from their descriptors rather than their paths.
+    pub held: Vec<(u64, HeldDir)>,
 }
 
-/// What each grant of a ruleset landed on, in order: device and inode, `None` for a grant
-/// skipped (no such file, or no right this ABI handles).
+/// A directory opened once, at startup, without following symbolic links, whose Landlock
+/// rule is made from that descriptor at every call. Landlock keys a rule on the inode, so
+/// renaming the directory, or putting a link or another directory in its place, changes
+/// nothing of what the rule grants.
+#[derive(Clone, Debug)]
+pub struct HeldDir {
+    /// The path it was opened by (for messages and `check`).
+    pub path: PathBuf,
+    fd: Arc<OwnedFd>,
+    /// Its device and inode.
+    id: (u64, u64),
+}
+
+impl PartialEq for HeldDir {
+    fn eq(&self, other: &HeldDir) -> bool {
+        self.id == other.id && self.path == other.path
+    }
+}
+impl Eq for HeldDir {}
+
+impl HeldDir {
+    /// Opens `path` (an absolute path with no symbolic link in it) as it is now; an error
+    /// when it does not exist, is reached through a link, or is not a directory.
+    pub fn open(path: &Path) -> io::Result<HeldDir> {
+        let fd = sys::open_path_exact(path)?;
+        let file = std::fs::File::from(fd);
+        let m = file.metadata()?;
+        if !m.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotADirectory,
+                "not a directory",
+            ));
+        }
+        Ok(HeldDir {
+            path: path.to_path_buf(),
+            fd: Arc::new(OwnedFd::from(file)),
+            id: (m.dev(), m.ino()),
+        })
+    }
+
+    /// Holds `fd`, a directory already opened without following links, named `path`.
+    pub fn from_fd(path: &Path, fd: OwnedFd) -> io::Result<HeldDir> {
+        let file = std::fs::File::from(fd);
+        let m = file.metadata()?;
+        Ok(HeldDir {
+            path: path.to_path_buf(),
+            fd: Arc::new(OwnedFd::from(file)),
+            id: (m.dev(), m.ino()),
+        })
+    }
+}
+
+/// What each grant of a ruleset landed on, in order (the grants by path, then the held
+/// ones): device and inode, `None` for a grant skipped (no such file, or no right this ABI
+/// handles).
 pub type Identity = Vec<Option<(u64, u64)>>;
 
 impl Rules {
@@ -74,6 +131,16 @@ impl Rules {
             sys::landlock_add_path_rule(&ruleset, &fd, access)
                 .map_err(|e| annotate(e, "add a Landlock rule for", path))?;
         }
+        for (access, held) in &self.held {
+            let access = access & self.handled_fs;
+            if access == 0 {
+                ids.push(None);
+                continue;
+            }
+            ids.push(Some(held.id));
+            sys::landlock_add_path_rule(&ruleset, &held.fd, access)
+                .map_err(|e| annotate(e, "add a Landlock rule for", &held.path))?;
+        }
         Ok((ruleset, ids))
     }
 
@@ -97,6 +164,9 @@ impl Rules {
                 Err(e) => return Err(annotate(e, "look at", path)),
             }
         }
+        for (access, held) in &self.held {
+            ids.push((access & self.handled_fs != 0).then_some(held.id));
+        }
         Ok(ids)
     }
 }
@@ -110,4 +180,40 @@ fn annotate(e: io::Error, what: &str, path: &Path) -> io::Error {
             crate::base::config::plain_io(&e)
         ),
     )
+}
+
+/// The writable places beyond the roots and the caches (`YIELDSHELL_WRITABLE_PATHS`),
+/// opened for this call without following any link: a call that may write a place's parent
+/// can rename it and put a link (to `/`, say) in its place, and a rule made by following that
+/// link would grant what it points to. What cannot be opened so (missing, a link, not a
+/// directory) is granted nothing; a directory made in its place grants only what its maker
+/// could already write.
+pub(super) fn held_now(
+    paths: &[PathBuf],
+    access: u64,
+) -> impl Iterator<Item = (u64, HeldDir)> + '_ {
+    paths
+        .iter()
+        .filter_map(move |p| HeldDir::open(p).ok().map(|h| (access, h)))
+}
+
+/// Opens each `workspace` root once, without following links ([`HeldDir`]). A root that
+/// cannot be opened stops the server: the sandbox would have no directory to grant it, and
+/// a directory made there later by a call must not become writable.
+pub(super) fn hold_roots(roots: &[PathBuf]) -> Result<Vec<HeldDir>, String> {
+    roots
+        .iter()
+        .map(|root| {
+            HeldDir::open(root).map_err(|e| {
+                format!(
+                    "YIELDSHELL_ALLOWED_CWDS root {} cannot be used by \
+                     YIELDSHELL_SANDBOX=workspace: {}; the sandbox grants writes beneath each \
+                     root as it finds it at startup, so every root must be an existing \
+                     directory: create it, or remove it from the list",
+                    root.display(),
+                    crate::base::config::plain_io(&e)
+                )
+            })
+        })
+        .collect()
 }

@@ -4,10 +4,10 @@
 //! the server-side check that a script's `#!` interpreter is itself executable, so that
 //! the refusal comes with a reason instead of a bare "Permission denied".
 
+use crate::base::sys::ext::{FileExt, MetadataExt, PermissionsExt};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::Read;
-use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -309,7 +309,7 @@ pub fn read_pt_interp(path: &Path) -> Option<PathBuf> {
         file.read_exact_at(&mut s, off).ok()?;
         let end = s.iter().position(|&b| b == 0).unwrap_or(s.len());
         s.truncate(end);
-        use std::os::unix::ffi::OsStringExt;
+        use crate::base::sys::ext::OsStringExt;
         return Some(PathBuf::from(std::ffi::OsString::from_vec(s)));
     }
     None
@@ -333,7 +333,7 @@ pub fn script_interpreter(path: &Path) -> Option<PathBuf> {
     let word = line
         .split(|&b| b == b' ' || b == b'\t')
         .find(|w| !w.is_empty())?;
-    use std::os::unix::ffi::OsStrExt;
+    use crate::base::sys::ext::OsStrExt;
     Some(PathBuf::from(std::ffi::OsStr::from_bytes(word)))
 }
 

@@ -113,18 +113,18 @@ impl Allowlist {
     }
 
     /// Checks a program as written in `argv[0]`.
-    pub fn check(&self, program: &str) -> Result<(), String> {
+    pub fn check(&self, program: &str) -> Result<(), NotAllowed> {
         if self.is_empty() {
-            return Err(NOTHING_ALLOWED.to_string());
+            return Err(NotAllowed::NothingIs);
         }
         if program.is_empty() {
-            return Err("Empty command".to_string());
+            return Err(NotAllowed::Empty);
         }
         if program
             .chars()
             .any(|c| c.is_whitespace() || c.is_control() || ";&|<>`".contains(c))
         {
-            return Err(format!("Unsafe command name: {program}"));
+            return Err(NotAllowed::Unsafe(program.to_string()));
         }
         if self.names.iter().any(|n| n == program) {
             return Ok(());
@@ -132,7 +132,31 @@ impl Allowlist {
         if !program.contains('/') && self.patterns.iter().any(|(_, re)| re.is_match(program)) {
             return Ok(());
         }
-        Err(format!("Command not allowed: {program}"))
+        Err(NotAllowed::NotListed(program.to_string()))
+    }
+}
+
+/// Why the allowlist refuses a program; the text is made by `Display`.
+#[derive(Debug, PartialEq, Eq)]
+pub enum NotAllowed {
+    /// The allowlist is empty.
+    NothingIs,
+    /// `argv[0]` is empty.
+    Empty,
+    /// The name holds a space, a control character or shell syntax.
+    Unsafe(String),
+    /// A name the allowlist does not name or match.
+    NotListed(String),
+}
+
+impl std::fmt::Display for NotAllowed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotAllowed::NothingIs => f.write_str(NOTHING_ALLOWED),
+            NotAllowed::Empty => f.write_str("Empty command"),
+            NotAllowed::Unsafe(program) => write!(f, "Unsafe command name: {program}"),
+            NotAllowed::NotListed(program) => write!(f, "Command not allowed: {program}"),
+        }
     }
 }
 
@@ -199,7 +223,7 @@ mod tests {
     /// Checks each program against the list: `Ok` or an exact error text.
     fn check(list: &Allowlist, cases: &[(&str, Result<(), &str>)]) {
         for (program, want) in cases {
-            let got = list.check(program);
+            let got = list.check(program).map_err(|e| e.to_string());
             let want = want.map_err(str::to_string);
             assert_eq!(got, want, "program {program:?}");
         }

@@ -121,7 +121,7 @@ impl Grammar {
             .collect()
     }
 
-    fn long_arg(&self, name: &str) -> Option<Arg> {
+    pub fn long_arg(&self, name: &str) -> Option<Arg> {
         self.long.iter().find(|(o, _)| *o == name).map(|(_, a)| *a)
     }
 

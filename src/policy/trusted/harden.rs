@@ -3,7 +3,7 @@
 //! Allowlisting a program name does not make every use of it safe: `find -exec sh`, `awk
 //! 'BEGIN{system("sh")}'`, `git -c core.pager=sh` and friends run arbitrary commands. This
 //! module rejects them before anything is spawned, for every stage of a pipeline, even when
-//! the name is on the allowlist. It is one of two layers: the kernel sandbox (SPEC section 10)
+//! the name is on the allowlist. It is one of two layers: the kernel sandbox
 //! is the other, and neither excuses a gap in the other.
 //!
 //! Design decisions:
@@ -35,10 +35,8 @@ pub fn check(argv: &[String]) -> Result<(), String> {
     if program.is_empty() {
         return Err("Empty command".to_string());
     }
-    for (index, arg) in argv.iter().enumerate() {
-        if let Some(what) = control_character(arg) {
-            return Err(format!("{PREFIX}argument {index} contains {what}"));
-        }
+    if let Some(why) = malformed(argv) {
+        return Err(why);
     }
     if program.chars().any(is_name_metacharacter) {
         return Err(format!("Unsafe command name: {program}"));
@@ -54,6 +52,14 @@ pub fn check(argv: &[String]) -> Result<(), String> {
             Some(why) => format!("{PREFIX}{reason} ({why})"),
             None => format!("{PREFIX}{reason}"),
         }
+    })
+}
+
+/// Why `argv` is malformed, when it is: an argument holding a control character that no
+/// program reads as one argument the way it was meant (a newline, a carriage return, NUL).
+pub fn malformed(argv: &[String]) -> Option<String> {
+    argv.iter().enumerate().find_map(|(index, arg)| {
+        control_character(arg).map(|what| format!("{PREFIX}argument {index} contains {what}"))
     })
 }
 
@@ -120,6 +126,83 @@ fn is_name_metacharacter(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::trusted::rules;
+
+    /// Every rule with examples, by the names it is known by.
+    const WITH_EXAMPLES: &[(&[&str], &rules::Examples)] = &[
+        (&["find", "gfind", "bfind"], &rules::find::EXAMPLES),
+        (&["awk", "gawk", "mawk", "nawk"], &rules::awk::EXAMPLES),
+        (&["tar", "gtar"], &rules::tar::EXAMPLES),
+        (&["bsdtar"], &rules::tar::BSD_EXAMPLES),
+        (&["sort", "gsort"], &rules::sort::EXAMPLES),
+        (&["git"], &crate::policy::trusted::git::rules::EXAMPLES),
+        (&["fd", "fdfind"], &rules::misc::FD_EXAMPLES),
+        (&["rg", "ripgrep"], &rules::misc::RG_EXAMPLES),
+        (&["split", "gsplit"], &rules::misc::SPLIT_EXAMPLES),
+        (&["diff3"], &rules::misc::DIFF_PROGRAM_EXAMPLES),
+        (&["sdiff"], &rules::misc::SDIFF_EXAMPLES),
+        (&["wget"], &rules::misc::WGET_EXAMPLES),
+        (
+            &[
+                "cc",
+                "gcc",
+                "c++",
+                "g++",
+                "cpp",
+                "clang",
+                "clang++",
+                "clang-cpp",
+                "gfortran",
+                "tcc",
+                "ld",
+                "lld",
+                "ld.lld",
+                "ld.bfd",
+                "ld.gold",
+                "mold",
+            ],
+            &rules::tools::CC_EXAMPLES,
+        ),
+        (&["openssl"], &rules::tools::OPENSSL_EXAMPLES),
+        (&["curl"], &rules::curl::EXAMPLES),
+        (&["ssh-keygen"], &rules::tools::SSH_KEYGEN_EXAMPLES),
+        (&["gpg", "gpg2", "gpgv"], &rules::tools::GPG_EXAMPLES),
+        (&["cpio"], &rules::tools::CPIO_EXAMPLES),
+        (&["go"], &rules::tools::GO_EXAMPLES),
+        (
+            &["npm", "yarn", "yarnpkg", "pnpm"],
+            &rules::apps::PACKAGE_MANAGER_EXAMPLES,
+        ),
+        (&["systemctl"], &rules::apps::SYSTEMCTL_EXAMPLES),
+        (&["pandoc"], &rules::apps::PANDOC_EXAMPLES),
+        (&["bat", "batcat"], &rules::apps::BAT_EXAMPLES),
+        (&["aria2c"], &rules::apps::ARIA2C_EXAMPLES),
+        (&["rclone", "restic", "borg"], &rules::apps::BACKUP_EXAMPLES),
+        (
+            &[
+                "convert",
+                "magick",
+                "mogrify",
+                "identify",
+                "composite",
+                "montage",
+                "compare",
+                "stream",
+                "display",
+                "animate",
+                "import",
+                "gm",
+            ],
+            &rules::apps::MAGICK_EXAMPLES,
+        ),
+        (
+            &[
+                "tex", "etex", "pdftex", "xetex", "latex", "pdflatex", "xelatex", "ptex", "uptex",
+                "platex", "uplatex",
+            ],
+            &rules::apps::TEX_EXAMPLES,
+        ),
+    ];
 
     fn argv(items: &[&str]) -> Vec<String> {
         items.iter().map(|s| s.to_string()).collect()
@@ -193,6 +276,45 @@ mod tests {
                 got,
                 want.map_or(Ok(()), |w| Err(w.to_string())),
                 "{items:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_rule_accepts_and_refuses_its_examples() {
+        let mut walked = 0;
+        let mut wrong: Vec<String> = Vec::new();
+        for (names, examples) in WITH_EXAMPLES {
+            for name in *names {
+                for (args, accept) in examples
+                    .accept
+                    .iter()
+                    .map(|a| (a, true))
+                    .chain(examples.refuse.iter().map(|a| (a, false)))
+                {
+                    let argv: Vec<String> = std::iter::once(*name)
+                        .chain(args.iter().copied())
+                        .map(String::from)
+                        .collect();
+                    let got = check(&argv);
+                    if got.is_ok() != accept {
+                        wrong.push(format!("{argv:?}: {got:?}"));
+                    }
+                    walked += 1;
+                }
+            }
+        }
+        assert!(
+            wrong.is_empty(),
+            "examples judged wrongly:\n{}",
+            wrong.join("\n")
+        );
+        assert!(walked > 20, "{walked} examples");
+        // Every program with an argument check has examples.
+        for name in crate::policy::trusted::identity::checked_names() {
+            assert!(
+                WITH_EXAMPLES.iter().any(|(names, _)| names.contains(&name)),
+                "{name} has a rule but no examples"
             );
         }
     }

@@ -2,8 +2,9 @@
 //!
 //! Design decisions:
 //!
-//! - One table, [`RULES`], maps program names to a [`Policy`]: always refused, or a
-//!   per-program argument check (`rules::*`). [`ALIASES`] maps other names of the same program
+//! - Two tables map program names to a [`Policy`]: [`DENIED`], always refused (with
+//!   [`DENIED_PREFIXES`] for families such as `python3.12`), and [`CHECKED`], a per-program
+//!   argument check (`rules::*`). [`ALIASES`] maps other names of the same program
 //!   (`gawk` → `awk`).
 //! - A name is normalised before the lookup, trying in turn: the lowercased basename
 //!   (`/usr/bin/GAWK` → `gawk`), then the names derived from it by dropping what distributions
@@ -22,7 +23,7 @@
 
 use super::rules;
 
-/// What happens to a program that is in [`RULES`].
+/// What happens to a program that is in [`DENIED`] or [`CHECKED`].
 #[derive(Clone, Copy)]
 pub enum Policy {
     /// Always rejected: the program exists to run other programs or code, or has a trivial
@@ -71,6 +72,10 @@ const DENIED: &[&[&str]] = &[
         "pip", "pipx", "npx", "uvx", "bunx", "uv", "poetry", "pipenv", "pdm", "hatch", "tox",
         "conda", "mamba", "micromamba", "gem", "bundle", "bundler", "rake", "cpan", "cpanm",
         "make", "bmake", "cmake", "ninja", "meson", "scons", "libtool", "nix", "nix-shell", "guix",
+        // cargo reads `.cargo/config.toml` from the working directory and its ancestors,
+        // which a redirection can write: its aliases turn `cargo fmt` into `cargo run`, and
+        // `build.rustc`/`rustc-wrapper` name what `cargo tree` and `cargo metadata` start.
+        "cargo",
     ],
     // Wrappers: their job is to run the program named in their arguments.
     &[
@@ -101,6 +106,15 @@ const DENIED: &[&[&str]] = &[
         "nq", "rlwrap", "ccache", "sccache", "distcc", "torsocks", "torify", "proxychains",
         "proxychains4", "tsocks", "sshpass", "wine", "wine64", "box64", "box86", "xdg-open",
         "run-mailcap", "see", "edit", "compose",
+    ],
+    // Programs of toolchains and libraries whose job is to run a program or code they are
+    // given: gettext's `msgexec`/`msgfilter` (a program per message), gnupg's
+    // `gpg-connect-agent` (`/exec`), gprofng's collectors (the profiled program), LLVM's
+    // `lli` (IR on stdin), perl's `prove` (test scripts), python's `pdb`, `rpcgen` (runs the C
+    // preprocessor it is told), GLib's `gio` (`launch`, `open`).
+    &[
+        "msgexec", "msgfilter", "gpg-connect-agent", "gp-collect-app", "gprofng", "lli",
+        "prove", "pdb", "rpcgen", "gio",
     ],
     // setarch and its personality names (`x86_64 CMD` runs CMD).
     &[
@@ -159,7 +173,7 @@ const CHECKED: &[(&str, ArgCheck)] = &[
     ("rg", rules::misc::check_rg),
     ("split", rules::misc::check_split),
     ("diff3", rules::misc::check_diff_program),
-    ("sdiff", rules::misc::check_diff_program),
+    ("sdiff", rules::misc::check_sdiff),
     ("wget", rules::misc::check_wget),
     ("cc", rules::tools::check_cc),
     ("gcc", rules::tools::check_cc),
@@ -178,13 +192,13 @@ const CHECKED: &[(&str, ArgCheck)] = &[
     ("ld.gold", rules::tools::check_cc),
     ("mold", rules::tools::check_cc),
     ("openssl", rules::tools::check_openssl),
+    ("curl", rules::curl::check),
     ("ssh-keygen", rules::tools::check_ssh_keygen),
     ("gpg", rules::tools::check_gpg),
     ("gpg2", rules::tools::check_gpg),
     ("gpgv", rules::tools::check_gpg),
     ("cpio", rules::tools::check_cpio),
     ("go", rules::tools::check_go),
-    ("cargo", rules::tools::check_cargo),
     ("npm", rules::apps::check_node_package_manager),
     ("yarn", rules::apps::check_node_package_manager),
     ("yarnpkg", rules::apps::check_node_package_manager),
@@ -221,6 +235,12 @@ const CHECKED: &[(&str, ArgCheck)] = &[
     ("platex", rules::apps::check_tex),
     ("uplatex", rules::apps::check_tex),
 ];
+
+/// Every name with an argument check, for the test that walks the rules' examples.
+#[cfg(test)]
+pub fn checked_names() -> impl Iterator<Item = &'static str> {
+    CHECKED.iter().map(|(name, _)| *name)
+}
 
 /// Alternate names, mapped to the name used in the tables.
 const ALIASES: &[(&str, &str)] = &[

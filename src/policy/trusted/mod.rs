@@ -14,7 +14,7 @@
 //! file the name resolves to in the safe `PATH`, with symlinks followed and hard links
 //! recognised (`harden::check_resolved`): `editor` is `vim.basic`, `x86_64` is `setarch`.
 //!
-//! Redirection targets (SPEC sections 5 and 11): relative, no `..`, no symlink on the path;
+//! Redirection targets: relative, no `..`, no symlink on the path;
 //! never into a git directory (a `.git` component, or any directory on the way, the working
 //! directory and its ancestors included, that holds `HEAD` with `objects`, `refs` or `config`:
 //! bare repositories too), never a file that would complete one (a `HEAD`, `config` or
@@ -23,11 +23,16 @@
 //! FIFO or a device is never opened).
 
 pub mod allow;
+pub mod envvars;
 pub mod getopt;
 pub mod git;
 pub mod harden;
+pub mod helpers;
 pub mod identity;
 pub mod names;
+pub mod redirects;
+pub mod refusal;
+pub mod reviewed;
 pub mod rules;
 pub mod tokenize;
 
@@ -38,121 +43,11 @@ use std::path::{Component, Path, PathBuf};
 use crate::base::config::Config;
 use crate::base::sys::{self, OpenMode};
 use allow::Allowlist;
+use redirects::{check_git_directories, check_redirect_path, open_contained};
+use refusal::Rule;
+pub use refusal::{Refusal, Rule as RefusalRule};
+use reviewed::Review;
 use tokenize::Pipeline;
-
-/// Whether `name` is a variable through which a child's environment makes a program load or
-/// run code, or take options its argv did not give (which the hardening could not check):
-/// the dynamic loader's (`LD_*`, and those glibc drops for set-user-id programs),
-/// interpreters' start-up and path variables, and programs' option variables.
-fn code_loading_variable(name: &str) -> bool {
-    const NAMES: &[&str] = &[
-        "GCONV_PATH",
-        "GETCONF_DIR",
-        "HOSTALIASES",
-        "LOCALDOMAIN",
-        "LOCPATH",
-        "MALLOC_TRACE",
-        "NIS_PATH",
-        "NLSPATH",
-        "RESOLV_HOST_CONF",
-        "RES_OPTIONS",
-        "TZDIR",
-        "BASH_ENV",
-        "ENV",
-        "SHELLOPTS",
-        "BASHOPTS",
-        "PS4",
-        "PERL5OPT",
-        "PERL5LIB",
-        "PERLLIB",
-        "PERL5DB",
-        "PYTHONPATH",
-        "PYTHONSTARTUP",
-        "PYTHONHOME",
-        "PYTHONINSPECT",
-        "NODE_OPTIONS",
-        "NODE_PATH",
-        "RUBYOPT",
-        "RUBYLIB",
-        "TAR_OPTIONS",
-        "GREP_OPTIONS",
-        "AWKPATH",
-        "AWKLIBPATH",
-        "LESSOPEN",
-        "LESSCLOSE",
-        "PAGER",
-        "EDITOR",
-        "VISUAL",
-        "BROWSER",
-        "SSH_ASKPASS",
-        "SUDO_ASKPASS",
-        "PROMPT_COMMAND",
-        "XDG_CONFIG_HOME",
-        "XDG_CONFIG_DIRS",
-        "HOME",
-        "CURL_HOME",
-        "WGETRC",
-        "RSYNC_RSH",
-        "RSYNC_CONNECT_PROG",
-        "ZIPOPT",
-        "UNZIP",
-        "UNZIPOPT",
-        "MAKEFLAGS",
-        "MFLAGS",
-        "OPENSSL_CONF",
-        "OPENSSL_ENGINES",
-        "OPENSSL_MODULES",
-        "JQ_LIBRARY_PATH",
-        // Libraries' own configuration that can load modules (red team, round 9): krb5
-        // plugins, glibc tunables, LDAP and GnuTLS configuration, p11-kit servers.
-        "KRB5_CONFIG",
-        "KRB5_KDC_PROFILE",
-        "GLIBC_TUNABLES",
-        "LDAPCONF",
-        "LDAPRC",
-        "LDAPNOINIT",
-        "GNUTLS_SYSTEM_PRIORITY_FILE",
-        "P11_KIT_SERVER_ADDRESS",
-        "P11_KIT_MODULE_PATH",
-        "SASL_PATH",
-        "GIO_MODULE_DIR",
-        "GST_PLUGIN_PATH",
-        // Round 11: krb5's GSS mechanism file names libraries git-remote-http loads for
-        // Negotiate; SASL, OpenSSL and TPM stacks read module names the same way.
-        "GSS_MECH_CONFIG",
-        "SASL_CONF_PATH",
-        "OPENSSL_CONF_INCLUDE",
-        "TSS2_FAPICONF",
-        "TSS2_TCTI",
-        "TPM2TOOLS_TCTI",
-        "SEC_TSS_TCTI",
-    ];
-    name.starts_with("LD_") || NAMES.contains(&name)
-}
-
-#[cfg(test)]
-mod env_tests {
-    use super::code_loading_variable;
-
-    #[test]
-    fn loader_and_option_variables_cannot_be_passed() {
-        for bad in [
-            "LD_PRELOAD",
-            "LD_LIBRARY_PATH",
-            "LD_AUDIT",
-            "GCONV_PATH",
-            "TAR_OPTIONS",
-            "KRB5_CONFIG",
-            "GLIBC_TUNABLES",
-            "GSS_MECH_CONFIG",
-        ] {
-            assert!(code_loading_variable(bad), "{bad}");
-        }
-        for good in ["LANG", "LC_ALL", "TERM", "TZ", "NO_COLOR", "LDFLAGS_NOT"] {
-            assert!(!code_loading_variable(good), "{good}");
-        }
-    }
-}
 
 /// One stage, ready to spawn.
 #[derive(Debug, Clone)]
@@ -176,8 +71,10 @@ pub struct Policy {
     /// hard link under an innocent name is still known for what it is.
     known_inodes: Vec<(u64, u64, String)>,
     /// True when the kernel sandbox confines each call's writes beneath its working
-    /// directory; otherwise a file-writing program may write anywhere (`gitlock`).
+    /// directory; otherwise a file-writing program may write anywhere (`git::lock`).
     writes_confined: bool,
+    /// Allowlisted programs the operator accepts without argument rules, as written.
+    unreviewed: Vec<String>,
 }
 
 impl Policy {
@@ -190,23 +87,28 @@ impl Policy {
         )?;
         let path_dirs: Vec<PathBuf> = config
             .safe_path
-            .split(':')
-            .filter(|d| d.starts_with('/'))
+            .split(sys::PATH_LIST_SEPARATOR)
+            .filter(|d| Path::new(d).is_absolute())
             .map(PathBuf::from)
             .collect();
-        if let Some(name) = config
+        if let Some((name, why)) = config
             .child_env_allowlist
             .iter()
-            .find(|n| code_loading_variable(n))
+            .find_map(|n| envvars::refused(n).map(|why| (n, why)))
         {
             return Err(format!(
                 "invalid MCP_SHELL_CHILD_ENV_ALLOWLIST: {name} makes programs load or run code \
-                 of the caller's choosing (the dynamic loader's, an interpreter's or a program's \
-                 own option variables), which would undo the allowlist and its hardening; \
-                 remove it from the list"
+                 of the caller's choosing, or read options or a configuration that name \
+                 programs ({why}), which would undo the allowlist and its hardening; remove it \
+                 from the list"
             ));
         }
         let mut base_env = vec![(OsString::from("PATH"), OsString::from(&config.safe_path))];
+        for name in sys::LAUNCH_ENV {
+            if let Some((k, v)) = config.env.iter().find(|(k, _)| k.to_str() == Some(name)) {
+                base_env.push((k.clone(), v.clone()));
+            }
+        }
         for name in &config.child_env_allowlist {
             if name == "PATH" || git::guard::is_git_env_name(name) {
                 continue;
@@ -227,39 +129,127 @@ impl Policy {
             env_allowlist: config.child_env_allowlist.clone(),
             known_inodes,
             writes_confined,
+            unreviewed: config.unreviewed_commands.clone(),
         })
     }
 
-    /// Checks every stage (hardening, then allowlist) and resolves each program. Nothing
-    /// starts unless every stage passes.
-    pub fn check(&self, pipeline: &Pipeline) -> Result<Vec<Stage>, String> {
-        if self.allow.is_empty() {
-            return Err(allow::NOTHING_ALLOWED.to_string());
+    /// Checks every stage and resolves each program. Nothing starts unless every stage
+    /// passes. A refusal nobody may overrule wins over one a person may approve: the
+    /// allowlist, the helpers a program starts itself (`helpers`), control characters,
+    /// redirections, the program's resolution and git's checks are final wherever they
+    /// fail; the argument hardening (on the name as written and on the file it resolves
+    /// to) and the review (`reviewed`: a program without rules runs only when the operator
+    /// accepted it) are approvable. With the kernel sandbox on, tar's compressor becomes a
+    /// stage of its own, and `pipeline` is changed to say so.
+    pub fn check(&self, pipeline: &mut Pipeline) -> Result<Vec<Stage>, Refusal> {
+        match self.check_approvable(pipeline, false)? {
+            (_, Some(held)) => Err(held),
+            (stages, None) => Ok(stages),
         }
-        for argv in &pipeline.stages {
-            harden::check(argv)?;
-            let program = argv.first().map(String::as_str).unwrap_or("");
-            self.allow
-                .check(program)
-                .map_err(|e| self.with_allowed(e))?;
+    }
+
+    /// `check`, with the first approvable refusal ([`Rule::approvable`]) held back until
+    /// every other rule passed: `Err` is a final refusal; `Ok` with a refusal is the first
+    /// approvable one, which `waived` (the person approved this call) skips.
+    pub fn check_approvable(
+        &self,
+        pipeline: &mut Pipeline,
+        waived: bool,
+    ) -> Result<(Vec<Stage>, Option<Refusal>), Refusal> {
+        if self.allow.is_empty() {
+            return Err(Refusal::new(Rule::NotAllowed, allow::NOTHING_ALLOWED));
+        }
+        let mut held: Option<Refusal> = None;
+        let mut hold = |refusal: Result<(), Refusal>| {
+            if let Err(r) = refusal {
+                if !waived && held.is_none() {
+                    held = Some(r);
+                }
+            }
+        };
+        for _ in 0..2 {
+            for argv in &pipeline.stages {
+                let program = argv.first().map(String::as_str).unwrap_or("");
+                let hardening = harden::check(argv);
+                if let Err(refusal) = self.allow.check(program) {
+                    // Final either way. When the hardening refuses the stage too, its words
+                    // come first, as MCP Shell Server (whose default policy precedes its
+                    // allowlist) says them: `Command rejected by default security policy: sh`.
+                    return Err(Refusal::new(
+                        Rule::NotAllowed,
+                        match hardening {
+                            Err(why) => why,
+                            Ok(()) => self.with_allowed(refusal),
+                        },
+                    ));
+                }
+                if let Some(why) = harden::malformed(argv) {
+                    return Err(Refusal::launch(why));
+                }
+                hold(hardening.map_err(Refusal::arguments));
+            }
+            // Checked as written first, then as changed (a stage added for a helper).
+            let before = pipeline.stages.len();
+            self.split_helpers(pipeline)
+                .map_err(|e| Refusal::new(Rule::NotAllowed, e))?;
+            if pipeline.stages.len() == before {
+                break;
+            }
         }
         for path in pipeline
             .stdin_path
             .iter()
             .chain(pipeline.stdout.as_ref().map(|r| &r.path))
         {
-            check_redirect_path(path)?;
+            check_redirect_path(path).map_err(Refusal::launch)?;
         }
-        let stages = pipeline
+        // A program that cannot be found is never asked about; when an argument rule
+        // refuses it too, the refusal is final in the rule's words.
+        let stages = match pipeline
             .stages
             .iter()
             .map(|argv| self.resolve(argv))
-            .collect::<Result<Vec<Stage>, String>>()?;
+            .collect::<Result<Vec<Stage>, String>>()
+        {
+            Ok(stages) => stages,
+            Err(e) => return Err(Refusal::launch(held.map_or(e, |h| h.text))),
+        };
         for (stage, argv) in stages.iter().zip(&pipeline.stages) {
-            self.check_identity(stage, argv)?;
-            self.check_git_started(stage, argv)?;
+            self.check_git_started(stage, argv)
+                .map_err(|e| Refusal::new(Rule::NotAllowed, e))?;
         }
-        Ok(stages)
+        for (stage, argv) in stages.iter().zip(&pipeline.stages) {
+            let (real, identity) = self.check_identity(stage, argv).map_err(Refusal::launch)?;
+            hold(identity.map_err(Refusal::arguments));
+            hold(self.check_reviewed(&real, argv));
+        }
+        Ok((stages, held))
+    }
+
+    /// Refuses a stage whose program has no argument rules and is not one of the inert
+    /// programs, under the name as written or the file it resolves to, unless the operator
+    /// accepted the name as written (`YIELDSHELL_UNREVIEWED_COMMANDS`).
+    /// `real` is the file the stage's program resolves to (`check_identity`).
+    fn check_reviewed(&self, real: &Path, argv: &[String]) -> Result<(), Refusal> {
+        let written = argv.first().map(String::as_str).unwrap_or("");
+        if self.unreviewed.iter().any(|u| u == written) {
+            return Ok(());
+        }
+        let refuse = |resolved: Option<&str>| {
+            Err(Refusal::new(
+                Rule::Unreviewed(written.to_string()),
+                reviewed::unreviewed_text(written, resolved),
+            ))
+        };
+        if reviewed::review(written) == Review::Unreviewed {
+            return refuse(None);
+        }
+        let real = real.display().to_string();
+        let real_base = real.rsplit('/').next().unwrap_or(&real);
+        if !identity::is_multi_call(real_base) && reviewed::review(&real) == Review::Unreviewed {
+            return refuse(Some(&real));
+        }
+        Ok(())
     }
 
     /// Refuses a git command for which git itself would start a program that is not on the
@@ -302,10 +292,11 @@ impl Policy {
         Ok(())
     }
 
-    /// A refusal by the allowlist, with what it allows (the next step for the caller).
-    fn with_allowed(&self, refusal: String) -> String {
-        if !refusal.starts_with("Command not allowed") {
-            return refusal;
+    /// A refusal by the allowlist, with what it allows (the next step for the caller) when
+    /// the program is one it does not name.
+    fn with_allowed(&self, refusal: allow::NotAllowed) -> String {
+        if !matches!(refusal, allow::NotAllowed::NotListed(_)) {
+            return refusal.to_string();
         }
         let mut allowed: Vec<String> = self.allow.names().to_vec();
         allowed.extend(self.allow.patterns().map(|p| format!("names matching {p}")));
@@ -316,8 +307,14 @@ impl Policy {
     }
 
     /// Checks a resolved program under the name of the file it is (symlinks followed) and
-    /// under the name of any hardened program it is a hard link of.
-    fn check_identity(&self, stage: &Stage, argv: &[String]) -> Result<(), String> {
+    /// under the name of any hardened program it is a hard link of. The outer `Err` is a
+    /// program that cannot be resolved; otherwise the file it resolves to, and an argument
+    /// rule's refusal or not.
+    fn check_identity(
+        &self,
+        stage: &Stage,
+        argv: &[String],
+    ) -> Result<(PathBuf, Result<(), String>), String> {
         let real = std::fs::canonicalize(&stage.program).map_err(|e| {
             format!(
                 "Cannot resolve program {}: {}",
@@ -326,22 +323,30 @@ impl Policy {
             )
         })?;
         let real_text = real.display().to_string();
-        harden::check_resolved(argv, &real_text)?;
-        if let Ok(meta) = std::fs::metadata(&real) {
-            use std::os::unix::fs::MetadataExt;
-            for (dev, ino, path) in &self.known_inodes {
-                if (*dev, *ino) == (meta.dev(), meta.ino()) && *path != real_text {
-                    harden::check_resolved(argv, path)?;
+        // A program the system refuses to run directly (a batch file, which cmd.exe would
+        // parse) is final.
+        if let Some(refusal) = sys::refuse_program(&real) {
+            return Err(format!("{}{refusal}", rules::PREFIX));
+        }
+        let verdict = (|| {
+            harden::check_resolved(argv, &real_text)?;
+            if let Ok(meta) = std::fs::metadata(&real) {
+                use crate::base::sys::ext::MetadataExt;
+                for (dev, ino, path) in &self.known_inodes {
+                    if (*dev, *ino) == (meta.dev(), meta.ino()) && *path != real_text {
+                        harden::check_resolved(argv, path)?;
+                    }
                 }
             }
-        }
-        Ok(())
+            Ok(())
+        })();
+        Ok((real, verdict))
     }
 
     fn resolve(&self, argv: &[String]) -> Result<Stage, String> {
         let name = argv.first().cloned().unwrap_or_default();
         let args = argv[1..].to_vec();
-        if name.contains('/') {
+        if name.contains(std::path::is_separator) {
             // Allowed only because exactly this path is on the allowlist.
             return Ok(Stage {
                 program: name.clone(),
@@ -350,8 +355,10 @@ impl Policy {
             });
         }
         for dir in &self.path_dirs {
-            let candidate = dir.join(&name);
-            if is_executable(&candidate) {
+            let found = sys::program_candidates(dir, &name)
+                .into_iter()
+                .find(|c| is_executable(c));
+            if let Some(candidate) = found {
                 return Ok(Stage {
                     program: candidate.display().to_string(),
                     arg0: name,
@@ -370,7 +377,7 @@ impl Policy {
             .iter()
             .map(|p| p.display().to_string())
             .collect::<Vec<_>>()
-            .join(":")
+            .join(&sys::PATH_LIST_SEPARATOR.to_string())
     }
 
     /// The child environment with a call's overlay; only allowlisted names may be set.
@@ -407,8 +414,8 @@ impl Policy {
 
     /// The checks that need the working directory, made right before the stages start: every
     /// git directory a git stage will use, and every path a file-writing stage names
-    /// (`gitguard`, REDTEAM findings 1 and 2); then the admission that keeps git and
-    /// file-writing programs from running at the same time in one tree (`gitlock`). The
+    /// (`git::guard`); then the admission that keeps git and
+    /// file-writing programs from running at the same time in one tree (`git::lock`). The
     /// ticket must be attached to the record once it is started.
     ///
     /// `stdout` is the call's output redirection: a writer of its target for every other call
@@ -444,7 +451,7 @@ impl Policy {
                 git_reads.extend(reads.iter().filter(|r| !cwd.starts_with(r)).cloned());
                 roots.extend(reads);
                 git_checked.push((stage, roots.clone()));
-                // git that may write files is a writer too (red team, round 8): where it
+                // git that may write files is a writer too: where it
                 // writes, as for any writer (anywhere without the kernel sandbox).
                 let dashed = names.iter().find_map(|n| {
                     let base = n.rsplit('/').next().unwrap_or(n);
@@ -522,14 +529,17 @@ impl Policy {
         Ok(ticket)
     }
 
-    /// Opens the redirection targets under `cwd`: (stdin source, stdout target).
+    /// Opens the redirection targets under `cwd`: (stdin source, stdout target). With
+    /// `Redirects::Judge` nothing is opened or made: the targets are judged as an open would
+    /// judge them, and `None` stands for each.
     pub fn open_redirects(
         &self,
         cwd: &Path,
         pipeline: &Pipeline,
+        how: Redirects,
     ) -> Result<(Option<File>, Option<File>), String> {
         let input = match &pipeline.stdin_path {
-            Some(path) => Some(open_contained(cwd, path, OpenMode::Read)?),
+            Some(path) => open_contained(cwd, path, OpenMode::Read, how)?,
             None => None,
         };
         let output = match &pipeline.stdout {
@@ -539,17 +549,85 @@ impl Policy {
                 } else {
                     OpenMode::Truncate
                 };
-                Some(open_contained(cwd, &r.path, mode)?)
+                open_contained(cwd, &r.path, mode, how)?
             }
             None => None,
         };
         Ok((input, output))
     }
+
+    /// Prepares a trusted launch in `cwd`, for `exec`, `shell_execute` and `yieldshell
+    /// check` alike, so that `check` decides what a call decides: every stage checked and
+    /// resolved (`check`), the child environment with the call's `overlay` (`env`), git's
+    /// directories and the admission beside writers (`check_git_use`), and the
+    /// redirections, opened (`Redirects::Open`) or judged without being opened
+    /// (`Redirects::Judge`).
+    ///
+    /// An approvable refusal ([`Rule::approvable`]) comes last, after every final check,
+    /// the redirections' judged without being opened (an open creates or truncates);
+    /// `waived` (the person approved this call) skips it.
+    pub fn prepare(
+        &self,
+        pipeline: &mut Pipeline,
+        cwd: &Path,
+        overlay: &[(String, String)],
+        how: Redirects,
+        waived: bool,
+    ) -> Result<Prepared, Refusal> {
+        let (stages, held) = self.check_approvable(pipeline, waived)?;
+        let env = self.env(overlay).map_err(Refusal::launch)?;
+        let git_ticket = self
+            .check_git_use(
+                cwd,
+                &stages,
+                pipeline.stdout.as_ref().map(|r| r.path.as_str()),
+            )
+            .map_err(Refusal::launch)?;
+        if let Some(held) = held {
+            self.open_redirects(cwd, pipeline, Redirects::Judge)
+                .map_err(Refusal::launch)?;
+            return Err(held);
+        }
+        let (stdin, stdout) = self
+            .open_redirects(cwd, pipeline, how)
+            .map_err(Refusal::launch)?;
+        Ok(Prepared {
+            stages,
+            env,
+            git_ticket,
+            stdin,
+            stdout,
+        })
+    }
+}
+
+/// Whether [`Policy::prepare`] opens the redirection targets or only judges them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Redirects {
+    /// Open them (a call).
+    Open,
+    /// Judge them as an open would, opening and making nothing (`yieldshell check`).
+    Judge,
+}
+
+/// A trusted launch as [`Policy::prepare`] made it.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The stages, checked and resolved.
+    pub stages: Vec<Stage>,
+    /// The child environment.
+    pub env: Vec<(OsString, OsString)>,
+    /// git's admission beside writers, held until the call's record ends.
+    pub git_ticket: git::lock::Ticket,
+    /// The `<` source, when there is one (never with `Redirects::Judge`).
+    pub stdin: Option<File>,
+    /// The `>`/`>>` target, when there is one (never with `Redirects::Judge`).
+    pub stdout: Option<File>,
 }
 
 /// Every file in the safe `PATH` whose name has a hardening rule, by inode.
 fn known_inodes(path_dirs: &[PathBuf]) -> Vec<(u64, u64, String)> {
-    use std::os::unix::fs::MetadataExt;
+    use crate::base::sys::ext::MetadataExt;
     let mut known = Vec::new();
     for dir in path_dirs {
         let Ok(entries) = std::fs::read_dir(dir) else {
@@ -600,7 +678,7 @@ fn git_program_name(program: &str, dashed: Option<&str>, args: &[String]) -> Str
 }
 
 /// True for git and its `git-<subcommand>` programs, under any packaging name.
-fn is_git_program(program: &str) -> bool {
+pub fn is_git_program(program: &str) -> bool {
     let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
     names::derived_names(&base)
         .iter()
@@ -608,210 +686,6 @@ fn is_git_program(program: &str) -> bool {
 }
 
 fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
+    use crate::base::sys::ext::PermissionsExt;
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
-/// The textual rules for a redirection target: relative, no `..`, not into `.git`.
-fn check_redirect_path(path: &str) -> Result<(), String> {
-    if path.is_empty() {
-        return Err(
-            "Redirection target is empty: give a file name relative to the working directory"
-                .into(),
-        );
-    }
-    let p = Path::new(path);
-    if p.is_absolute() {
-        return Err(format!(
-            "Redirection target must be relative to the working directory, got the absolute path {path}"
-        ));
-    }
-    for c in p.components() {
-        match c {
-            Component::ParentDir => {
-                return Err(format!("Redirection target may not contain '..': {path}"));
-            }
-            Component::Normal(n) if n == ".git" => {
-                // Writing into .git (config, hooks) would make a later allowed `git` run code.
-                return Err(format!(
-                    "Redirection target may not be inside a .git directory: {path}"
-                ));
-            }
-            _ => (),
-        }
-    }
-    Ok(())
-}
-
-fn open_contained(cwd: &Path, path: &str, mode: OpenMode) -> Result<File, String> {
-    check_redirect_path(path)?;
-    let writing = mode != OpenMode::Read;
-    if writing {
-        check_git_directories(cwd, path)?;
-    }
-    let check = |stat: &sys::TargetStat| -> Result<(), String> {
-        if stat.kind == "symlink" {
-            return Err(format!(
-                "Redirection target may not go through a symlink: {path}"
-            ));
-        }
-        if stat.kind != "regular file" {
-            return Err(format!(
-                "Redirection target must be a regular file: {path} is a {}",
-                stat.kind
-            ));
-        }
-        if writing && stat.nlink > 1 {
-            return Err(format!(
-                "Redirection target has more than one hard link: {path} has {} names, and \
-                 writing it would change the file under every one of them; write to a new \
-                 file instead",
-                stat.nlink
-            ));
-        }
-        Ok(())
-    };
-    match sys::open_target_beneath(cwd, Path::new(path), mode, &check) {
-        Ok(Ok(file)) => Ok(file),
-        Ok(Err(verdict)) if verdict.starts_with("Redirection target") => Err(verdict),
-        Ok(Err(verdict)) => Err(format!("Cannot open redirection target {path}: {verdict}")),
-        Err(e) => Err(match e.raw_os_error() {
-            Some(libc::ELOOP) | Some(libc::ENOTDIR) if is_symlink_on_path(cwd, path) => {
-                format!("Redirection target may not go through a symlink: {path}")
-            }
-            _ => format!(
-                "Cannot open redirection target {path}: {}",
-                crate::base::config::plain_io(&e)
-            ),
-        }),
-    }
-}
-
-/// The files that make a directory a git directory (with `HEAD`).
-const GIT_MARKERS: &[&str] = &[
-    "HEAD",
-    "config",
-    "objects",
-    "refs",
-    "commondir",
-    "packed-refs",
-];
-
-/// True when `dir` is a git directory: `HEAD` with `objects`, `refs`, `config` or `commondir`
-/// (a bare repository, a `.git` directory under any name, a linked worktree's directory).
-fn is_git_directory(dir: &Path) -> bool {
-    std::fs::symlink_metadata(dir.join("HEAD")).is_ok()
-        && ["objects", "refs", "config", "commondir"]
-            .iter()
-            .any(|m| std::fs::symlink_metadata(dir.join(m)).is_ok())
-}
-
-/// Refuses a write into any git directory on the way to the target (the working directory
-/// and its ancestors included), and a write that would complete one.
-fn check_git_directories(cwd: &Path, path: &str) -> Result<(), String> {
-    let target = cwd.join(path);
-    let refuse = |dir: &Path| {
-        Err(format!(
-            "Redirection target may not be inside a git directory: {path} ({} holds HEAD and \
-             the repository's files; its config and hooks would make a later git command run \
-             code)",
-            dir.display()
-        ))
-    };
-    let mut dir = target.parent();
-    while let Some(d) = dir {
-        if d.file_name().is_some_and(|n| n == ".git") || is_git_directory(d) {
-            return refuse(d);
-        }
-        dir = d.parent();
-    }
-    let name = target
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default();
-    if let Some(parent) = target.parent() {
-        if GIT_MARKERS[..3].contains(&name) || name == "commondir" {
-            let others = GIT_MARKERS
-                .iter()
-                .filter(|m| **m != name)
-                .any(|m| std::fs::symlink_metadata(parent.join(m)).is_ok());
-            if others {
-                return Err(format!(
-                    "Redirection target may not be a git directory's file: {path} would sit \
-                     next to other git files in {} and could make it a repository whose \
-                     config a later git command runs",
-                    parent.display()
-                ));
-            }
-        }
-    }
-    if name == ".gitconfig" || path.contains(".config/git/") {
-        return Err(format!(
-            "Redirection target may not be a git configuration file: {path}"
-        ));
-    }
-    Ok(())
-}
-
-fn is_symlink_on_path(cwd: &Path, path: &str) -> bool {
-    let mut p = cwd.to_path_buf();
-    for c in Path::new(path).components() {
-        p.push(c);
-        if std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink()) {
-            return true;
-        }
-    }
-    false
-}
-
-#[cfg(test)]
-mod policy_tests {
-    use super::*;
-
-    #[test]
-    fn redirect_path_rules() {
-        let check = |p: &str, ok: bool| assert_eq!(check_redirect_path(p).is_ok(), ok, "{p}");
-        check("out.txt", true);
-        check("sub/out.txt", true);
-        check("./out.txt", true);
-        check("/etc/passwd", false);
-        check("../x", false);
-        check("a/../../x", false);
-        check(".git/config", false);
-        check("sub/.git/hooks/pre-commit", false);
-        check("", false);
-    }
-
-    #[test]
-    fn git_directories_are_protected() {
-        let root = std::env::temp_dir().join(format!("yieldshell-gitdir-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        for dir in ["bare/objects", "bare/refs", "half", "plain/sub", "cfg"] {
-            std::fs::create_dir_all(root.join(dir)).expect("mkdir");
-        }
-        std::fs::write(root.join("bare/HEAD"), "ref: refs/heads/main\n").expect("write");
-        std::fs::write(root.join("bare/config"), "").expect("write");
-        std::fs::write(root.join("half/HEAD"), "ref: refs/heads/main\n").expect("write");
-        std::fs::write(root.join("cfg/config"), "").expect("write");
-        let check = |cwd: &str, path: &str, ok: bool| {
-            let got = check_git_directories(&root.join(cwd), path);
-            assert_eq!(got.is_ok(), ok, "{cwd} {path}: {got:?}");
-        };
-        check("", "bare/config", false);
-        check("", "bare/hooks/pre-commit", false);
-        check("", "bare/objects/x", false);
-        check("bare", "description", false);
-        check("bare/refs", "x", false);
-        check("", "half/config", false);
-        check("", "half/objects", false);
-        check("", "cfg/HEAD", false);
-        check("", "cfg/other", true);
-        check("", "half/notes.txt", true);
-        check("", "plain/sub/config", true);
-        check("", "plain/HEAD", true);
-        check("", ".gitconfig", false);
-        check("", "home/.config/git/config", false);
-        check("plain", "out.txt", true);
-        let _ = std::fs::remove_dir_all(&root);
-    }
 }

@@ -29,7 +29,8 @@
 //!   `Missing path for output redirection`, ...) ours starts with that exact text.
 //! - [`from_argv`] is the `shell_execute` form: only elements that are exactly `|`, `<`, `>` or
 //!   `>>` are operators; every other element is a word taken verbatim (no quote processing), and
-//!   elements that are exactly `;`, `&&`, `||` or `&` are rejected as the original did.
+//!   an element that contains `;`, `&&`, `||`, a backtick or a line break (or is exactly `&`) is
+//!   rejected with the original's `Unexpected shell operator: <element>`.
 
 use std::fmt;
 
@@ -122,9 +123,34 @@ pub fn parse(input: &str) -> Result<Pipeline, String> {
 /// Builds a pipeline from the argv array of `shell_execute`.
 ///
 /// Elements that are exactly `|`, `<`, `>` or `>>` are operators; every other element is a word,
-/// verbatim. Elements that are exactly `;`, `&&`, `||` or `&` are rejected, as MCP Shell Server
-/// did, because a caller who sends them expects a shell to chain commands.
+/// verbatim. An element that is exactly `&`, or that contains `;`, `&&`, `||`, a backtick or
+/// a line break, is rejected with MCP Shell Server's words (`Unexpected shell operator:
+/// <element>`), because a caller who sends it expects a shell to chain commands; the check
+/// runs on every element before any other.
 pub fn from_argv(argv: &[String]) -> Result<Pipeline, String> {
+    const FRAGMENTS: [&str; 6] = [";", "&&", "||", "`", "\n", "\r"];
+    if argv.is_empty() {
+        return Err(
+            "No command provided: give a program and its arguments, for example \
+             [\"ls\", \"-l\"]"
+                .to_string(),
+        );
+    }
+    let operator = |a: &&String| a.as_str() == "&" || FRAGMENTS.iter().any(|f| a.contains(f));
+    if let Some(arg) = argv.iter().find(operator) {
+        let hint = match arg.as_str() {
+            ";" | "&&" | "||" | "&" => {
+                "commands are not run by a shell: send one command per call, or join commands \
+                 with a separate \"|\" element"
+            }
+            _ => {
+                "commands are not run by a shell, and an argument holding ;, &&, ||, a backtick \
+                 or a line break is refused as MCP Shell Server refused it: pass such text \
+                 through stdin or a file"
+            }
+        };
+        return Err(format!("Unexpected shell operator: {arg} ({hint})"));
+    }
     let mut tokens = Vec::with_capacity(argv.len());
     for arg in argv {
         let token = match arg.as_str() {
@@ -132,12 +158,6 @@ pub fn from_argv(argv: &[String]) -> Result<Pipeline, String> {
             "<" => Token::RedirIn,
             ">" => Token::RedirOut,
             ">>" => Token::RedirAppend,
-            ";" | "&&" | "||" | "&" => {
-                return Err(format!(
-                    "Unexpected shell operator: {arg} (commands are not run by a shell: send one \
-                     command per call, or join commands with a separate \"|\" element)"
-                ))
-            }
             _ => Token::Word(arg.clone()),
         };
         tokens.push(token);
@@ -943,8 +963,18 @@ mod tests {
         assert_eq!(p.stdout.map(|r| r.append), Some(true));
 
         let cases: &[(&[&str], &str)] = &[
-            (&[], "Empty command"),
+            (&[], "No command provided"),
             (&["|", "wc"], "Empty command before pipe operator"),
+            (&["echo", "a;b"], "Unexpected shell operator: a;b"),
+            (&["echo", "x&&y"], "Unexpected shell operator: x&&y"),
+            (&["grep", "a||b", "f"], "Unexpected shell operator: a||b"),
+            (&["echo", "`id`"], "Unexpected shell operator: `id`"),
+            (&["echo", "a\nb"], "Unexpected shell operator: a\nb"),
+            (&["echo", "a\rb"], "Unexpected shell operator: a\rb"),
+            (
+                &["cat", "f", "|", "grep", "a;b"],
+                "Unexpected shell operator: a;b",
+            ),
             (&["ls", "|"], "Empty command after pipe operator"),
             (&["ls", ";", "id"], "Unexpected shell operator: ;"),
             (&["ls", "&&", "id"], "Unexpected shell operator: &&"),

@@ -28,10 +28,22 @@ pub enum Line<'a> {
     Batch(Vec<&'a RawValue>),
 }
 
-/// Why a line was refused before routing: the text of the error answer, and the id of
-/// the message when it could still be read.
+/// What was wrong with a line refused before routing (the answer's error code follows
+/// from it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// Not JSON (or JSON nested too deep): a parse error.
+    NotJson,
+    /// JSON, but not a request (a batch too long): an invalid request.
+    NotRequest,
+}
+
+/// Why a line was refused before routing: what was wrong, the text of the error answer,
+/// and the id of the message when it could still be read.
 #[derive(Debug)]
 pub struct Refused {
+    /// What was wrong.
+    pub fault: Fault,
     /// The error message (`Parse error: ...` or `Invalid Request: ...`).
     pub message: String,
     /// The message's id: set for a valid line refused for its depth, so the client can
@@ -46,8 +58,13 @@ impl fmt::Display for Refused {
 }
 
 impl From<String> for Refused {
+    /// A line that is not JSON.
     fn from(message: String) -> Refused {
-        Refused { message, id: None }
+        Refused {
+            fault: Fault::NotJson,
+            message,
+            id: None,
+        }
     }
 }
 
@@ -63,6 +80,7 @@ pub fn parse_line(line: &[u8]) -> Result<Line<'_>, Refused> {
     // is valid JSON: its top-level id is read by a scan that does not recurse.
     if let Some(column) = too_deep(text, MAX_DEPTH) {
         return Err(Refused {
+            fault: Fault::NotJson,
             message: format!(
                 "Parse error: invalid JSON (nesting deeper than {MAX_DEPTH} at column {column})"
             ),
@@ -70,7 +88,11 @@ pub fn parse_line(line: &[u8]) -> Result<Line<'_>, Refused> {
         });
     }
     if raw.get().starts_with('[') {
-        let items = batch_items(raw).map_err(|e| format!("Invalid Request: {e}"))?;
+        let items = batch_items(raw).map_err(|e| Refused {
+            fault: Fault::NotRequest,
+            message: format!("Invalid Request: {e}"),
+            id: None,
+        })?;
         return Ok(Line::Batch(items));
     }
     Ok(Line::Single(raw))
@@ -280,7 +302,10 @@ pub fn classify_raw(raw: &RawValue) -> IncomingRaw<'_> {
         },
         None => {
             if result.is_some() || error.is_some() {
-                return IncomingRaw::Response;
+                return IncomingRaw::Response {
+                    id: readable_id,
+                    result: result.filter(|_| error.is_none()),
+                };
             }
             return IncomingRaw::Invalid {
                 id: readable_id,
@@ -332,8 +357,14 @@ pub enum IncomingRaw<'a> {
         /// Parameters, raw.
         params: Option<&'a RawValue>,
     },
-    /// A response sent to the server: dropped.
-    Response,
+    /// A response sent to the server: the answer to one of its own requests (a question
+    /// put to the person), routed by id; any other is dropped.
+    Response {
+        /// The id, when it was a string or a number.
+        id: Option<Value>,
+        /// `result`, raw (`None` for an error response).
+        result: Option<&'a RawValue>,
+    },
     /// Not a valid message; answered with `-32600`, with the id when it was readable.
     Invalid {
         /// The id, when it was a string or a number.
@@ -401,4 +432,42 @@ pub fn named_fields<'a, 'n>(raw: &'a RawValue, names: &[&'n str]) -> Vec<(&'n st
     }
     let mut de = serde_json::Deserializer::from_str(raw.get());
     de.deserialize_map(Named(names)).unwrap_or_default()
+}
+
+/// Most names [`other_keys`] returns, and the most bytes of each.
+const OTHER_KEYS_MAX: usize = 8;
+const OTHER_KEY_BYTES: usize = 64;
+
+/// The member names of a raw object that are not in `names` (at most 8, each cut to 64
+/// bytes on a character), in their order: the arguments a call gave that its tool does
+/// not know.
+pub fn other_keys(raw: &RawValue, names: &[&str]) -> Vec<String> {
+    struct Others<'s, 'n>(&'s [&'n str]);
+    impl<'de> Visitor<'de> for Others<'_, '_> {
+        type Value = Vec<String>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut others = Vec::new();
+            while let Some(key) = map.next_key::<&'de RawValue>()? {
+                map.next_value::<IgnoredAny>()?;
+                let key = key.get();
+                let bare = string_lenient(key).unwrap_or_default();
+                if others.len() < OTHER_KEYS_MAX && !self.0.contains(&bare.as_str()) {
+                    let mut cut = bare.len().min(OTHER_KEY_BYTES);
+                    while !bare.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    others.push(bare[..cut].to_string());
+                }
+            }
+            Ok(others)
+        }
+    }
+    if !raw.get().starts_with('{') {
+        return Vec::new();
+    }
+    let mut de = serde_json::Deserializer::from_str(raw.get());
+    de.deserialize_map(Others(names)).unwrap_or_default()
 }

@@ -6,6 +6,54 @@ use serde_json::{Map, Value};
 
 use crate::base::config::SIDE_EFFECTS;
 
+/// Argument names of other shell servers (and slips) and ours: a call that gives the first
+/// is told the second, when its tool has it.
+const OTHER_NAMES: &[(&str, &str)] = &[
+    // Seconds in MCP Shell Server and several others; milliseconds here.
+    ("timeout", "timeout_ms"),
+    ("yield", "yield_ms"),
+    ("yield_time_ms", "yield_ms"),
+    // shell_execute's name for the working directory, and exec's.
+    ("directory", "cwd"),
+    ("cwd", "directory"),
+    ("workdir", "cwd"),
+    ("working_directory", "cwd"),
+    // shell_execute takes seconds.
+    ("timeout_ms", "timeout"),
+    ("cmd", "command"),
+    ("input", "stdin"),
+    ("execution_id", "process_id"),
+    ("id", "process_id"),
+    ("since", "since_seq"),
+    ("max_bytes", "max_output_bytes"),
+];
+
+/// The sentence that names the arguments a call gave that its tool does not know
+/// (`unknown`), with this tool's name for each where another server's name was used;
+/// `known` are the tool's own. `None` when there are none.
+pub(crate) fn unknown_arguments(unknown: &[String], known: &[String]) -> Option<String> {
+    if unknown.is_empty() {
+        return None;
+    }
+    let named: Vec<String> = unknown
+        .iter()
+        .map(|name| {
+            let ours = OTHER_NAMES
+                .iter()
+                .find(|(other, ours)| other == name && known.iter().any(|k| k == ours));
+            match ours {
+                Some((_, ours)) => format!("{name} (this tool's is {ours})"),
+                None => name.clone(),
+            }
+        })
+        .collect();
+    Some(format!(
+        "ignored unknown argument{}: {}",
+        if unknown.len() == 1 { "" } else { "s" },
+        named.join(", "),
+    ))
+}
+
 pub(super) fn missing(field: &str, what: &str) -> String {
     format!("missing required argument {field}: expected {what}")
 }

@@ -8,7 +8,10 @@ use crate::base::config::{Api, Config};
 
 /// The arguments object of `yieldshell call TOOL 'JSON'`. For `exec`, a missing
 /// `side_effects` becomes `["UNKNOWN"]`, and the second value says so.
-pub(crate) fn call_arguments(tool: &str, text: &str) -> Result<(Value, Option<String>), String> {
+pub(crate) fn call_arguments(
+    tool: crate::base::config::Tool,
+    text: &str,
+) -> Result<(Value, Option<String>), String> {
     let mut arguments: Map<String, Value> = match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(map)) => map,
         Ok(other) => {
@@ -20,7 +23,9 @@ pub(crate) fn call_arguments(tool: &str, text: &str) -> Result<(Value, Option<St
         Err(e) => return Err(format!("the arguments are not valid JSON ({e}): {text}")),
     };
     let mut note = None;
-    if tool == "exec" && arguments.get("side_effects").is_none_or(Value::is_null) {
+    if tool == crate::base::config::Tool::Exec
+        && arguments.get("side_effects").is_none_or(Value::is_null)
+    {
         arguments.insert("side_effects".into(), json!(["UNKNOWN"]));
         note = Some(
             "exec: side_effects was not given, so it is [\"UNKNOWN\"]; declare it to be precise"
@@ -66,17 +71,21 @@ mod tests {
 
     #[test]
     fn exec_gets_unknown_side_effects_only_when_left_out() {
-        let (args, note) = call_arguments("exec", r#"{"command":"ls"}"#).unwrap();
+        let (args, note) =
+            call_arguments(crate::base::config::Tool::Exec, r#"{"command":"ls"}"#).unwrap();
         assert_eq!(args["side_effects"], json!(["UNKNOWN"]));
         assert!(note.is_some());
-        let (args, note) =
-            call_arguments("exec", r#"{"command":"ls","side_effects":["NONE"]}"#).unwrap();
+        let (args, note) = call_arguments(
+            crate::base::config::Tool::Exec,
+            r#"{"command":"ls","side_effects":["NONE"]}"#,
+        )
+        .unwrap();
         assert_eq!(args["side_effects"], json!(["NONE"]));
         assert!(note.is_none());
-        let (args, note) = call_arguments("ps", "{}").unwrap();
+        let (args, note) = call_arguments(crate::base::config::Tool::Ps, "{}").unwrap();
         assert_eq!(args, json!({}));
         assert!(note.is_none());
-        assert!(call_arguments("exec", "[1]").is_err());
-        assert!(call_arguments("exec", "{").is_err());
+        assert!(call_arguments(crate::base::config::Tool::Exec, "[1]").is_err());
+        assert!(call_arguments(crate::base::config::Tool::Exec, "{").is_err());
     }
 }

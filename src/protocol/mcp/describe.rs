@@ -1,4 +1,4 @@
-//! What the tool list and `instructions` say under this configuration (SPEC section 14):
+//! What the tool list and `instructions` say under this configuration:
 //! the defaults in force (environment, client-aware yield), and in trusted mode the names
 //! and patterns allowed, the timeouts and the output cap, and no parameter trusted mode
 //! refuses. The registry (`tools`) holds the text for the built-in defaults; this module
@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::base::config::{Config, Mode};
+use crate::base::config::{Config, Mode, Tool};
 
 /// The text in the registry that names the default yield (replaced by the one in force).
 const YIELD_DEFAULT: &str = "(default 30000)";
@@ -18,6 +18,8 @@ const SHELL_ONLY: &[&str] = &["shell", "tty", "rows", "cols", "raw"];
 struct Allowed {
     names: Vec<String>,
     patterns: Vec<String>,
+    /// Allowed names always refused for want of argument rules.
+    unreviewed: Vec<String>,
 }
 
 fn split(value: Option<&str>) -> impl Iterator<Item = String> + '_ {
@@ -38,9 +40,15 @@ fn allowed(config: &Config) -> Allowed {
             names.push(n);
         }
     }
+    let unreviewed =
+        crate::policy::trusted::reviewed::always_unreviewed(&names, &config.unreviewed_commands)
+            .into_iter()
+            .map(str::to_string)
+            .collect();
     Allowed {
         names,
         patterns: split(config.allow_patterns.as_deref()).collect(),
+        unreviewed,
     }
 }
 
@@ -60,6 +68,13 @@ impl Allowed {
                 self.patterns.join(", ")
             ));
         }
+        if !self.unreviewed.is_empty() {
+            s.push_str(&format!(
+                " Always refused (allowlisted, but without argument rules): {}.",
+                self.unreviewed.join(", ")
+            ));
+        }
+        s.push_str(crate::base::sys::TRUSTED_NOTE);
         s
     }
 }
@@ -75,7 +90,8 @@ pub(crate) fn tools_list_for(
     client: Option<&str>,
     version: super::ProtocolVersion,
 ) -> Value {
-    let mut list = super::tools_list(&config.tools, version);
+    let structured = super::structured_for(config, client);
+    let mut list = super::tools_list(&config.tools, version, structured);
     let yield_ms = default_yield(config, client);
     if let Some(tools) = list.get_mut("tools").and_then(Value::as_array_mut) {
         for tool in tools.iter_mut() {
@@ -102,20 +118,22 @@ fn set_description(props: &mut Map<String, Value>, name: &str, text: String) {
 }
 
 fn patch(tool: &mut Value, config: &Config, yield_ms: u64) {
-    let name = tool["name"].as_str().unwrap_or_default().to_string();
+    let Some(name) = tool["name"].as_str().and_then(Tool::from_name) else {
+        return;
+    };
     let Some(Value::Object(props)) = tool
         .get_mut("inputSchema")
         .and_then(|s| s.get_mut("properties"))
     else {
         return;
     };
-    match name.as_str() {
-        "exec" => {
+    match name {
+        Tool::Exec => {
             set_description(
                 props,
                 "yield_ms",
                 format!(
-                    "How long to wait before returning with the command still running (default {}, at most {}).",
+                    "Wait before backgrounding (default {}, at most {}).",
                     ms(yield_ms),
                     ms(config.max_yield_ms)
                 ),
@@ -124,7 +142,7 @@ fn patch(tool: &mut Value, config: &Config, yield_ms: u64) {
                 props,
                 "timeout_ms",
                 format!(
-                    "Total runtime limit; then the process group is stopped. 0 = unlimited (default {}).",
+                    "Runtime limit, 0 = none (default {}).",
                     ms(config.default_timeout_ms)
                 ),
             );
@@ -132,7 +150,7 @@ fn patch(tool: &mut Value, config: &Config, yield_ms: u64) {
                 props,
                 "max_output_bytes",
                 format!(
-                    "Most bytes of output in this response, both streams together (default {}).",
+                    "Output budget of the answer (default {}).",
                     config.max_output_bytes
                 ),
             );
@@ -160,12 +178,12 @@ fn patch(tool: &mut Value, config: &Config, yield_ms: u64) {
                 );
                 trusted_exec_description(config, yield_ms)
             } else {
-                super::tools::description("exec")
+                super::tools::description(Tool::Exec)
                     .replace(YIELD_DEFAULT, &format!("(default {})", ms(yield_ms)))
             };
-            tool["description"] = Value::from(description);
+            tool["description"] = Value::from(description + &protected_sentence(config));
         }
-        "shell_execute" => {
+        Tool::ShellExecute => {
             set_description(
                 props,
                 "timeout",
@@ -176,16 +194,42 @@ fn patch(tool: &mut Value, config: &Config, yield_ms: u64) {
             );
             let description = format!(
                 "{} {} Timeout: default {} s, at most {} s. Output cap: {} bytes per stream (the command is stopped beyond it).",
-                super::tools::description("shell_execute"),
+                super::tools::description(Tool::ShellExecute),
                 allowed(config).sentence(),
                 config.shell_default_timeout_s,
                 config.shell_max_timeout_s,
                 config.shell_output_limit
             );
-            tool["description"] = Value::from(description);
+            tool["description"] = Value::from(description + &protected_sentence(config));
         }
         _ => (),
     }
+}
+
+/// What the kernel sandbox keeps read-only (`YIELDSHELL_PROTECTED_PATHS`), as one sentence
+/// after a description; empty when the sandbox does not apply or nothing is protected.
+fn protected_sentence(config: &Config) -> String {
+    use crate::base::config::SandboxMode;
+    let sandboxed = match config.mode {
+        Mode::Trusted => config.sandbox != SandboxMode::Off,
+        Mode::Shell => matches!(config.sandbox, SandboxMode::On | SandboxMode::Workspace),
+    };
+    if !sandboxed || config.protected_paths.is_empty() {
+        return String::new();
+    }
+    let names: Vec<&str> = config
+        .protected_paths
+        .iter()
+        .map(|n| match n.as_str() {
+            "git" if config.mode == Mode::Trusted => "the git directory (only git writes it)",
+            "git" => "the git directory",
+            other => other,
+        })
+        .collect();
+    format!(
+        " Read-only where the kernel allows (YIELDSHELL_PROTECTED_PATHS): {}.",
+        names.join(", ")
+    )
 }
 
 /// `exec`'s description in trusted mode: the command language it parses and what it allows.
@@ -227,7 +271,7 @@ pub(crate) fn instructions_for(config: &Config, yield_ms: u64) -> String {
          interpreters; pipes and < > >> redirections inside the working directory are parsed, \
          ; && || $( ) are refused)."
     );
-    if config.tools.contains(&"exec") {
+    if config.tools.contains(&Tool::Exec) {
         format!("{trusted} {general}")
     } else {
         trusted
@@ -240,6 +284,6 @@ mod tests {
 
     #[test]
     fn the_registry_names_the_default_yield_where_it_is_replaced() {
-        assert!(super::super::tools::description("exec").contains(YIELD_DEFAULT));
+        assert!(super::super::tools::description(Tool::Exec).contains(YIELD_DEFAULT));
     }
 }

@@ -1,4 +1,4 @@
-//! Protocol 2026-07-28 beside the legacy versions, on the same process (SPEC section 13).
+//! Protocol 2026-07-28 beside the legacy versions, on the same process.
 //!
 //! The modern era is stateless: every request carries its version and the client's
 //! capabilities in `params._meta` (`io.modelcontextprotocol/protocolVersion`, `…/clientCapabilities`,

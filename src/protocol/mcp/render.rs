@@ -3,18 +3,20 @@
 
 use serde_json::{Map, Value};
 
+use super::fields::{input_fields, opt};
+use super::tools::ToolDef;
 use super::Reply;
+use crate::base::config::Tool;
 use crate::base::ring::{Omitted, Streams};
 use crate::tools::results::{
-    Answer, ErrorKind, ExecResult, KilledFor, Output, PsEntry, ShellResult, Snapshot, StopResult,
-    ToolError,
+    Answer, ErrorKind, ExecResult, KilledFor, Output, ShellResult, Snapshot, ToolError,
 };
 
-/// The result object of `tool`'s answer. `starts_process` is the tool's registry flag: an
-/// error before its process started answers `status: failed_to_start`.
-pub(super) fn render(tool: &str, starts_process: bool, answer: Answer) -> Reply {
+/// The result object of the answer of tool `def`. An error of a tool that starts a process
+/// before it started answers `status: failed_to_start`.
+pub(super) fn render(def: &ToolDef, answer: Answer) -> Reply {
     match answer {
-        Err(e) => error(tool, starts_process, e),
+        Err(e) => error(def, e),
         Ok(output) => {
             let is_error = output.is_error();
             match output {
@@ -29,9 +31,10 @@ pub(super) fn render(tool: &str, starts_process: bool, answer: Answer) -> Reply 
     }
 }
 
-fn error(tool: &str, starts_process: bool, e: ToolError) -> Reply {
+fn error(def: &ToolDef, e: ToolError) -> Reply {
+    let tool = def.name;
     let mut m = Map::new();
-    if starts_process && e.started_nothing() {
+    if def.starts_process && e.started_nothing() {
         m.insert("status".into(), Value::from("failed_to_start"));
     }
     if let Some(id) = e.process_id {
@@ -40,14 +43,20 @@ fn error(tool: &str, starts_process: bool, e: ToolError) -> Reply {
     if e.kind == ErrorKind::InvalidSignal {
         m.insert("stopped".into(), Value::Bool(false));
     }
-    if tool == "cleanup" {
-        m.insert("removed".into(), Value::from(0));
-    }
+    (def.on_error)(&mut m);
+    // shell_execute's clients read text: MCP Shell Server's first words, then ours.
+    let texts = (tool == Tool::ShellExecute).then(|| {
+        let first = match e.kind {
+            ErrorKind::InvalidArgument => "Input validation error",
+            _ => "Error executing command",
+        };
+        vec![format!("{first}: {}", e.message)]
+    });
     m.insert("error".into(), Value::from(e.message));
     Reply {
         value: m,
         is_error: true,
-        texts: None,
+        texts,
     }
 }
 
@@ -60,41 +69,27 @@ fn object(output: Output) -> Map<String, Value> {
             m.insert("wait_result".into(), Value::from(w.end.as_str()));
             m.insert("waited_ms".into(), Value::from(w.waited_ms));
             if let Some(statuses) = w.statuses {
-                let all = statuses
-                    .into_vec()
-                    .into_iter()
-                    .map(|(id, s)| (id, Value::from(s.as_str())));
+                let all = statuses.into_vec().into_iter().map(|(id, s)| {
+                    let mut one = Map::new();
+                    one.insert("status".into(), Value::from(s.status.as_str()));
+                    if let Some(code) = s.exit_code {
+                        one.insert("exit_code".into(), Value::from(code));
+                    }
+                    if let Some(at) = s.ended_at {
+                        one.insert("ended_at".into(), Value::from(at));
+                    }
+                    (id, Value::Object(one))
+                });
                 m.insert("statuses".into(), Value::Object(all.collect()));
             }
             m
         }
-        Output::Write(w) => {
-            let mut m = Map::new();
-            m.insert("process_id".into(), Value::from(w.process_id));
-            m.insert("ok".into(), Value::Bool(w.error.is_none()));
-            if let Some(e) = w.error {
-                m.insert("error".into(), Value::from(e));
-            }
-            m
-        }
-        Output::Stop(s) => stop(s),
-        Output::Ps(list) => {
-            let mut m = Map::new();
-            let list = list.into_iter().map(|e| Value::Object(ps_entry(e)));
-            m.insert("processes".into(), Value::Array(list.collect()));
-            m
-        }
-        Output::Cleanup(removed) => {
-            let mut m = Map::new();
-            m.insert("removed".into(), Value::from(removed));
-            m
-        }
+        Output::Write(w) => super::tools::write::result(w),
+        Output::Stop(s) => super::tools::stop::result(s),
+        Output::Ps(list) => super::tools::ps::result(list),
+        Output::Cleanup(removed) => super::tools::cleanup::result(removed),
         Output::Shell(r) => shell(r).value,
     }
-}
-
-fn opt<T: Into<Value>>(v: Option<T>) -> Value {
-    v.map_or(Value::Null, Into::into)
 }
 
 fn snapshot(s: Snapshot) -> Map<String, Value> {
@@ -134,11 +129,28 @@ fn snapshot(s: Snapshot) -> Map<String, Value> {
         m.insert("message".into(), Value::from(k.sentence()));
         m.insert("killed_for".into(), killed_for(k));
     }
+    if let Some(f) = s.failed_stage {
+        m.insert("failed_stage".into(), Value::from(f));
+    }
+    if let Some(p) = s.protected {
+        m.insert("protected".into(), Value::from(p));
+    }
+    if !s.highlights.is_empty() {
+        let list = s.highlights.into_iter().map(|h| {
+            let mut one = Map::new();
+            one.insert("seq".into(), Value::from(h.seq));
+            let stream = if h.stream == 0 { "stdout" } else { "stderr" };
+            one.insert("stream".into(), Value::from(stream));
+            one.insert("line".into(), Value::from(h.text));
+            Value::Object(one)
+        });
+        m.insert("highlights".into(), Value::Array(list.collect()));
+    }
     input_fields(&mut m, s.input);
     m
 }
 
-/// `omitted`, per stream, when an answer left part of its output out (SPEC section 14).
+/// `omitted`, per stream, when an answer left part of its output out.
 fn omitted_field(m: &mut Map<String, Value>, omitted: &[Option<Omitted>; 2]) {
     let mut per = Map::new();
     for (name, o) in ["stdout", "stderr"].into_iter().zip(omitted) {
@@ -169,104 +181,28 @@ fn killed_for(k: KilledFor) -> Value {
     Value::Object(r)
 }
 
-/// `awaiting_input`, and `prompt` when it is true (SPEC section 13).
-fn input_fields(m: &mut Map<String, Value>, input: crate::process::agents::InputState) {
-    m.insert("awaiting_input".into(), Value::Bool(input.awaiting()));
-    if let Some(p) = input.0 {
-        m.insert("prompt".into(), Value::from(String::from(p)));
-    }
-}
-
 fn exec(r: ExecResult) -> Map<String, Value> {
-    let next_seq = r.snapshot.output.next_seq;
-    let id = r.snapshot.process_id.clone();
     // exec names stdin_error only when writing the initial stdin failed.
     let stdin_failed = r.snapshot.stdin_error.is_some();
-    let asks = if r.snapshot.input.awaiting() {
-        " It is waiting for input now (see prompt): answer with write."
-    } else {
-        ""
-    };
     let mut m = snapshot(r.snapshot);
     if !stdin_failed {
         m.remove("stdin_error");
     }
     if r.backgrounded {
         m.insert("status".into(), Value::from("backgrounded"));
-        m.insert(
-            "message".into(),
-            Value::from(format!(
-                "The command is still running in the background as {id}.{asks} Use read with \
-                 process_id {id} and since_seq {next_seq} for new output, wait to block until it \
-                 exits or prints something (until) or asks for input (until_input), write to \
-                 send input, and stop to end it."
-            )),
-        );
+        // How to go on with a process in the background is said once, in the
+        // instructions (and `awaiting_input` with its `prompt` in exec's description).
     }
     m.insert("pid".into(), Value::from(r.pid));
     m.insert("duration_ms".into(), Value::from(r.duration_ms));
     m
 }
 
-fn stop(s: StopResult) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("process_id".into(), Value::from(s.process_id));
-    m.insert("signal".into(), Value::from(s.signal));
-    m.insert("stopped".into(), Value::Bool(s.stopped));
-    m.insert("status".into(), Value::from(s.status.as_str()));
-    m.insert("exit_code".into(), opt(s.exit_code));
-    m.insert("exit_signal".into(), opt(s.exit_signal));
-    m.insert("error".into(), opt(s.error));
-    m
-}
-
-/// Most bytes of a `ps` entry's command or directory, so that 50 entries fit well under
-/// 64 KiB (SPEC section 14).
-const PS_TEXT_MAX: usize = 256;
-
-/// `text` cut to `PS_TEXT_MAX` bytes on a character, marked with an ellipsis.
-fn clip(mut text: String) -> String {
-    if text.len() > PS_TEXT_MAX {
-        let mut cut = PS_TEXT_MAX;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        let left = text.len() - cut;
-        text.truncate(cut);
-        text.push_str(&format!("… [{left} more bytes]"));
-    }
-    text
-}
-
-fn ps_entry(e: PsEntry) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("process_id".into(), Value::from(e.process_id));
-    m.insert("pid".into(), Value::from(e.pid));
-    m.insert("name".into(), opt(e.name));
-    m.insert("command".into(), Value::from(clip(e.command)));
-    m.insert("cwd".into(), Value::from(clip(e.cwd)));
-    m.insert("status".into(), Value::from(e.status.as_str()));
-    m.insert("exit_code".into(), opt(e.exit_code));
-    m.insert("signal".into(), opt(e.signal));
-    m.insert("started_at".into(), Value::from(e.started_at));
-    m.insert("ended_at".into(), opt(e.ended_at));
-    m.insert("duration_ms".into(), Value::from(e.duration_ms));
-    m.insert("stdout_bytes".into(), Value::from(e.stdout_bytes));
-    m.insert("stderr_bytes".into(), Value::from(e.stderr_bytes));
-    m.insert("idle_ms".into(), Value::from(e.idle_ms));
-    m.insert("latest_seq".into(), Value::from(e.latest_seq));
-    m.insert("stdin_error".into(), opt(e.stdin_error));
-    m.insert("processes".into(), opt(e.processes.map(|n| n as u64)));
-    input_fields(&mut m, e.input);
-    if let Some(Value::String(p)) = m.get_mut("prompt") {
-        *p = clip(std::mem::take(p));
-    }
-    m
-}
-
-/// `shell_execute` answers with text blocks: the output, or the reason first and then the
-/// output captured before the failure. A long stream shows its first and last part around a
-/// marker line; `process_id` (when `read` is listed) pages the rest.
+/// `shell_execute` answers with text blocks, laid out as MCP Shell Server laid them out: the
+/// output (stdout, then stderr), or one block with the reason first and then the output
+/// captured before the failure (`stdout:` and `stderr:` sections). A long stream shows its
+/// first and last part around a marker line; `process_id` (when `read` is listed) pages the
+/// rest.
 fn shell(r: ShellResult) -> Reply {
     let mut m = Map::new();
     m.insert("stdout".into(), Value::from(r.stdout.clone()));
@@ -284,6 +220,9 @@ fn shell(r: ShellResult) -> Reply {
         m.insert("process_id".into(), Value::from(id.clone()));
     }
     omitted_field(&mut m, &r.omitted);
+    if let Some(p) = &r.protected {
+        m.insert("protected".into(), Value::from(p.clone()));
+    }
     let killed = r.killed_for.as_ref().map(|k| k.sentence());
     if let Some(k) = r.killed_for {
         m.insert("killed_for".into(), killed_for(*k));
@@ -291,21 +230,21 @@ fn shell(r: ShellResult) -> Reply {
     let texts = match &r.error {
         Some(reason) => {
             m.insert("error".into(), Value::from(reason.clone()));
-            let mut texts = vec![format!("Error executing command: {reason}")];
-            let when = match killed {
-                Some(sentence) => {
-                    texts.push(sentence);
-                    "up to the kill"
+            let mut text = format!("Error executing command: {reason}");
+            if let Some(sentence) = killed {
+                text.push('\n');
+                text.push_str(&sentence);
+            }
+            let mut section = |name: &str, body: &str| {
+                if !body.is_empty() {
+                    text.push_str(&format!("\n{name}:\n{body}"));
                 }
-                None => "before the error",
             };
-            if !r.stdout.is_empty() {
-                texts.push(format!("stdout (captured {when}):\n{}", r.stdout));
+            section("stdout", &r.stdout);
+            if !r.stderr_in_error {
+                section("stderr", &r.stderr);
             }
-            if !r.stderr.is_empty() {
-                texts.push(format!("stderr (captured {when}):\n{}", r.stderr));
-            }
-            texts
+            vec![text]
         }
         None => {
             let mut texts: Vec<String> = [r.stdout, r.stderr]

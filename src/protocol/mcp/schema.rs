@@ -4,36 +4,56 @@ use serde_json::{json, Map, Value};
 
 use crate::base::config::SIDE_EFFECTS;
 
+/// An integer argument; the server checks the range and says what it accepts.
 pub(super) fn int_prop(description: &str) -> Value {
-    json!({"type": "integer", "minimum": 0, "description": description})
+    if description.is_empty() {
+        json!({"type": "integer"})
+    } else {
+        json!({"type": "integer", "description": description})
+    }
 }
 
+/// A string argument, described in a few words (or not at all where the name says it).
+fn str_prop(description: &str) -> Value {
+    if description.is_empty() {
+        json!({"type": "string"})
+    } else {
+        json!({"type": "string", "description": description})
+    }
+}
+
+/// A boolean argument with its default.
+fn bool_prop(default: bool, description: &str) -> Value {
+    json!({"type": "boolean", "default": default, "description": description})
+}
+
+// Descriptions say what the name and the schema do not: the tool's description and the
+// server's instructions carry the rest, once.
 pub(super) fn exec_input() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "command": {"type": "string", "description": "Shell command line, run as <shell> -c <command>."},
+            "command": str_prop("Run as <shell> -c <command>."),
             "side_effects": {
                 "type": "array",
                 "minItems": 1,
                 "uniqueItems": true,
-                "items": {"type": "string", "enum": SIDE_EFFECTS},
-                "description": "Every side effect the command may plausibly have; [\"NONE\"] alone for none."
+                "items": {"type": "string", "enum": SIDE_EFFECTS}
             },
-            "cwd": {"type": "string", "description": "Working directory (relative paths resolve against the default)."},
-            "env": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Variables added to the environment."},
-            "shell": {"type": "string", "description": "Shell to run the command with (default /bin/sh)."},
-            "stdin": {"type": "string", "description": "Text written to stdin right after start."},
-            "close_stdin": {"type": "boolean", "default": true, "description": "Close stdin after `stdin`; false keeps it open for write."},
-            "name": {"type": "string", "description": "Label shown by ps."},
-            "yield_ms": int_prop("How long to wait before returning with the command still running (default 30000, at most 55000)."),
-            "timeout_ms": int_prop("Total runtime limit; then the process group is stopped. 0 = unlimited (default 3600000)."),
-            "max_output_bytes": int_prop("Most bytes of output in this response, both streams together (default 20000)."),
-            "tail_lines": int_prop("Return only the newest N lines of each stream."),
-            "tty": {"type": "boolean", "default": false, "description": "Run on a pseudo-terminal (shell mode): for REPLs and tools that need a terminal. stderr joins stdout; stdin stays open for write."},
-            "rows": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 40, "description": "Terminal rows (with tty)."},
-            "cols": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 200, "description": "Terminal columns (with tty)."},
-            "raw": {"type": "boolean", "default": false, "description": "Keep terminal escape sequences in the output (tty)."}
+            "cwd": str_prop(""),
+            "env": {"type": "object", "additionalProperties": {"type": "string"}},
+            "shell": str_prop("Default /bin/sh."),
+            "stdin": str_prop(""),
+            "close_stdin": bool_prop(true, "false: keep stdin open for write."),
+            "name": str_prop(""),
+            "yield_ms": int_prop("Wait before backgrounding (default 30000, at most 55000)."),
+            "timeout_ms": int_prop("Runtime limit, 0 = none (default 3600000)."),
+            "max_output_bytes": int_prop("Output budget of the answer (default 20000)."),
+            "tail_lines": int_prop("Only the newest N lines."),
+            "tty": bool_prop(false, "Run on a terminal (REPLs); stderr joins stdout."),
+            "rows": {"type": "integer", "default": 40},
+            "cols": {"type": "integer", "default": 200},
+            "raw": bool_prop(false, "Keep escape sequences.")
         },
         "required": ["command", "side_effects"]
     })
@@ -112,7 +132,13 @@ pub(super) fn process_output_props() -> Map<String, Value> {
         "gap_to": {"type": "integer", "description": "Last position dropped (inclusive); the read continues after it."},
         "message": {"type": "string"},
         "omitted": omitted_schema(),
-        "killed_for": killed_for_schema()
+        "killed_for": killed_for_schema(),
+        "protected": {"type": "string", "description": "Protected names this call created, and, when a write was refused, what is read-only (YIELDSHELL_PROTECTED_PATHS)."},
+        "highlights": {"type": "array", "description": "Lines that look like errors which the answer leaves out, with their positions (read from seq to see them in place).", "items": {"type": "object", "properties": {
+            "seq": {"type": "integer"},
+            "stream": {"type": "string", "enum": ["stdout", "stderr"]},
+            "line": {"type": "string"}
+        }}}
     });
     match props {
         Value::Object(m) => m,
@@ -137,17 +163,17 @@ pub(super) fn exec_output() -> Value {
 }
 
 pub(super) fn id_prop() -> Value {
-    json!({"type": "string", "description": "The process_id returned by exec."})
+    str_prop("")
 }
 
 pub(super) fn read_props() -> Value {
     json!({
         "process_id": id_prop(),
-        "since_seq": int_prop("Continue from this position (the next_seq of the previous read)."),
-        "max_output_bytes": int_prop("Most bytes to return, both streams together."),
+        "since_seq": int_prop(""),
+        "max_output_bytes": int_prop(""),
         "streams": {"type": "string", "enum": ["both", "stdout", "stderr"], "default": "both"},
-        "tail_lines": int_prop("Return only the newest N lines of each stream."),
-        "raw": {"type": "boolean", "default": false, "description": "Keep terminal escape sequences (tty processes)."}
+        "tail_lines": int_prop(""),
+        "raw": bool_prop(false, "Keep escape sequences.")
     })
 }
 
@@ -159,31 +185,13 @@ pub(super) fn read_output() -> Value {
     object_schema(process_output_props(), &[])
 }
 
-pub(super) fn write_input() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "process_id": id_prop(),
-            "input": {"type": "string", "description": "Text to write."},
-            "newline": {"type": "boolean", "default": false, "description": "Append a newline."},
-            "close_stdin": {"type": "boolean", "default": false, "description": "Close stdin after writing (end of file)."}
-        },
-        "required": ["process_id", "input"]
-    })
-}
-
-pub(super) fn write_output() -> Value {
-    json!({"type": "object", "properties": {
-        "process_id": {"type": "string"}, "ok": {"type": "boolean"}, "error": {"type": "string"}
-    }, "required": []})
-}
-
 pub(super) fn wait_input() -> Value {
     let mut props = read_props();
-    props["timeout_ms"] = int_prop("Longest wait (default and maximum 55000).");
-    props["until"] = json!({"type": "string", "description": "Also return as soon as new output (after since_seq) matches this regex."});
-    props["until_input"] = json!({"type": "boolean", "default": false, "description": "Also return as soon as the process waits for input (wait_result awaiting_input)."});
-    props["process_ids"] = json!({"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 64, "description": "Wait for the first of these processes instead of process_id."});
+    props["timeout_ms"] = int_prop("Default and at most 55000.");
+    props["until"] = str_prop("Regex on new output.");
+    props["until_input"] = json!({"type": "boolean", "default": false});
+    props["process_ids"] = json!({"type": "array", "items": {"type": "string"}, "maxItems": 64});
+    props["all"] = bool_prop(false, "Wait for all process_ids to end.");
     json!({"type": "object", "properties": props, "required": []})
 }
 
@@ -196,53 +204,51 @@ pub(super) fn wait_output() -> Value {
     p.insert("waited_ms".into(), json!({"type": "integer"}));
     p.insert(
         "statuses".into(),
-        json!({"type": "object", "additionalProperties": {"type": "string"}, "description": "With process_ids: the status of each."}),
+        json!({"type": "object", "additionalProperties": {"type": "object", "properties": {
+            "status": {"type": "string", "default": "completed"},
+            "exit_code": {"type": ["integer", "null"]},
+            "ended_at": {"type": ["string", "null"], "description": "RFC 3339 UTC."}
+        }}, "description": "With process_ids: the state of each."}),
     );
     object_schema(p, &[])
 }
 
-pub(super) fn stop_input() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "process_id": id_prop(),
-            "signal": {"type": "string", "default": "SIGTERM", "description": "Signal name such as SIGTERM, SIGINT, SIGKILL (case-insensitive, SIG optional), or its number (\"9\")."},
-            "force_after_ms": int_prop("Grace before SIGKILL (default 10000, at most 50000).")
-        },
-        "required": ["process_id"]
-    })
+/// `schema` with the default of every property a result leaves out at its default stated
+/// (`view` leaves out `null` fields and those of `view::DEFAULTS`), in its properties and in
+/// those of its nested objects and arrays.
+pub(super) fn with_defaults(mut schema: Value) -> Value {
+    add_defaults(&mut schema);
+    schema
 }
 
-pub(super) fn stop_output() -> Value {
-    json!({"type": "object", "properties": {
-        "process_id": {"type": "string"},
-        "stopped": {"type": "boolean"},
-        "signal": {"type": "string"},
-        "status": {"type": "string"},
-        "exit_code": {"type": ["integer", "null"]},
-        "exit_signal": {"type": ["string", "null"]},
-        "error": {"type": ["string", "null"]}
-    }, "required": []})
-}
-
-pub(super) fn ps_input() -> Value {
-    json!({"type": "object", "properties": {
-        "include_completed": {"type": "boolean", "default": true, "description": "Include finished processes."},
-        "limit": int_prop("Most entries to return (default 50).")
-    }})
-}
-
-pub(super) fn ps_output() -> Value {
-    json!({"type": "object", "properties": {"processes": {"type": "array", "items": {"type": "object"}}, "error": {"type": "string"}}})
-}
-
-pub(super) fn cleanup_input() -> Value {
-    json!({"type": "object", "properties": {
-        "completed_older_than_ms": int_prop("Remove completed records that ended longer ago than this (default 3600000)."),
-        "stopped_older_than_ms": int_prop("Remove stopped, timed-out and failed records that ended longer ago than this (default 3600000).")
-    }})
-}
-
-pub(super) fn cleanup_output() -> Value {
-    json!({"type": "object", "properties": {"removed": {"type": "integer"}, "error": {"type": "string"}}})
+fn add_defaults(schema: &mut Value) {
+    let Value::Object(s) = schema else { return };
+    if let Some(Value::Object(props)) = s.get_mut("properties") {
+        let has_next = props.contains_key("next_seq");
+        for (name, prop) in props.iter_mut() {
+            let Value::Object(p) = prop else { continue };
+            let nullable = match p.get("type") {
+                Some(Value::Array(types)) => types.iter().any(|t| t == "null"),
+                _ => false,
+            };
+            if let Some((_, d)) = super::view::DEFAULTS.iter().find(|(k, _)| k == name) {
+                p.insert("default".into(), d.json());
+            } else if nullable {
+                p.insert("default".into(), Value::Null);
+            } else if name == "latest_seq" && has_next {
+                p.insert(
+                    "description".into(),
+                    Value::from(
+                        "The newest position; absent when it is next_seq - 1 (the answer reached the newest byte).",
+                    ),
+                );
+            }
+            add_defaults(prop);
+        }
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(inner) = s.get_mut(key) {
+            add_defaults(inner);
+        }
+    }
 }

@@ -4,20 +4,19 @@
 
 use std::sync::Arc;
 
-use regex_lite::Regex;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::args::{missing, show, Args};
 use super::schema::*;
-use crate::base::config::TRANSPORT_CEILING_MS;
+use crate::base::config::{Tool, TRANSPORT_CEILING_MS};
 use crate::base::ring::Streams;
 use crate::tools::call::Call;
-use crate::tools::engine::{Engine, ExecArgs, ReadArgs};
-use crate::tools::results::{Answer, ErrorKind, ToolError};
+use crate::tools::engine::{Engine, ExecArgs, ReadArgs, WaitFor};
+use crate::tools::results::Answer;
 use crate::tools::shell_execute::ShellExecArgs;
 
 pub(super) struct ToolDef {
-    pub(super) name: &'static str,
+    pub(super) name: Tool,
     pub(super) title: &'static str,
     pub(super) description: &'static str,
     pub(super) input: fn() -> Value,
@@ -30,11 +29,17 @@ pub(super) struct ToolDef {
     pub(super) run: fn(&Args<'_>) -> Parsed,
     /// The tool starts a process: an error before that answers `failed_to_start`.
     pub(super) starts_process: bool,
+    /// Adds the tool's own fields to an error's result object.
+    pub(super) on_error: fn(&mut Map<String, Value>),
 }
 
-pub(super) const TOOLS: &[ToolDef] = &[
+/// For a tool whose errors have no fields of their own.
+pub(super) fn no_error_fields(_: &mut Map<String, Value>) {}
+
+/// The registry, in the order of `Tool::ALL` (a test checks): `def` finds a tool's entry.
+pub(super) const TOOLS: [ToolDef; Tool::ALL.len()] = [
     ToolDef {
-        name: "shell_execute",
+        name: Tool::ShellExecute,
         title: "Run an allowed command",
         description: "Run an allowlisted command without a shell and return its output when it \
             finishes. command is an argv array such as [\"ls\", \"-l\"]; elements that are exactly \
@@ -50,21 +55,15 @@ pub(super) const TOOLS: &[ToolDef] = &[
         open_world: true,
         run: shell_execute,
         starts_process: false,
+        on_error: no_error_fields,
     },
     ToolDef {
-        name: "exec",
+        name: Tool::Exec,
         title: "Run a shell command",
-        description: "Run a shell command and return its output. Fast commands return \
-            status \"completed\" with exit_code, stdout and stderr. A command still running after \
-            yield_ms (default 30000) returns status \"backgrounded\" with a process_id and keeps \
-            running: use read, wait, write and stop with that id. A shell that exits while \
-            something it started keeps running (e.g. `server &`) also returns \"backgrounded\". \
-            Longer output than max_output_bytes shows its start and end around a marker line \
-            naming the since_seq that reads the rest. side_effects is required: declare every plausible \
-            category, or [\"NONE\"] for read-only commands; calls declaring a blocked category are \
-            refused before anything runs (status failed_to_start). tty=true runs it on a terminal \
-            (REPLs). A command that stops to ask for input returns at once with awaiting_input=true \
-            and its prompt: answer with write.",
+        description: "Run a shell command. Returns when it ends, or after yield_ms \
+            (default 30000) as \"backgrounded\" with a process_id. side_effects: every category \
+            it may have, [\"NONE\"] if read-only. A command waiting for input returns \
+            awaiting_input and its prompt: answer with write.",
         input: exec_input,
         output: exec_output,
         read_only: false,
@@ -73,18 +72,14 @@ pub(super) const TOOLS: &[ToolDef] = &[
         open_world: true,
         run: exec,
         starts_process: true,
+        on_error: no_error_fields,
     },
     ToolDef {
-        name: "read",
+        name: Tool::Read,
         title: "Read process output",
-        description: "Read the output of a process started by exec. Every byte of stdout and \
-            stderr has a position; pass the returned next_seq as since_seq next time to get only \
-            new output, with no gap and no repeat. Without since_seq it goes on where the last \
-            answer for this process stopped; tail_lines returns only the newest lines. truncated=true means older \
-            output was dropped from the buffer; capped=true means more output is available now. \
-            A read from the start still gets the first output, then gap_from/gap_to name what \
-            was dropped. awaiting_input=true (with prompt) means \
-            the process is blocked reading its input.",
+        description: "Output of a process, from where the last answer stopped, from \
+            since_seq (a next_seq) or the newest tail_lines. truncated: older output was \
+            evicted; capped: more is available.",
         input: read_input,
         output: read_output,
         read_only: true,
@@ -93,32 +88,16 @@ pub(super) const TOOLS: &[ToolDef] = &[
         open_world: false,
         run: read,
         starts_process: false,
+        on_error: no_error_fields,
     },
+    write::DEF,
     ToolDef {
-        name: "write",
-        title: "Write to process stdin",
-        description: "Write text to the stdin of a running process (start it with exec \
-            close_stdin=false, or tty=true). newline=true appends a newline; close_stdin=true sends \
-            end of file after the text. On a tty the text is typed as is: \"\\u0003\" is Ctrl-C, \
-            \"\\u0004\" (or close_stdin) ends the input.",
-        input: write_input,
-        output: write_output,
-        read_only: false,
-        destructive: false,
-        idempotent: false,
-        open_world: false,
-        run: write,
-        starts_process: false,
-    },
-    ToolDef {
-        name: "wait",
+        name: Tool::Wait,
         title: "Wait for a process",
-        description:
-            "Block until a process exits, until its new output matches the regex \
-            `until`, until it waits for input (until_input=true), or until timeout_ms (at most \
-            55000) passes; wait_result says which (exited, matched, awaiting_input, \
-            deadline_reached). process_ids waits for the first of several and names it \
-            (process_id; statuses lists all). Never stops the process. Returns output like read.",
+        description: "Block until the process exits, its new output matches until, it \
+            waits for input (until_input) or timeout_ms passes; wait_result says which. \
+            process_ids: the first of several to end, or all (all=true); statuses gives each. \
+            Returns output like read.",
         input: wait_input,
         output: wait_output,
         read_only: true,
@@ -127,59 +106,27 @@ pub(super) const TOOLS: &[ToolDef] = &[
         open_world: false,
         run: wait,
         starts_process: false,
+        on_error: no_error_fields,
     },
-    ToolDef {
-        name: "stop",
-        title: "Stop a process",
-        description: "Stop a process and everything it started: sends signal (default SIGTERM) \
-            to all of it (setsid daemons too), sends SIGKILL after force_after_ms (default 10000) if \
-            anything is left, and returns once all of it is gone.",
-        input: stop_input,
-        output: stop_output,
-        read_only: false,
-        destructive: true,
-        idempotent: true,
-        open_world: true,
-        run: stop,
-        starts_process: false,
-    },
-    ToolDef {
-        name: "ps",
-        title: "List processes",
-        description: "List the processes started by exec, newest first, with status, exit \
-            code, output sizes, idle time and how many of their processes live.",
-        input: ps_input,
-        output: ps_output,
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-        run: ps,
-        starts_process: false,
-    },
-    ToolDef {
-        name: "cleanup",
-        title: "Forget finished processes",
-        description: "Remove records of finished processes older than the given ages (default \
-            one hour) to free memory. Running processes are never removed.",
-        input: cleanup_input,
-        output: cleanup_output,
-        read_only: false,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-        run: cleanup,
-        starts_process: false,
-    },
+    stop::DEF,
+    ps::DEF,
+    cleanup::DEF,
 ];
 
-/// The registry's description of tool `name` (empty for an unknown name).
-pub(super) fn description(name: &str) -> &'static str {
-    TOOLS
-        .iter()
-        .find(|d| d.name == name)
-        .map_or("", |d| d.description)
+/// The registry entry of `tool`.
+pub(super) fn def(tool: Tool) -> &'static ToolDef {
+    &TOOLS[tool as usize]
 }
+
+/// The registry's description of `tool`.
+pub(super) fn description(tool: Tool) -> &'static str {
+    def(tool).description
+}
+
+pub(super) mod cleanup;
+pub(super) mod ps;
+pub(super) mod stop;
+pub(super) mod write;
 
 /// A tool call with valid arguments, ready to run.
 pub(super) type Run = Box<dyn FnOnce(&Arc<Engine>, Call)>;
@@ -287,63 +234,31 @@ fn read(a: &Args<'_>) -> Parsed {
     now(move |engine| engine.read(&id, args))
 }
 
-fn write(a: &Args<'_>) -> Parsed {
-    let id = process_id(a)?;
-    let input = a
-        .string("input")?
-        .ok_or_else(|| missing("input", "the text to write"))?;
-    let newline = a.boolean("newline")?.unwrap_or(false);
-    let close = a.boolean("close_stdin")?.unwrap_or(false);
-    Ok(Box::new(move |engine: &Arc<Engine>, call: Call| {
-        engine.write(&id, &input, newline, close, call)
-    }))
-}
-
 fn wait(a: &Args<'_>) -> Parsed {
     let ids = wait_ids(a.get("process_id"), a.get("process_ids"))?;
-    let until_input = a.boolean("until_input")?.unwrap_or(false);
+    let wait_for = WaitFor {
+        input: a.boolean("until_input")?.unwrap_or(false),
+        all: a.boolean("all")?.unwrap_or(false),
+    };
     let args = read_args(a)?;
     let timeout = a.uint("timeout_ms")?;
     let until = match a.string("until")? {
-        Some(pattern) => Some(Regex::new(&pattern).map_err(|e| {
-            format!(
-                "invalid argument until: {pattern:?} is not a valid regex ({}); use Rust regex syntax, e.g. \"ready|listening on\"",
-                e.to_string().lines().last().unwrap_or("").trim()
-            )
-        })?),
+        Some(pattern) => Some(
+            crate::base::pattern::compile(&pattern, crate::base::pattern::UNTIL_LIMIT).map_err(
+                |e| {
+                    format!(
+                        "invalid argument until: {pattern:?}: {}; use Rust regex syntax, e.g. \"ready|listening on\"",
+                        e.describe()
+                    )
+                },
+            )?,
+        ),
         None => None,
     };
     let timeout = timeout.map(|t| t.min(TRANSPORT_CEILING_MS));
     Ok(Box::new(move |engine: &Arc<Engine>, call: Call| {
-        engine.wait(&ids, timeout, until, until_input, args, call)
+        engine.wait(&ids, timeout, until, wait_for, args, call)
     }))
-}
-
-fn stop(a: &Args<'_>) -> Parsed {
-    let id = process_id(a)?;
-    let signal = a.signal("signal")?;
-    let force = a.uint("force_after_ms")?;
-    Ok(Box::new(move |engine: &Arc<Engine>, call: Call| {
-        engine.stop(&id, signal.as_deref(), force, call)
-    }))
-}
-
-fn ps(a: &Args<'_>) -> Parsed {
-    let include = a.boolean("include_completed")?.unwrap_or(true);
-    let limit = a.uint("limit")?.unwrap_or(50);
-    now(move |engine| engine.ps(include, limit.min(usize::MAX as u64) as usize))
-}
-
-fn cleanup(a: &Args<'_>) -> Parsed {
-    let completed = a.int("completed_older_than_ms")?.unwrap_or(3_600_000);
-    let stopped = a.int("stopped_older_than_ms")?.unwrap_or(3_600_000);
-    if completed < 0 || stopped < 0 {
-        let error = ToolError::new(ErrorKind::InvalidArgument, format!(
-            "thresholds must be non-negative milliseconds (got completed_older_than_ms={completed}, stopped_older_than_ms={stopped}); nothing was removed"
-        ));
-        return now(move |_| Err(error));
-    }
-    now(move |engine| engine.cleanup(completed as u64, stopped as u64))
 }
 
 /// The ids a `wait` is about: `process_id`, or `process_ids` (a non-empty array of

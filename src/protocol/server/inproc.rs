@@ -18,7 +18,6 @@ use crate::protocol::transport::{self, Input, MemoryClient};
 /// outbox (the client's receiver then disconnects). Processes are not stopped.
 pub fn serve_in_memory(config: Config, drain: Duration) -> io::Result<MemoryClient> {
     let marker_prefix = crate::base::stamp::new_marker_prefix();
-    crate::process::guardian::configure(marker_prefix.clone());
     let engine = start_engine(Arc::new(config), marker_prefix)
         .map_err(|_| io::Error::other("the engine did not start (see stderr)"))?;
     let (outbox, input, client) = transport::memory()?;
@@ -44,8 +43,7 @@ pub(crate) fn call_once(config: Config, tool: &str, arguments: Value) -> Result<
     }
     crate::base::sys::cloexec_from(3);
     let marker_prefix = crate::base::stamp::new_marker_prefix();
-    crate::process::guardian::configure(marker_prefix.clone());
-    // Like the binary's server (SPEC section 15): every child of this process is the
+    // Like the binary's server: every child of this process is the
     // call's, so whatever the command left, wherever it moved, ends with the call.
     crate::process::tree::claim_children();
     let _ = crate::base::sys::set_child_subreaper();

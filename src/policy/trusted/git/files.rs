@@ -1,7 +1,7 @@
 //! Reading git's own files, as git reads them: the configuration syntax (sections, quoted
 //! subsections, the old `[section.sub]` form, quoted values, escapes, comments, continuation
 //! lines) and the paths of the submodules (gitlinks) recorded in an index file. Used by
-//! `gitguard` to decide on what git will do with a repository.
+//! `git::guard` to decide on what git will do with a repository.
 
 /// One configuration entry: key (`section.sub.name`) and value.
 pub type Entry = (String, String);

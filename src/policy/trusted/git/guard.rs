@@ -1,4 +1,4 @@
-//! Keeping git from running programs named in a repository's files (REDTEAM findings 1, 2).
+//! Keeping git from running programs named in a repository's files.
 //!
 //! git runs programs that its configuration names: `core.fsmonitor`, hooks, `diff.external`,
 //! diff, filter and merge drivers selected by attributes, pagers, editors, credential
@@ -25,22 +25,26 @@
 //!    `textconv`, `filter.<d>.*`, `merge.<d>.driver`), `remote.<r>.uploadpack`/`receivepack`,
 //!    `man.*`, `submodule.<s>.update=!cmd`, `trailer.<t>.cmd`, `tar.<fmt>.command`,
 //!    `interactive.diffFilter`, and every `alias.*` (a command line git would run for a
-//!    helper or strategy name without a program)... ([`check_git`]). So that
+//!    helper or strategy name without a program)... ([`check_git`]). A submodule's or
+//!    nested repository's configuration is refused for the program keys the environment
+//!    does override too (`core.fsmonitor`, `core.hooksPath`...: `keys::runs_for_the_person`):
+//!    the person's own git, recursing into it, runs them. So that
 //!    nothing changes them between this check and git's own reading, git never runs beside
-//!    a program that may write files in the same tree as any of them (`gitlock`, given every
+//!    a program that may write files in the same tree as any of them (`git::lock`, given every
 //!    directory and file read here).
 //! 3. Every program but git and a few that only read (`cat`, `ls`, `grep`, `head`, `find`,
-//!    `rm`...: [`READERS`]) may not name a path with a `.git` component or ending in `.git`
+//!    `rm`...: `writers::READERS`) may not name a path with a `.git` component or ending in `.git`
 //!    (`cp`, `mv`, `tee`, `install`, `ln`, `dd`, `rsync`, `touch`, `patch`, `split`, `uniq`,
-//!    archive extractors...: [`check_writer_text`], with the hardening table), nor a path
-//!    inside a git directory or one that would complete one ([`check_writer`]); `--exclude`
+//!    archive extractors...: `writers::check_writer_text`, with the hardening table), nor a
+//!    path inside a git directory or one that would complete one (`writers::check_writer`); `--exclude`
 //!    patterns are not paths. git may not write a work tree into a git directory
 //!    (`apply --unsafe-paths`, `checkout-index --prefix`, `--work-tree`: [`git_write_reason`]).
 
 use std::ffi::OsString;
 
+use crate::base::sys::libc;
 use crate::policy::trusted::git::files::{gitlinks, parse_config};
-use crate::policy::trusted::git::keys::{dangerous, REASON};
+use crate::policy::trusted::git::keys::{dangerous, runs_for_the_person, REASON};
 use crate::policy::trusted::git::places::{nested_repositories, tracked_in_work_tree, MAX_WALK};
 use crate::policy::trusted::git::tables::{INDEX_KEPT, ONLY_READ};
 use std::path::{Path, PathBuf};
@@ -164,7 +168,7 @@ pub fn git_env(ssh_allowed: bool, gpg_allowed: bool) -> Vec<(OsString, OsString)
         // git verifies signatures where the repository asks (`%G?` in `format.pretty` or
         // a `pretty.<name>`, `export-subst`, merging a signed tag): without gpg on the
         // allowlist it finds no program to run, instead of a `gpg` on the PATH that the
-        // kernel sandbox, when off, would not stop (red team, round 10).
+        // kernel sandbox, when off, would not stop.
         let v = if k.ends_with(".program") && !gpg_allowed {
             NO_GPG
         } else {
@@ -178,7 +182,12 @@ pub fn git_env(ssh_allowed: bool, gpg_allowed: bool) -> Vec<(OsString, OsString)
 
 /// Checks one configuration file and the files it includes (depth-limited like git). Every
 /// file git would read, present or not, is added to `used`.
-fn check_config_file(path: &Path, depth: usize, used: &mut Vec<PathBuf>) -> Result<(), String> {
+fn check_config_file(
+    path: &Path,
+    depth: usize,
+    nested: bool,
+    used: &mut Vec<PathBuf>,
+) -> Result<(), String> {
     if depth > 10 {
         return Err(format!(
             "{REASON}: {} includes files more than 10 levels deep",
@@ -188,7 +197,7 @@ fn check_config_file(path: &Path, depth: usize, used: &mut Vec<PathBuf>) -> Resu
     used.push(path.to_path_buf());
     if depth > 0 {
         // An included file in a work tree: a checkout there (git, which the lock does not
-        // count as a writer) could rewrite or create it while git runs (round 7).
+        // count as a writer) could rewrite or create it while git runs.
         if let Some(outer) = tracked_in_work_tree(path) {
             return Err(format!(
                 "{REASON}? the included configuration file {} lies in the work tree of {} as \
@@ -213,11 +222,20 @@ fn check_config_file(path: &Path, depth: usize, used: &mut Vec<PathBuf>) -> Resu
                 path.display()
             ));
         }
+        if nested && runs_for_the_person(key, value) {
+            return Err(format!(
+                "{REASON}: {} sets {key}, in a repository nested in this one (a submodule, \
+                 or one git can record as a submodule): the person's git would run it when \
+                 it recurses there (`git status` above it); remove the entry, or the \
+                 nested repository",
+                path.display()
+            ));
+        }
         let lower = key.to_ascii_lowercase();
         if lower == "core.worktree" {
             // A work tree that is (or lies in) a git directory lets a checkout write that
-            // directory's configuration after this check (REDTEAM round 2: `core.worktree
-            // = .`, or another repository's `.git`), as `--work-tree` would.
+            // directory's configuration after this check (`core.worktree = .`, or another
+            // repository's `.git`), as `--work-tree` would.
             let base = path.parent().unwrap_or(Path::new("/"));
             let mut tree = PathBuf::new();
             for part in base.join(value.trim()).components() {
@@ -245,7 +263,7 @@ fn check_config_file(path: &Path, depth: usize, used: &mut Vec<PathBuf>) -> Resu
             // every one is followed here. git expands `~/` from `HOME`, `~user/` from the
             // password database and `%(prefix)/` from its build: the checker could read
             // another file than git would, so such a path is refused rather than skipped
-            // (a trusted-mode child has no `HOME`; REDTEAM3 `~root/..`).
+            // (a trusted-mode child has no `HOME`; `~root/..` is one such path).
             if value.starts_with('~') || value.starts_with("%(") {
                 return Err(format!(
                     "{REASON}? {} includes {value:?}, a path that git expands from the \
@@ -256,7 +274,7 @@ fn check_config_file(path: &Path, depth: usize, used: &mut Vec<PathBuf>) -> Resu
                 ));
             }
             let base = path.parent().unwrap_or(Path::new("/"));
-            check_config_file(&base.join(value), depth + 1, used)?;
+            check_config_file(&base.join(value), depth + 1, nested, used)?;
         }
     }
     Ok(())
@@ -277,8 +295,8 @@ const MAX_READ: u64 = 256 << 20;
 /// on the open descriptor, so a FIFO or a device (`include.path = /dev/stdin`, a `.git`
 /// FIFO) is refused without being read. `None` when there is no such file.
 fn read_regular(path: &Path) -> Result<Option<Vec<u8>>, String> {
+    use crate::base::sys::ext::OpenOptionsExt;
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
     let opened = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
@@ -297,15 +315,15 @@ fn read_regular(path: &Path) -> Result<Option<Vec<u8>>, String> {
     };
     match file.metadata() {
         // Another name of the file, in a tree the lock does not tie to this repository,
-        // lets a writer change it while git runs (red team, round 9: `y/foo`, a hard link
+        // lets a writer change it while git runs (for example `y/foo`, a hard link
         // of `x/.git/config` from an archive, rewritten by `tar -x` beside `git diff` in x).
-        Ok(m) if m.is_file() && std::os::unix::fs::MetadataExt::nlink(&m) > 1 => {
+        Ok(m) if m.is_file() && crate::base::sys::ext::MetadataExt::nlink(&m) > 1 => {
             return Err(format!(
                 "{REASON}? {} has {} names (hard links): a program writing another of them \
                  could change it between this check and git reading it; give it one name \
                  (copy it, then remove the others)",
                 path.display(),
-                std::os::unix::fs::MetadataExt::nlink(&m)
+                crate::base::sys::ext::MetadataExt::nlink(&m)
             ))
         }
         Ok(m) if m.is_file() && m.len() <= MAX_READ => {}
@@ -345,7 +363,7 @@ fn dot_git_target(dot_git: &Path) -> Result<Option<PathBuf>, String> {
 /// A path written in one of git's pointer files (`gitdir: ` files, `commondir`): the bytes
 /// as they are, less the `\n` and `\r` at the end, which is all git removes.
 fn path_as_git_reads(bytes: &[u8]) -> PathBuf {
-    use std::os::unix::ffi::OsStrExt;
+    use crate::base::sys::ext::OsStrExt;
     let mut end = bytes.len();
     while end > 0 && matches!(bytes[end - 1], b'\n' | b'\r') {
         end -= 1;
@@ -355,7 +373,14 @@ fn path_as_git_reads(bytes: &[u8]) -> PathBuf {
 
 /// Checks a git directory: its configuration files (with includes), its common directory's,
 /// and those of the submodules it holds. Each directory checked is added to `used`.
-fn check_git_dir(dir: &Path, depth: usize, used: &mut Vec<PathBuf>) -> Result<(), String> {
+/// `nested`: a submodule's or a repository nested in a work tree, whose program keys the
+/// person's git runs (`runs_for_the_person`).
+fn check_git_dir(
+    dir: &Path,
+    depth: usize,
+    nested: bool,
+    used: &mut Vec<PathBuf>,
+) -> Result<(), String> {
     used.push(dir.to_path_buf());
     if let Some(outer) = tracked_in_work_tree(dir) {
         return Err(format!(
@@ -367,12 +392,12 @@ fn check_git_dir(dir: &Path, depth: usize, used: &mut Vec<PathBuf>) -> Result<()
         ));
     }
     for name in ["config", "config.worktree"] {
-        check_config_file(&dir.join(name), 0, used)?;
+        check_config_file(&dir.join(name), 0, nested, used)?;
     }
     if let Some(common) = read_regular(&dir.join("commondir"))? {
         let common = dir.join(path_as_git_reads(&common));
         if depth < 4 {
-            check_git_dir(&common, depth + 1, used)?;
+            check_git_dir(&common, depth + 1, nested, used)?;
         }
     }
     if depth < 4 {
@@ -392,7 +417,7 @@ fn check_modules(dir: &Path, depth: usize, used: &mut Vec<PathBuf>) -> Result<()
             continue;
         }
         if looks_like_git_dir(&path) {
-            check_git_dir(&path, depth, used)?;
+            check_git_dir(&path, depth, true, used)?;
         } else if depth < 6 {
             check_modules(&path, depth + 1, used)?;
         }
@@ -453,7 +478,7 @@ fn check_submodules(
             check_repository(&target, Some(&sub), depth + 1, walk, used)?;
         }
     }
-    // Every other repository in the work tree too (red team, round 6): one that is not a
+    // Every other repository in the work tree too: one that is not a
     // submodule now becomes one when a checkout, reset or merge adds its gitlink, and git
     // then runs itself inside it (to report its changes) under its configuration.
     let mut budget = MAX_WALK;
@@ -488,7 +513,7 @@ fn check_repository(
             git_dir.display()
         ));
     }
-    check_git_dir(git_dir, 0, used)?;
+    check_git_dir(git_dir, 0, depth > 0, used)?;
     if let Some(work_tree) = work_tree {
         used.push(work_tree.to_path_buf());
         check_submodules(git_dir, work_tree, depth, walk, used)?;
@@ -571,7 +596,7 @@ pub fn output_paths(subcommand: &str, rest: &[String]) -> Vec<String> {
         "bundle" if rest.first().is_some_and(|a| a == "create") => {
             out.extend(rest[1..].iter().find(|a| !a.starts_with('-')).cloned());
         }
-        // The marks file it writes (red team, round 5).
+        // The marks file it writes.
         "fast-import" => {
             for name in [
                 "--export-marks",
@@ -581,8 +606,8 @@ pub fn output_paths(subcommand: &str, rest: &[String]) -> Vec<String> {
                 out.extend(long_values(rest, name, name.len()).map(str::to_string));
             }
         }
-        // The files named as operands, written with content from stdin (red team, round 8:
-        // `git mailinfo r/.git/config r/msg` wrote a configuration git then read).
+        // The files named as operands, written with content from stdin
+        // (`git mailinfo r/.git/config r/msg` writes a configuration git may then read).
         "mailinfo" => out.extend(operands(rest, &[])),
         // The first file is overwritten with the merge (unless -p; refused either way).
         "merge-file" => out.extend(operands(rest, &["-L"]).into_iter().take(1)),
@@ -658,12 +683,9 @@ pub fn git_write_reason(subcommand: &str, rest: &[String]) -> Option<String> {
     None
 }
 
-/// Global options of git that take a value as the next argument.
-const GLOBAL_WITH_VALUE: &[&str] = &["--namespace", "--super-prefix", "--attr-source"];
-
 /// Layer 2: checks every git directory a git stage (`args` after `argv[0]`) run in `cwd`
 /// will use, and refuses git writing a work tree into a git directory. `Ok` holds the
-/// directories and files git will work in and read (for `gitlock`): the start directory,
+/// directories and files git will work in and read (for `git::lock`): the start directory,
 /// every git directory (found walking up, `--git-dir`, a `gitdir:` file's target, common
 /// directories, submodules'), their work trees, the `gitdir:` files and the configuration
 /// files with their includes. `Err` the complete refusal.
@@ -673,42 +695,17 @@ pub fn check_git(cwd: &Path, args: &[String]) -> Result<Vec<PathBuf>, String> {
     let mut repositories: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
     let mut work_trees: Vec<PathBuf> = Vec::new();
     let mut gitfiles: Vec<PathBuf> = Vec::new();
-    let mut dirs: Vec<(bool, String)> = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        let arg = args[i].as_str();
-        let value = |i: usize| args.get(i + 1).map(String::as_str).unwrap_or("");
-        if arg == "-C" {
-            start = start.join(value(i));
-            i += 2;
-            continue;
-        }
-        let (name, attached) = match arg.split_once('=') {
-            Some((n, v)) => (n, Some(v)),
-            None => (arg, None),
-        };
-        if matches!(name, "--git-dir" | "--work-tree") {
-            // git resolves a relative path against the directory it ends in, after every
-            // `-C` (even one written after it): resolved below, once `start` is final.
-            dirs.push((
-                name == "--git-dir",
-                attached.unwrap_or_else(|| value(i)).to_string(),
-            ));
-            i += if attached.is_some() { 1 } else { 2 };
-            continue;
-        }
-        if GLOBAL_WITH_VALUE.contains(&arg) {
-            i += 2;
-            continue;
-        }
-        if !arg.starts_with('-') || arg == "--" {
-            break;
-        }
-        i += 1;
+    // The global options as `rules` read them (for a `git-<subcommand>` program, whose
+    // arguments hold none, nothing is read and the work tree is walked).
+    let read = super::argv::parse(args).unwrap_or_default();
+    for dir in &read.chdirs {
+        start = start.join(dir);
     }
-    for (is_git_dir, written) in dirs {
+    // git resolves a relative path against the directory it ends in, after every `-C`
+    // (even one written after it).
+    for (is_git_dir, written) in &read.dirs {
         let path = start.join(written);
-        if is_git_dir {
+        if *is_git_dir {
             // A directory, or a file `gitdir: <path>` as git reads it.
             let target = dot_git_target(&path).map_err(refuse)?;
             if target.as_ref().is_some_and(|t| *t != path) {
@@ -720,7 +717,10 @@ pub fn check_git(cwd: &Path, args: &[String]) -> Result<Vec<PathBuf>, String> {
             work_trees.push(path);
         }
     }
-    let rest = &args[i.min(args.len())..];
+    let rest = match read.subcommand {
+        Some(index) => &args[index..],
+        None => &args[args.len()..],
+    };
     // Only a command that may add a gitlink to the index can enter a repository that is not
     // a submodule yet: the work tree is walked for all but those that only read.
     let walk = !rest.first().is_some_and(|name| {
@@ -811,7 +811,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&base);
     }
 
-    /// A gitfile's path and a `commondir` are read as git reads them (red team, round 3):
+    /// A gitfile's path and a `commondir` are read as git reads them:
     /// spaces around the name are part of it, so `gitdir: gd ` names `gd `, not a clean `gd`.
     #[test]
     fn gitfile_and_commondir_paths_keep_their_spaces() {

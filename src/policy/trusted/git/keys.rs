@@ -1,12 +1,38 @@
 //! Which keys of a git configuration make git run a program that the forced environment
 //! cannot override (`dangerous`), so that a configuration setting one is refused before
-//! git runs (`guard`). Keys are matched as git matches them: section and name without
+//! git runs (`guard`); and which keys of a nested repository's configuration the person's
+//! own git runs when it recurses into it (`runs_for_the_person`). Keys are matched as git matches them: section and name without
 //! regard to case, a subsection as written.
 //!
 //! May import: `base` (nothing else is needed).
 
 /// How every refusal of a repository's configuration begins.
 pub const REASON: &str = "git repository configuration runs a program";
+
+/// True when an entry of a submodule's or nested repository's configuration names a
+/// program that the person's own git runs when it recurses into that repository from the
+/// one above (`git status` runs `core.fsmonitor` there, a recursive checkout its hooks, a
+/// recursive fetch its ssh command and credential helper). The server's git has them
+/// forced off, the person's git does not; and unlike the top repository's, a nested
+/// repository's configuration is not bound read-only by the sandbox.
+pub fn runs_for_the_person(key: &str, value: &str) -> bool {
+    let lower = key.to_ascii_lowercase();
+    let off = matches!(
+        value.trim().to_ascii_lowercase().as_str(),
+        "" | "false" | "no" | "off" | "0" | "true" | "yes" | "on" | "1"
+    );
+    match lower.as_str() {
+        // A boolean asks for git's own built-in monitor; anything else is a program.
+        "core.fsmonitor" => !off,
+        "core.hookspath" | "core.sshcommand" | "core.askpass" | "core.alternaterefscommand" => true,
+        "credential.helper" => !value.trim().is_empty(),
+        _ => {
+            lower.starts_with("credential.")
+                && lower.ends_with(".helper")
+                && !value.trim().is_empty()
+        }
+    }
+}
 
 /// True when a configuration entry would make git run a program that the environment
 /// cannot override.
@@ -17,7 +43,7 @@ pub fn dangerous(key: &str, value: &str) -> bool {
     let has_sub = rest.contains('.');
     match section {
         // `diff` runs git inside every submodule a diff shows, under that submodule's own
-        // configuration, which is not checked when it is only in commits (round 5).
+        // configuration, which is not checked when it is only in commits.
         "diff" if lower == "diff.submodule" => value.trim().eq_ignore_ascii_case("diff"),
         "diff" => lower == "diff.external" || (has_sub && matches!(name, "command" | "textconv")),
         "filter" => has_sub,
@@ -41,13 +67,13 @@ pub fn dangerous(key: &str, value: &str) -> bool {
         "init" => name == "templatedir",
         "core" => name == "gitproxy",
         // git 2.42 and later run each value from `gc`, `prune` and `repack --cruft`, and
-        // from the automatic gc after a commit or fetch (red team, round 9).
+        // from the automatic gc after a commit or fetch.
         "gc" => name == "recentobjectshook",
-        // git-remote-http writes its cookie jar where the configuration says (round 9:
-        // anywhere without the sandbox, with content the remote chose).
+        // git-remote-http writes its cookie jar where the configuration says
+        // (anywhere without the sandbox, with content the remote chose).
         // A `pkcs11:` certificate or key makes curl's TLS library start p11-kit, which
-        // loads every module its configuration names, the user's own included (red team,
-        // round 10: a module planted in ~/.config/pkcs11 ran a program, sandbox on).
+        // loads every module its configuration names, the user's own included (a
+        // module planted in ~/.config/pkcs11 runs a program, even with the sandbox on).
         "http" => {
             (name == "savecookies"
                 && !matches!(
@@ -76,7 +102,7 @@ pub fn dangerous(key: &str, value: &str) -> bool {
         // Default merge strategies: git runs `git-merge-<name>` for a name it does not build
         // in (a `/` in it reaches the work tree), and a shell script for `resolve` and
         // `octopus`. Forcing `ort` is not enough: the sequencer (cherry-pick, revert,
-        // rebase) keeps the first value it reads, the repository's (red team, round 4).
+        // rebase) keeps the first value it reads, the repository's.
         "pull" => {
             matches!(name, "twohead" | "octopus")
                 && !value
@@ -84,10 +110,9 @@ pub fn dangerous(key: &str, value: &str) -> bool {
                     .all(|s| BUILT_IN_STRATEGIES.contains(&s))
         }
         // Options every `git merge` of that branch takes as if written on its command line
-        // (`-s <name>`, `-S`), past the argument rules (red team, round 4).
+        // (`-s <name>`, `-S`), past the argument rules.
         "branch" => has_sub && name == "mergeoptions",
-        // `git status` and `commit` run `git submodule summary`, a shell script of git's
-        // (round 6).
+        // `git status` and `commit` run `git submodule summary`, a shell script of git's.
         "status" => {
             name == "submodulesummary"
                 && !matches!(
@@ -105,6 +130,24 @@ const BUILT_IN_STRATEGIES: &[&str] = &["ort", "recursive", "ours", "subtree"];
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_the_persons_git_runs_in_a_nested_repository() {
+        for (k, v, want) in [
+            ("core.fsmonitor", "/tmp/payload", true),
+            ("core.fsmonitor", "true", false),
+            ("core.fsmonitor", "false", false),
+            ("core.hooksPath", ".husky", true),
+            ("core.sshCommand", "ssh -i k", true),
+            ("credential.helper", "store", true),
+            ("credential.helper", "", false),
+            ("credential.https://x.helper", "!x", true),
+            ("core.editor", "vi", false),
+            ("user.name", "x", false),
+        ] {
+            assert_eq!(runs_for_the_person(k, v), want, "{k}={v}");
+        }
+    }
 
     #[test]
     fn dangerous_keys() {

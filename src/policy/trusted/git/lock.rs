@@ -1,19 +1,19 @@
 //! Git never runs beside a program that may write files whose names it computes, in the
-//! same tree (the race left by `gitguard`'s repository check).
+//! same tree (the race left by `git::guard`'s repository check).
 //!
-//! `gitguard` reads every git directory a git stage will use right before spawning it; git
+//! `git::guard` reads every git directory a git stage will use right before spawning it; git
 //! reads them again a moment later, and again whenever it needs them. A program running at
 //! the same time could change them in between: `tar -x` of a member `.git/config`, `cp -r`
 //! of a tree holding a `.git`, `patch`, `wget -r`, any program the hardening does not know,
-//! and git itself (`mailinfo`, `merge-file`, `apply`, a checkout into `--work-tree`: red
-//! team, round 8). Programs that write only the paths named on their command line cannot
+//! and git itself (`mailinfo`, `merge-file`, `apply`, a checkout into
+//! `--work-tree`). Programs that write only the paths named on their command line cannot
 //! (the writing rules check those names), and neither can the readers.
 //!
 //! So every stage is classified ([`Kind`]) with the directories it works in (its roots: the
-//! working directory and every path argument; for git also every git directory `gitguard`
+//! working directory and every path argument; for git also every git directory `git::guard`
 //! resolves for it, wherever it lies: the one found walking up, a `gitdir:` file's target,
 //! `--git-dir`, a worktree's common directory, submodules' directories, and the
-//! configuration files they include; REDTEAM2 F1), each root taken both as written and with
+//! configuration files they include), each root taken both as written and with
 //! its symbolic links resolved, the places of those links being roots too. A stage may not
 //! start while a stage of a clashing kind (one reads git's files, the other may write), in
 //! an overlapping tree (one root inside or equal to another), has been admitted and has not
@@ -25,7 +25,7 @@
 //! A call's output redirection is a writer of its target for every other call, whatever the
 //! program ([`admit_with`]): it is admitted before the target is opened and truncated, so a
 //! git of another call never checks the truncated file and then reads the filled one
-//! (REDTEAM3: `git cat-file blob X > x/config` beside `git --git-dir=x diff`).
+//! (`git cat-file blob X > x/config` beside `git --git-dir=x diff`).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
@@ -41,8 +41,8 @@ pub enum Kind {
     Writer,
     /// git that may write files: both of the above. git writes any content where it is told
     /// (`mailinfo`, `merge-file`, `apply`, a checkout into `--work-tree`), so a git of
-    /// another call could check a repository and then read what this one wrote there (red
-    /// team, round 8: `git mailinfo r/.git/config` beside `git diff` in `r`).
+    /// another call could check a repository and then read what this one wrote there
+    /// (`git mailinfo r/.git/config` beside `git diff` in `r`).
     GitWriter,
 }
 
@@ -87,6 +87,8 @@ struct Registry {
     live: Vec<Live>,
 }
 
+/// A static, not an engine's: the claims are on trees on disk, and git calls of two engines
+/// in one process race on the same files.
 static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     next: 1,
     live: Vec::new(),
@@ -242,8 +244,8 @@ fn resolved(path: &Path) -> Option<(PathBuf, Vec<PathBuf>)> {
 /// `/proc` (`/proc/<pid>/cwd`, `/proc/self/root`, `/proc/<pid>/task/<tid>/cwd`), as written
 /// or through a symbolic link met while resolving it (`/dev/fd/../cwd` is `/proc/self/cwd`).
 /// Such a path names another directory in every process: `/proc/self/cwd` is the server's
-/// working directory when the server checks it and the call's when git reads it (red team,
-/// round 9: the check read a clean directory, git one whose configuration ran a program).
+/// working directory when the server checks it and the call's when git reads it (the check
+/// would read a clean directory, git one whose configuration runs a program).
 /// Other files of `/proc` (`/proc/self/status`) are the same kind of file on both sides.
 pub fn process_relative(path: &Path) -> bool {
     let magic = |p: &Path| {
@@ -275,7 +277,7 @@ pub fn admit(claims: Vec<Claim>) -> Result<Ticket, String> {
 /// compared with the stages of other calls only (the caller checks it against its own git
 /// stages, so that `git log > out.txt` runs), and registered with the others. It must be
 /// admitted before the target is opened: `git cat-file blob X > x/config` truncates and then
-/// fills a file that a git of another call could check empty and then read full (REDTEAM3).
+/// fills a file that a git of another call could check empty and then read full.
 pub fn admit_with(claims: Vec<Claim>, outside: Option<Claim>) -> Result<Ticket, String> {
     if claims.is_empty() && outside.is_none() {
         return Ok(Ticket::default());

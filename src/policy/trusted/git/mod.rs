@@ -1,6 +1,7 @@
 //! git in trusted mode: a program runner whose programs are named by the files it reads,
 //! kept from running anything it was not asked to.
 //!
+//! `argv` reads git's global options once, into the value `rules` and `guard` both read;
 //! `rules` reads git's argv with its own grammar (option tables in `tables`); `guard` gives
 //! every git stage its environment and checks every git directory it will use right before
 //! the spawn, reading configuration and index files as git does (`files`) and refusing the
@@ -10,6 +11,7 @@
 //!
 //! May import: the rest of `policy::trusted` and `base`.
 
+pub mod argv;
 pub mod files;
 pub mod guard;
 pub mod keys;

@@ -60,8 +60,9 @@ pub fn nested_repositories(work_tree: &Path, budget: &mut usize) -> Result<Vec<P
 }
 
 /// The repository whose work tree holds `dir` (a git directory, or a configuration file it
-/// includes) as content git may check out (red team, round 7: a bare repository tracked as files, used with `--git-dir`, was
-/// rewritten by a rebase in the outer repository between its check and git reading it).
+/// includes) as content git may check out (a bare repository tracked as files, used with
+/// `--git-dir`, can be rewritten by a rebase in the outer repository between its check and
+/// git reading it).
 /// Git never writes a path with a `.git` component, so a git directory named `.git`, or
 /// beneath one (`modules/`, `worktrees/`), is out of reach; so is one in no work tree.
 pub fn tracked_in_work_tree(dir: &Path) -> Option<PathBuf> {

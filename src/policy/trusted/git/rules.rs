@@ -9,7 +9,7 @@
 //! - Every subcommand that is not one of git's own: an alias (`alias.x = !cmd`) or a
 //!   `git-<name>` program from the exec path or `PATH`, which the allowlist never approved.
 //! - Subcommands that run programs or commands, and git's internal helpers and servers that
-//!   do (`git_tables::DENIED`: `submodule--helper`, `difftool`, `filter-branch`, `hook`, ...);
+//!   do (`tables::DENIED`: `submodule--helper`, `difftool`, `filter-branch`, `hook`, ...);
 //!   `submodule foreach`, `bisect run` (`run` as bisect's first argument: `bisect -- run` is
 //!   not), `bisect visualize`/`view` (they run their first argument, or gitk),
 //!   `rebase --exec`/`-x`, `grep -O`/`--open-files-in-pager`.
@@ -20,7 +20,7 @@
 //!   another allowed program could have written.
 //! - `send-email`'s options that name a program (`--sendmail-cmd`, `--to-cmd`, `--cc-cmd`,
 //!   `--header-cmd`, `--smtp-server` with a path), read with its own grammar
-//!   (`git_send_email`); its data options run, `--compose`/`--annotate` are editor forms,
+//!   (`send_email`); its data options run, `--compose`/`--annotate` are editor forms,
 //!   and what it hands to `git format-patch` is checked as format-patch's arguments.
 //! - Options that run a program: `--upload-pack`/`-u`, `--receive-pack`, `--exec` (clone,
 //!   fetch, pull, ls-remote, push, send-pack, fetch-pack, archive), `clone --config`/`-c` and
@@ -75,102 +75,31 @@ const BARE_INIT: &str = "git init of a bare or separate repository (--bare, --gi
                          checked; run git init without them, in the directory that is to hold \
                          .git)";
 
-/// Global options that take a value, as the next argument or after `=`.
-const GLOBAL_WITH_VALUE: &[&str] = &[
-    "--git-dir",
-    "--work-tree",
-    "--namespace",
-    "--super-prefix",
-    "--attr-source",
-];
-/// Global options without a value.
-const GLOBAL_FLAGS: &[&str] = &[
-    "-p",
-    "--paginate",
-    "-P",
-    "--no-pager",
-    "--no-replace-objects",
-    "--no-lazy-fetch",
-    "--bare",
-    "--literal-pathspecs",
-    "--no-literal-pathspecs",
-    "--glob-pathspecs",
-    "--noglob-pathspecs",
-    "--icase-pathspecs",
-    "--no-optional-locks",
-    "--no-advice",
-    "--html-path",
-    "--man-path",
-    "--info-path",
-    "-h",
-    "--help",
-    "-v",
-    "--version",
-];
-
-/// What the global options said.
+/// What the global options said (`argv::parse`), with the refusals of this rule's texts.
 struct Globals {
     subcommand: Option<usize>,
     repository_chosen: bool,
 }
 
 fn globals(args: &[String]) -> Result<Globals, String> {
-    let mut repository_chosen = false;
-    let mut i = 0;
-    while i < args.len() {
-        let arg = args[i].as_str();
-        if arg == "--" {
-            let next = (i + 1 < args.len()).then_some(i + 1);
-            return Ok(Globals {
-                subcommand: next,
-                repository_chosen,
-            });
+    let read = super::argv::parse(args).map_err(|refused| match refused {
+        super::argv::Refused::ConfigOverride => CONFIG_OVERRIDE.to_string(),
+        super::argv::Refused::External => EXTERNAL.to_string(),
+        super::argv::Refused::Unknown(arg) => {
+            format!("git global option {arg} (not one git accepts before the subcommand)")
         }
-        if arg.starts_with("-c") {
-            return Err(CONFIG_OVERRIDE.to_string());
-        }
-        if !arg.starts_with('-') {
-            return Ok(Globals {
-                subcommand: Some(i),
-                repository_chosen,
-            });
-        }
-        let name = arg.split_once('=').map_or(arg, |(n, _)| n);
-        if name == "--exec-path" || name == "--config-env" {
-            return Err(EXTERNAL.to_string());
-        }
-        if name == "--git-dir" || arg == "--bare" {
-            repository_chosen = true;
-        }
-        if name == "--work-tree" {
-            let value = arg
-                .split_once('=')
-                .map(|(_, v)| v)
-                .or_else(|| args.get(i + 1).map(String::as_str))
-                .unwrap_or("");
-            if crate::policy::trusted::git::guard::names_git_dir(value) {
-                return Err(format!(
-                    "write into a git directory (--work-tree {value}: git would write the \
-                     work tree's files into a git directory)"
-                ));
-            }
-        }
-        if arg == "-C" || GLOBAL_WITH_VALUE.contains(&arg) {
-            i += 2;
-        } else if GLOBAL_WITH_VALUE.contains(&name)
-            || GLOBAL_FLAGS.contains(&arg)
-            || name == "--list-cmds"
-        {
-            i += 1;
-        } else {
+    })?;
+    for (is_git_dir, value) in &read.dirs {
+        if !is_git_dir && crate::policy::trusted::git::guard::names_git_dir(value) {
             return Err(format!(
-                "git global option {arg} (not one git accepts before the subcommand)"
+                "write into a git directory (--work-tree {value}: git would write the \
+                 work tree's files into a git directory)"
             ));
         }
     }
     Ok(Globals {
-        subcommand: None,
-        repository_chosen,
+        subcommand: read.subcommand,
+        repository_chosen: read.repository_chosen,
     })
 }
 
@@ -251,6 +180,30 @@ pub fn check_dashed(program: &str, args: &[String]) -> Option<Result<(), String>
     argv.extend_from_slice(args);
     Some(check(&argv))
 }
+
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const EXAMPLES: crate::policy::trusted::rules::Examples =
+    crate::policy::trusted::rules::Examples {
+        accept: &[
+            &["status"],
+            &["log", "--oneline", "-5"],
+            &["diff", "HEAD~1"],
+            &["grep", "-e", "-O"],
+            &["commit", "-m", "x"],
+        ],
+        refuse: &[
+            &["-c", "core.pager=sh", "log"],
+            &["--config-env=core.pager=X", "log"],
+            &["config", "alias.x", "!sh"],
+            &["grep", "-O", "sh", "x"],
+            &["rebase", "--exec", "sh", "main"],
+            &["difftool"],
+            &["submodule--helper", "foreach", "sh"],
+            &["send-emai", "--sendmail-cmd=P"],
+            &["fetch", "--upload-pack=sh", "origin"],
+        ],
+    };
 
 /// Checks git's arguments.
 pub fn check(args: &[String]) -> Result<(), String> {
@@ -335,7 +288,7 @@ pub fn check(args: &[String]) -> Result<(), String> {
     if external {
         return Err(EXTERNAL.to_string());
     }
-    // Git run inside submodules (round 5): `--submodule=diff` runs `git diff` in every
+    // Git run inside submodules: `--submodule=diff` runs `git diff` in every
     // submodule a diff shows, and `--recurse-submodules` makes a checkout, a reset, a grep
     // or a listing work inside them, each under the submodule's own configuration, which is
     // not checked when the submodule is only in commits. fetch and push stay (their

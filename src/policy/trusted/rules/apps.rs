@@ -12,14 +12,35 @@ fn subcommand(args: &[String]) -> Option<&str> {
         .find(|a| !a.starts_with('-'))
 }
 
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const PACKAGE_MANAGER_EXAMPLES: super::Examples = super::Examples {
+    accept: &[
+        &["ls"],
+        &["view", "react"],
+        &["install", "--ignore-scripts"],
+        &["audit"],
+    ],
+    refuse: &[
+        &["run", "build"],
+        &["test"],
+        &["install"],
+        &["exec", "x"],
+        &["audit", "fix"],
+        &["help", "install"],
+        &["my-script"],
+    ],
+};
+
 /// npm, yarn, pnpm: everything that runs package scripts (`run`, `test`, `start`, `exec`, an
 /// unknown name, which yarn and pnpm run as a script, `install` without `--ignore-scripts`) is
-/// refused; looking at packages is accepted.
+/// refused, and so is `help` (npm opens it with the `browser` or `viewer` that a project's
+/// `.npmrc` names); looking at packages is accepted.
 pub fn check_node_package_manager(args: &[String]) -> Result<(), String> {
     const SAFE: &[&str] = &[
         "ls", "list", "ll", "la", "view", "info", "show", "v", "outdated", "search", "whoami",
-        "ping", "help", "fund", "explain", "why", "query", "prefix", "root", "bin", "cache",
-        "licenses", "audit",
+        "ping", "fund", "explain", "why", "query", "prefix", "root", "bin", "cache", "licenses",
+        "audit",
     ];
     const INSTALL: &[&str] = &["install", "i", "ci", "add", "update", "up", "upgrade"];
     let ignore_scripts = args.iter().any(|a| a == "--ignore-scripts");
@@ -33,6 +54,21 @@ pub fn check_node_package_manager(args: &[String]) -> Result<(), String> {
         )),
     }
 }
+
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const SYSTEMCTL_EXAMPLES: super::Examples = super::Examples {
+    accept: &[&["status", "nginx"], &["list-units"], &["is-active", "x"]],
+    refuse: &[
+        &["start", "x"],
+        &["edit", "x"],
+        &["link", "/tmp/x.service"],
+        &["daemon-reload"],
+        &["-H", "user@host", "status"],
+        &["--host=user@host", "status"],
+        &["--ho", "user@host", "status"],
+    ],
+};
 
 /// systemctl: only the subcommands that look (status, show, list-*, is-*, cat) are accepted;
 /// the others start units (whose files a redirection can write and `link` can install) or an
@@ -56,6 +92,13 @@ pub fn check_systemctl(args: &[String]) -> Result<(), String> {
         "help",
         "get-default",
     ];
+    // `-H`/`--host` reaches the host through ssh, which runs what its configuration names.
+    if args.iter().any(|a| {
+        a.starts_with("--h") && "--host".starts_with(a.split('=').next().unwrap_or(""))
+            || (a.starts_with('-') && !a.starts_with("--") && a.contains('H'))
+    }) {
+        return Err("systemctl --host (it runs ssh)".to_string());
+    }
     match subcommand(args) {
         None => Ok(()),
         Some(s) if SAFE.contains(&s) => Ok(()),
@@ -82,6 +125,23 @@ fn is_option(arg: &str, options: &[&str], min: usize) -> bool {
     })
 }
 
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const PANDOC_EXAMPLES: super::Examples = super::Examples {
+    accept: &[
+        &["in.md", "-o", "out.html"],
+        &["-f", "markdown", "-t", "html", "in.md"],
+    ],
+    refuse: &[
+        &["--filter", "sh", "in.md"],
+        &["-F", "x", "in.md"],
+        &["--lua-filter=x.lua", "in.md"],
+        &["--pdf-engine=sh", "in.md"],
+        &["-t", "writer.lua", "in.md"],
+        &["--defaults", "d.yaml"],
+    ],
+};
+
 /// pandoc: filters, Lua filters, defaults files (which name filters), PDF engines and data
 /// directories run programs or code; so do custom Lua readers and writers.
 pub fn check_pandoc(args: &[String]) -> Result<(), String> {
@@ -105,6 +165,22 @@ pub fn check_pandoc(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const MAGICK_EXAMPLES: super::Examples = super::Examples {
+    accept: &[
+        &["in.png", "-resize", "50%", "out.png"],
+        &["in.jpg", "out.png"],
+    ],
+    refuse: &[
+        &["|id", "out.png"],
+        &["@list", "out.png"],
+        &["msl:x.msl"],
+        &["ephemeral:x", "out.png"],
+        &["in.png", "-script", "s"],
+    ],
+};
+
 /// ImageMagick and GraphicsMagick: a file name starting with `|` is a command, `@file` reads
 /// names from a file, MSL and `ephemeral:` coders and `-script` run scripts.
 pub fn check_magick(args: &[String]) -> Result<(), String> {
@@ -125,6 +201,17 @@ pub fn check_magick(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const BAT_EXAMPLES: super::Examples = super::Examples {
+    accept: &[&["f.rs"], &["--paging=never", "f.rs"], &["-n", "f.rs"]],
+    refuse: &[
+        &["--pager", "sh", "f.rs"],
+        &["--pager=sh", "f.rs"],
+        &["--paging=always", "f.rs"],
+    ],
+};
+
 /// bat: `--pager` names a program, and `--paging=always` runs it without a terminal.
 pub fn check_bat(args: &[String]) -> Result<(), String> {
     if args
@@ -135,6 +222,21 @@ pub fn check_bat(args: &[String]) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const ARIA2C_EXAMPLES: super::Examples = super::Examples {
+    accept: &[
+        &["https://example.com/f"],
+        &["-x", "4", "https://example.com/f"],
+    ],
+    refuse: &[
+        &["--on-download-complete=sh", "https://example.com/f"],
+        &["-i", "list"],
+        &["--conf-path=c"],
+        &["--input-file=list"],
+    ],
+};
 
 /// aria2c: `--on-download-*` and `--on-bt-*` run hooks; an input file (`-i`) and a
 /// configuration file can set them.
@@ -149,6 +251,18 @@ pub fn check_aria2c(args: &[String]) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const BACKUP_EXAMPLES: super::Examples = super::Examples {
+    accept: &[&["snapshots"], &["ls", "remote:"]],
+    refuse: &[
+        &["--password-command=sh", "snapshots"],
+        &["--config", "c", "ls"],
+        &["--rsh", "sh", "list"],
+        &["-o", "sftp.command=sh", "snapshots"],
+    ],
+};
 
 /// rclone, restic and borg: password commands, backend options (`-o sftp.command=`,
 /// `rclone.program`), remote shells and configuration files run programs.
@@ -167,6 +281,18 @@ pub fn check_backup(args: &[String]) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const TEX_EXAMPLES: super::Examples = super::Examples {
+    accept: &[&["doc.tex"], &["-interaction=nonstopmode", "doc.tex"]],
+    refuse: &[
+        &["-shell-escape", "doc.tex"],
+        &["--shell-escape", "doc.tex"],
+        &["-enable-write18", "doc.tex"],
+        &["-cnf-line=shell_escape=t", "doc.tex"],
+    ],
+};
 
 /// TeX engines: shell escape, and `-cnf-line`, which can turn it on.
 pub fn check_tex(args: &[String]) -> Result<(), String> {

@@ -94,7 +94,7 @@ const FILE_OUTPUT_SHORT: &[char] = &['d', 'o', 'p'];
 /// both, even where one of them has it exactly (`--dump` is mawk's `dump` and gawk's
 /// `dump-variables`), and without regard to case, as mawk matches it.
 fn long_refused(written: &str, value: Option<&str>) -> bool {
-    // mawk matches `-W` names without regard to case (`-W EXEC`, `-WE`: red team, round 12).
+    // mawk matches `-W` names without regard to case (`-W EXEC`, `-WE`).
     let written = written
         .trim_start_matches(|c: char| c == '-' || c.is_ascii_whitespace())
         .to_ascii_lowercase();
@@ -105,6 +105,25 @@ fn long_refused(written: &str, value: Option<&str>) -> bool {
                     || (value.is_some() && FILE_OUTPUT_LONG.contains(option)))
         })
 }
+
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const EXAMPLES: super::Examples = super::Examples {
+    accept: &[
+        &["{print $1}", "f"],
+        &["$1 > 1", "f"],
+        &["-F,", "{print $2}"],
+        &["BEGIN { print \"safe\" }"],
+    ],
+    refuse: &[
+        &["BEGIN{system(\"id\")}"],
+        &["{print | \"sh\"}"],
+        &["{print > \"/tmp/x\"}"],
+        &["BEGIN{while ((getline l < \"/etc/passwd\") > 0) print l}"],
+        &["-f", "prog.awk"],
+        &["-W", "exec", "x"],
+    ],
+};
 
 /// Checks awk's arguments, under both readings of an ambiguous abbreviation (taking the next
 /// argument as its value, and not).

@@ -68,6 +68,24 @@ fn argument_count(primary: &str) -> usize {
     0
 }
 
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const EXAMPLES: super::Examples = super::Examples {
+    accept: &[
+        &[".", "-name", "*.rs"],
+        &[".", "-type", "f", "-newer", "x"],
+        &[".", "-maxdepth", "2", "-print0"],
+    ],
+    refuse: &[
+        &[".", "-exec", "sh", "-c", "id", "+"],
+        &[".", "-execdir", "id", ";"],
+        &[".", "-ok", "rm", "{}", ";"],
+        &[".", "-fprint", "/tmp/x"],
+        &[".", "-fls", "x"],
+        &[".", "-delete", "-exec", "id", "+"],
+    ],
+};
+
 /// Checks find's arguments.
 pub fn check(args: &[String]) -> Result<(), String> {
     let mut i = 0;

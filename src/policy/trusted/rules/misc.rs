@@ -21,6 +21,18 @@ fn long_name(arg: &str) -> Option<&str> {
     Some(body.split_once('=').map_or(body, |(name, _)| name))
 }
 
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const FD_EXAMPLES: super::Examples = super::Examples {
+    accept: &[&["-e", "rs", "src"], &["-H", "pattern"], &["--", "-x"]],
+    refuse: &[
+        &["-x", "sh"],
+        &["-Hx", "sh"],
+        &["--exec", "sh"],
+        &["--exec-batch=sh"],
+    ],
+};
+
 /// `fd -x/-X/--exec/--exec-batch` runs a command for each match. Any single-dash cluster with
 /// `x` or `X` is rejected, which also catches `-Hx cmd`. (fd's parser, clap, takes no
 /// abbreviations.)
@@ -37,15 +49,47 @@ pub fn check_fd(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// `rg --pre COMMAND` runs a preprocessor on every searched file (no abbreviations).
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const RG_EXAMPLES: super::Examples = super::Examples {
+    accept: &[
+        &["-n", "TODO", "src"],
+        &["--", "--pre"],
+        &["-g", "*.rs", "x"],
+    ],
+    refuse: &[
+        &["--pre", "sh", "x"],
+        &["--pre=sh", "x"],
+        &["--hostname-bin", "sh", "x"],
+        &["--hostname-bin=sh", "x"],
+    ],
+};
+
+/// `rg --pre COMMAND` runs a preprocessor on every searched file, `--hostname-bin COMMAND`
+/// a program that prints the host name (no abbreviations).
 pub fn check_rg(args: &[String]) -> Result<(), String> {
     for arg in before_double_dash(args) {
         if long_name(arg) == Some("pre") {
             return Err("rg --pre".to_string());
         }
+        // ripgrep 14 runs this program to learn the host name for hyperlinks.
+        if long_name(arg) == Some("hostname-bin") {
+            return Err("rg --hostname-bin".to_string());
+        }
     }
     Ok(())
 }
+
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const SPLIT_EXAMPLES: super::Examples = super::Examples {
+    accept: &[&["-l", "100", "f", "part-"], &["-b", "1M", "f"]],
+    refuse: &[
+        &["--filter=sh", "f"],
+        &["--fil", "sh", "f"],
+        &["-l", "1", "--filter", "id", "f"],
+    ],
+};
 
 /// `split --filter=COMMAND` pipes every chunk through a shell command.
 pub fn check_split(args: &[String]) -> Result<(), String> {
@@ -57,6 +101,16 @@ pub fn check_split(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const DIFF_PROGRAM_EXAMPLES: super::Examples = super::Examples {
+    accept: &[&["a", "b", "c"], &["-m", "a", "b", "c"]],
+    refuse: &[
+        &["--diff-program=sh", "a", "b", "c"],
+        &["--diff-p", "sh", "a", "b", "c"],
+    ],
+};
+
 /// `diff3 --diff-program=PROGRAM` and `sdiff --diff-program=PROGRAM` run the named program.
 pub fn check_diff_program(args: &[String]) -> Result<(), String> {
     for arg in before_double_dash(args) {
@@ -67,10 +121,68 @@ pub fn check_diff_program(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const SDIFF_EXAMPLES: super::Examples = super::Examples {
+    accept: &[
+        &["a", "b"],
+        &["-s", "-w", "80", "a", "b"],
+        &["-sw80", "a", "b"],
+    ],
+    refuse: &[
+        &["--diff-program=sh", "a", "b"],
+        &["-o", "out", "a", "b"],
+        &["-so", "out", "a", "b"],
+        &["--output=out", "a", "b"],
+        &["--out", "out", "a", "b"],
+    ],
+};
+
+/// sdiff runs `--diff-program`; with `-o`/`--output` it merges interactively, and its `e`
+/// commands start an editor (`ed` by default, which runs shell commands from the same
+/// stdin).
+pub fn check_sdiff(args: &[String]) -> Result<(), String> {
+    check_diff_program(args)?;
+    let reject = || Err("interactive merge (its e command starts an editor)".to_string());
+    for arg in before_double_dash(args) {
+        if let Some(name) = long_name(arg) {
+            if abbreviates(name, "output") {
+                return reject();
+            }
+        } else if let Some(cluster) = arg.strip_prefix('-') {
+            for c in cluster.chars() {
+                match c {
+                    'o' => return reject(),
+                    // The rest of the cluster is the option's value.
+                    'I' | 'w' => break,
+                    _ => {}
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// wget's short options that take a value (the value ends a cluster).
 const WGET_SHORT_WITH_VALUE: &[char] = &[
     'O', 'o', 'a', 't', 'T', 'w', 'Q', 'P', 'U', 'e', 'B', 'i', 'l', 'A', 'R', 'D', 'I', 'X',
 ];
+
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const WGET_EXAMPLES: super::Examples = super::Examples {
+    accept: &[
+        &["-q", "-O", "out.html", "https://example.com"],
+        &["https://example.com/f"],
+    ],
+    refuse: &[
+        &["--use-askpass=sh", "https://example.com"],
+        &["-e", "use_askpass=sh", "https://example.com"],
+        &["--execute", "x=y"],
+        &["--config", "rc", "https://example.com"],
+        &["-qe", "x=y"],
+    ],
+};
 
 /// `wget --use-askpass=COMMAND` runs a command; `-e`/`--execute` runs wgetrc commands (which
 /// include `use_askpass`), and `--config` reads a wgetrc file.

@@ -6,6 +6,7 @@
 pub mod apps;
 pub mod awk;
 pub mod awk_scan;
+pub mod curl;
 pub mod find;
 pub mod misc;
 pub mod sort;
@@ -14,3 +15,14 @@ pub mod tools;
 
 /// The prefix of every rejection message.
 pub const PREFIX: &str = "Command rejected by default security policy: ";
+
+/// A rule's examples: argument lists (after the program's name) it must accept and must
+/// refuse. `harden`'s tests walk every rule's examples through the hardening's entry, by the
+/// rule's program names.
+#[cfg(test)]
+pub struct Examples {
+    /// Must be accepted.
+    pub accept: &'static [&'static [&'static str]],
+    /// Must be refused.
+    pub refuse: &'static [&'static [&'static str]],
+}

@@ -67,6 +67,24 @@ const PROHIBITED_LONG: &[&str] = &[
     "temporary-directory",
 ];
 
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const EXAMPLES: super::Examples = super::Examples {
+    accept: &[
+        &["-k2", "-n", "f"],
+        &["-t", ",", "-k", "2", "f"],
+        &["-u", "--", "-o"],
+    ],
+    refuse: &[
+        &["-o", "x", "f"],
+        &["-ro", "/tmp/x", "f"],
+        &["--compress-program=sh", "f"],
+        &["--c", "x", "f"],
+        &["--files0-from=list"],
+        &["-T", "/tmp", "f"],
+    ],
+};
+
 /// Checks sort's arguments, under both readings of an ambiguous abbreviation (taking the
 /// next argument as its value, and not).
 pub fn check(args: &[String]) -> Result<(), String> {

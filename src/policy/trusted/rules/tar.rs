@@ -395,10 +395,29 @@ const MULTI_VOLUME_LONG: &[&str] = &["multi-volume", "tape-length"];
 const EXECUTING_SHORT: &[char] = &['I', 'F'];
 const MULTI_VOLUME_SHORT: &[char] = &['M', 'L'];
 
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const EXAMPLES: super::Examples = super::Examples {
+    accept: &[
+        &["-cf", "x.tar", "f"],
+        &["-tzf", "x.tar.gz"],
+        &["--exclude", "--to-command=x", "-cf", "x.tar", "f"],
+        &["-xf", "x.tar", "-C", "out"],
+    ],
+    refuse: &[
+        &["-cf", "x.tar", "--checkpoint-action=exec=id", "f"],
+        &["--checkpoint-a=exec=id", "-cf", "x.tar", "f"],
+        &["-cf", "x.tar", "-I", "sh", "f"],
+        &["-xf", "x.tar", "--to-command=sh"],
+        &["-cMf", "x.tar", "f"],
+        &["-c", "-f", "--", "--use-compress-program=id"],
+    ],
+};
+
 /// Checks the arguments of a `tar` that may be GNU tar or bsdtar: both readings must pass.
 pub fn check(args: &[String]) -> Result<(), String> {
     check_gnu(args)?;
-    check_bsd(args)
+    check_dialect(args, Dialect::Bsd)
 }
 
 /// Checks the arguments under GNU tar's reading.
@@ -406,9 +425,46 @@ fn check_gnu(args: &[String]) -> Result<(), String> {
     check_dialect(args, Dialect::Gnu)
 }
 
-/// Checks the arguments of bsdtar.
+/// bsdtar's accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const BSD_EXAMPLES: super::Examples = super::Examples {
+    accept: &[
+        &["-cf", "x.tar", "f"],
+        &["-tvf", "x.tar"],
+        &["-xf", "x.tar", "-C", "out"],
+    ],
+    refuse: &[
+        &["-cf", "x.tar", "--use-compress-program=sh", "f"],
+        &["-cHWuse-compress-program=helper", "-f", "x.tar", "f"],
+        &["-cf", "x.tar", "-W", "use-compress-program=helper", "f"],
+        &["-cf", "x.tar", "--some-future-option", "f"],
+    ],
+};
+
+/// Checks the arguments of bsdtar, which refuses a long option it does not know; so does
+/// the rule, since a newer bsdtar may run a program with one.
 pub fn check_bsd(args: &[String]) -> Result<(), String> {
-    check_dialect(args, Dialect::Bsd)
+    check_dialect(args, Dialect::Bsd)?;
+    let args = expand_bundle(args, BSD.short);
+    for items in BSD.readings(&args) {
+        for item in &items {
+            if let Item::Long {
+                candidates,
+                written,
+                ..
+            } = item
+            {
+                if candidates.is_empty() && !written.starts_with('-') {
+                    return Err(format!(
+                        "unknown bsdtar option --{written} (bsdtar has no option it \
+                         abbreviates; a newer bsdtar may run a program with it): spell out an \
+                         option of bsdtar"
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn check_dialect(args: &[String], dialect: Dialect) -> Result<(), String> {
@@ -533,4 +589,159 @@ fn is_remote_archive(name: &str) -> bool {
         Some(colon) => !name[..colon].contains('/'),
         None => false,
     }
+}
+
+/// The compressor GNU tar starts itself for an option: `-z`, `--zstd`... (without `-a`).
+const COMPRESSORS_SHORT: &[(char, &str)] = &[
+    ('z', "gzip"),
+    ('j', "bzip2"),
+    ('J', "xz"),
+    ('Z', "compress"),
+];
+const COMPRESSORS_LONG: &[(&str, &str)] = &[
+    ("gzip", "gzip"),
+    ("gunzip", "gzip"),
+    ("ungzip", "gzip"),
+    ("bzip2", "bzip2"),
+    ("xz", "xz"),
+    ("lzip", "lzip"),
+    ("lzma", "lzma"),
+    ("lzop", "lzop"),
+    ("zstd", "zstd"),
+    ("compress", "compress"),
+    ("uncompress", "compress"),
+];
+/// GNU tar's archive suffixes for `-a` (`--auto-compress`), and the compressor of each.
+const SUFFIXES: &[(&str, &str)] = &[
+    ("gz", "gzip"),
+    ("tgz", "gzip"),
+    ("taz", "gzip"),
+    ("Z", "compress"),
+    ("taZ", "compress"),
+    ("bz2", "bzip2"),
+    ("tbz", "bzip2"),
+    ("tbz2", "bzip2"),
+    ("tz2", "bzip2"),
+    ("lz", "lzip"),
+    ("lzma", "lzma"),
+    ("tlz", "lzma"),
+    ("lzo", "lzop"),
+    ("xz", "xz"),
+    ("txz", "xz"),
+    ("zst", "zstd"),
+    ("tzst", "zstd"),
+];
+
+/// The program GNU tar starts itself to compress or decompress its archive, as the
+/// arguments ask for it (`-z`, `--zstd`, `-a` with the archive's suffix...).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Compression {
+    /// The compressor's name (`gzip`, `xz`...).
+    pub program: &'static str,
+    /// The option that asks for it, as the refusal names it (`-z`, `--zstd`, `-a`).
+    pub option: String,
+    /// True when tar creates an archive (`-c`): it then pipes the archive through the
+    /// compressor, which GNU tar up to 1.34 starts through `/bin/sh -c`.
+    pub create: bool,
+    /// The archive (`-f`), when one is named once.
+    pub archive: Option<String>,
+    /// The same arguments with the compression options removed and the archive sent to
+    /// stdout (`-f -` first), when they can be written again without changing what the
+    /// rest means (None: an ambiguous abbreviation, an operand after `--`...).
+    pub uncompressed: Option<Vec<String>>,
+}
+
+/// What GNU tar would compress through (read as GNU tar reads it; bsdtar compresses with
+/// libarchive in its own process). None when it compresses nothing, or when the options
+/// conflict (tar itself refuses them).
+pub fn compression(args: &[String]) -> Option<Compression> {
+    let args = expand_bundle(args, GNU.short);
+    let [items, other] = GNU.readings(&args);
+    let mut chosen: Option<(&'static str, String)> = None;
+    let mut auto = false;
+    let mut create = false;
+    let mut archives: Vec<&str> = Vec::new();
+    let mut rebuilt: Option<Vec<String>> = (items == other).then(Vec::new);
+    let mut choose = |program: &'static str, option: String| match &chosen {
+        Some((p, _)) if *p != program => Err(()),
+        _ => {
+            chosen = Some((program, option));
+            Ok(())
+        }
+    };
+    for item in &items {
+        let mut keep: Vec<String> = Vec::new();
+        match item {
+            Item::Short(letter, value) => {
+                if let Some((_, program)) = COMPRESSORS_SHORT.iter().find(|(c, _)| c == letter) {
+                    choose(program, format!("-{letter}")).ok()?;
+                } else if *letter == 'a' {
+                    auto = true;
+                } else if *letter == 'f' {
+                    archives.extend(value);
+                } else {
+                    create |= *letter == 'c';
+                    keep.push(format!("-{letter}"));
+                    keep.extend(value.map(str::to_string));
+                }
+            }
+            Item::Long {
+                candidates, value, ..
+            } => {
+                let [name] = candidates.as_slice() else {
+                    rebuilt = None;
+                    continue;
+                };
+                if let Some((_, program)) = COMPRESSORS_LONG.iter().find(|(n, _)| n == name) {
+                    choose(program, format!("--{name}")).ok()?;
+                } else if *name == "auto-compress" || *name == "no-auto-compress" {
+                    auto = *name == "auto-compress";
+                } else if *name == "file" {
+                    archives.extend(value);
+                } else {
+                    create |= *name == "create";
+                    match (GNU.long_arg(name), value) {
+                        (Some(Arg::Optional), Some(v)) => keep.push(format!("--{name}={v}")),
+                        (_, Some(v)) => keep.extend([format!("--{name}"), v.to_string()]),
+                        (_, None) => keep.push(format!("--{name}")),
+                    }
+                }
+            }
+            Item::Operand(o) => {
+                if o.starts_with('-') && *o != "-" {
+                    rebuilt = None;
+                }
+                keep.push(o.to_string());
+            }
+        }
+        if let Some(r) = &mut rebuilt {
+            r.extend(keep);
+        }
+    }
+    let archive = match archives.as_slice() {
+        [one] => Some(one.to_string()),
+        _ => None,
+    };
+    if auto && create {
+        let suffix = archive
+            .as_deref()
+            .and_then(|a| a.rsplit_once('.'))
+            .map(|(_, s)| s);
+        if let Some((_, program)) = SUFFIXES.iter().find(|(s, _)| Some(*s) == suffix) {
+            choose(program, "-a".into()).ok()?;
+        }
+    }
+    let (program, option) = chosen?;
+    let uncompressed = rebuilt.filter(|_| archive.is_some()).map(|r| {
+        let mut argv = vec!["-f".to_string(), "-".to_string()];
+        argv.extend(r);
+        argv
+    });
+    Some(Compression {
+        program,
+        option,
+        create,
+        archive,
+        uncompressed,
+    })
 }

@@ -2,9 +2,8 @@
 //! arguments: compilers and linkers (`-wrapper`, plugins, `-B`, spec and response files),
 //! openssl (engines, providers, configuration files that load them), ssh-keygen (PKCS#11 and
 //! FIDO provider libraries), gpg (photo viewers, extension modules, option files and home
-//! directories holding them), cpio (rsh commands and remote archives), go (subcommands that run
-//! the code they build, `-toolexec`, persistent `go env -w`) and cargo (everything that
-//! compiles or runs the workspace, `--config`, `-Z`). Every argument is examined as a possible option, values included: these rules can
+//! directories holding them), cpio (rsh commands and remote archives) and go (subcommands that
+//! run the code they build, `-toolexec`, persistent `go env -w`). Every argument is examined as a possible option, values included: these rules can
 //! only refuse more than the program would do, never less.
 
 /// The arguments before a separate `--`.
@@ -15,12 +14,39 @@ fn before_double_dash(args: &[String]) -> &[String] {
     }
 }
 
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const CC_EXAMPLES: super::Examples = super::Examples {
+    accept: &[
+        &["-O2", "-c", "x.c", "-o", "x.o"],
+        &["-Wl,-Bstatic", "x.o"],
+        &["-g", "x.c"],
+    ],
+    refuse: &[
+        &["-wrapper", "sh", "x.c"],
+        &["-fplugin=/x.so", "x.c"],
+        &["@args"],
+        &["-B/tmp/x", "x.c"],
+        &["-specs=x", "x.c"],
+        &["-Xclang", "-load", "-Xclang", "/x.so", "x.c"],
+        &["-Wl,@opts", "x.o"],
+        &["--config", "x.cfg", "x.c"],
+        &["-fcompare-debug=-wrapper sh,-c,id", "-c", "x.c"],
+        &["-fcompare-debug=-B.", "-c", "x.c"],
+    ],
+};
+
 /// gcc, clang and friends, and the linkers.
 pub fn check_cc(args: &[String]) -> Result<(), String> {
     let reject = || Err("compiler plugin or external program option".to_string());
     for arg in args {
         let a = arg.as_str();
         if a.starts_with('@')
+            // `-Wl,@file` hands the linker (`-Wa,` the assembler) a file of options.
+            || (a.starts_with("-W") && a.contains(",@"))
+            // clang's configuration files hold any option (`-fplugin=` among them).
+            || a.starts_with("--config")
+            || a == "-config"
             || a.contains("plugin")
             || a.starts_with("-wrapper")
             || (a.starts_with("-B")
@@ -42,6 +68,9 @@ pub fn check_cc(args: &[String]) -> Result<(), String> {
             || a.starts_with("-ccc-")
             || (a.starts_with("-fuse-ld=") && a.contains('/'))
             || a.starts_with("--ld-path")
+            // gcc reads the value as more driver options (`-wrapper`, `-B`, `@file`) for
+            // its second compile; only the bare flag is left.
+            || (a.starts_with("-fcompare-debug=") && a != "-fcompare-debug=")
         {
             return reject();
         }
@@ -49,28 +78,187 @@ pub fn check_cc(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// openssl: `-engine`, `-provider`, `-provider-path` load code, and a configuration file
-/// (`-config`, `-conf`) can load engines and providers.
+/// openssl's subcommands that are accepted: the standard commands but `engine` (loads an
+/// engine, which may be a library named by path) and `fipsinstall` (loads a provider module
+/// named by path), and the digest and cipher names that stand for `dgst` and `enc`. Without a
+/// subcommand openssl reads commands from stdin (`engine -pre SO_PATH:…` among them), and an
+/// unknown one may be a newer command: both are refused.
+const OPENSSL_COMMANDS: &[&str] = &[
+    "asn1parse",
+    "ca",
+    "ciphers",
+    "cmp",
+    "cms",
+    "crl",
+    "crl2pkcs7",
+    "dgst",
+    "dhparam",
+    "dsa",
+    "dsaparam",
+    "ec",
+    "ecparam",
+    "enc",
+    "errstr",
+    "gendsa",
+    "genpkey",
+    "genrsa",
+    "help",
+    "info",
+    "kdf",
+    "list",
+    "mac",
+    "nseq",
+    "ocsp",
+    "passwd",
+    "pkcs12",
+    "pkcs7",
+    "pkcs8",
+    "pkey",
+    "pkeyparam",
+    "pkeyutl",
+    "prime",
+    "rand",
+    "rehash",
+    "req",
+    "rsa",
+    "rsautl",
+    "s_client",
+    "s_server",
+    "s_time",
+    "sess_id",
+    "smime",
+    "speed",
+    "spkac",
+    "srp",
+    "storeutl",
+    "ts",
+    "verify",
+    "version",
+    "x509",
+    "base64",
+    "zlib",
+    "md4",
+    "md5",
+    "rmd160",
+    "sha1",
+    "sha224",
+    "sha256",
+    "sha384",
+    "sha512",
+    "sha512-224",
+    "sha512-256",
+    "sha3-224",
+    "sha3-256",
+    "sha3-384",
+    "sha3-512",
+    "shake128",
+    "shake256",
+    "sm3",
+    "blake2b512",
+    "blake2s256",
+];
+
+/// Cipher families whose names (`aes-256-cbc`, `des-ede3`) stand for `enc`.
+const OPENSSL_CIPHERS: &[&str] = &[
+    "aes-",
+    "aria-",
+    "bf",
+    "camellia-",
+    "cast",
+    "des",
+    "rc2",
+    "rc4",
+    "seed",
+    "sm4",
+    "chacha20",
+    "idea",
+];
+
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const OPENSSL_EXAMPLES: super::Examples = super::Examples {
+    accept: &[
+        &["version"],
+        &["x509", "-in", "c.pem", "-noout", "-text"],
+        &[
+            "s_client",
+            "-connect",
+            "example.com:443",
+            "-servername",
+            "example.com",
+        ],
+        &["dgst", "-sha256", "f"],
+        &["aes-256-cbc", "-d", "-in", "x", "-pass", "file:k"],
+        &["req", "-new", "-key", "k.pem", "-subj", "/CN=x"],
+    ],
+    refuse: &[
+        &[],
+        &["engine", "/abs/x.so"],
+        &["engine", "-t", "dynamic", "-pre", "SO_PATH:/abs/x.so"],
+        &["s_client", "-ssl_client_engine", "x", "-connect", "h:443"],
+        &["s_client", "--engine=/abs/x.so"],
+        &["req", "-config", "x.cnf"],
+        &[
+            "x509",
+            "-in",
+            "c.pem",
+            "-provider-path",
+            "/abs",
+            "-provider",
+            "x",
+        ],
+        &["pkey", "-in", "org.openssl.engine:x:y"],
+        &["pkey", "-keyform", "ENGINE", "-in", "k"],
+        &["fipsinstall", "-module", "/abs/x.so"],
+        &["future-command"],
+    ],
+};
+
+/// openssl: a known subcommand first (`OPENSSL_COMMANDS`), and no argument that names an
+/// engine or a provider (`-engine`, `-ssl_client_engine`, `-provider-path`,
+/// `org.openssl.engine:` key addresses, `-keyform ENGINE`) or a configuration file (`-config`,
+/// `-conf`), which can load both. openssl checks the rest of its options itself, and none of
+/// them loads code.
 pub fn check_openssl(args: &[String]) -> Result<(), String> {
+    let reject = || Err("openssl engine, provider or configuration option".to_string());
+    let known = args.first().is_some_and(|sub| {
+        OPENSSL_COMMANDS.contains(&sub.as_str())
+            || OPENSSL_CIPHERS.iter().any(|c| sub.starts_with(c))
+    });
+    if !known {
+        return Err(format!(
+            "openssl without a known subcommand (it reads commands from stdin without one; \
+             accepted: {}, and cipher names)",
+            OPENSSL_COMMANDS.join(", ")
+        ));
+    }
     for arg in args {
+        let lower = arg.to_ascii_lowercase();
+        if lower.contains("engine") || lower.contains("provider") {
+            return reject();
+        }
         let name = arg.trim_start_matches('-');
         let name = name.split_once('=').map_or(name, |(n, _)| n);
-        if arg.starts_with('-')
-            && [
-                "engine",
-                "provider",
-                "provider-path",
-                "config",
-                "conf",
-                "keyform",
-            ]
-            .contains(&name)
-        {
-            return Err("openssl engine, provider or configuration option".to_string());
+        if arg.starts_with('-') && ["config", "conf"].contains(&name) {
+            return reject();
         }
     }
     Ok(())
 }
+
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const SSH_KEYGEN_EXAMPLES: super::Examples = super::Examples {
+    accept: &[
+        &["-t", "ed25519", "-f", "key", "-N", ""],
+        &["-l", "-f", "key.pub"],
+    ],
+    refuse: &[
+        &["-D", "/x.so"],
+        &["-w", "/x.so", "-t", "ed25519-sk"],
+        &["-lD", "/x.so"],
+    ],
+};
 
 /// ssh-keygen `-D` (PKCS#11) and `-w` (FIDO provider) load a library.
 pub fn check_ssh_keygen(args: &[String]) -> Result<(), String> {
@@ -84,8 +272,9 @@ pub fn check_ssh_keygen(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// gpg: viewers and helpers it runs, modules it loads, and option files and home directories
-/// (which hold `gpg.conf`) that set them. Long options may be abbreviated.
+/// gpg: viewers and helpers it runs, modules it loads, option files and home directories
+/// (which hold `gpg.conf`) that set them, and the interactive editors whose commands come
+/// from a descriptor. Long options may be abbreviated.
 pub fn check_gpg(args: &[String]) -> Result<(), String> {
     const PROHIBITED: &[&str] = &[
         "photo-viewer",
@@ -98,6 +287,13 @@ pub fn check_gpg(args: &[String]) -> Result<(), String> {
         "keyserver-options",
         "agent-program",
         "dirmngr-program",
+        // Interactive key and card editing reads commands from the command descriptor or
+        // file (stdin is the caller's): `showphoto` runs the photo viewer.
+        "edit-key",
+        "edit-card",
+        "card-edit",
+        "command-fd",
+        "command-file",
     ];
     for arg in before_double_dash(args) {
         if let Some(body) = arg.strip_prefix("--") {
@@ -111,6 +307,38 @@ pub fn check_gpg(args: &[String]) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const GPG_EXAMPLES: super::Examples = super::Examples {
+    accept: &[
+        &["--verify", "x.sig", "x"],
+        &["--list-keys"],
+        &["--batch", "--decrypt", "x.gpg"],
+    ],
+    refuse: &[
+        &["--photo-viewer", "x", "--list-keys"],
+        &["--load-extension", "/abs/x.so"],
+        &["--homedir", "h", "--list-keys"],
+        &["--edit-key", "k", "--command-fd", "0"],
+        &["--batch", "--command-f", "cmds", "--edit", "k"],
+        &["--exec-p", "/abs"],
+    ],
+};
+
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const CPIO_EXAMPLES: super::Examples = super::Examples {
+    accept: &[
+        &["-o", "-F", "archive.cpio"],
+        &["-i", "--force-local", "-F", "host:x"],
+    ],
+    refuse: &[
+        &["--rsh-command=sh", "-o", "-F", "h:x"],
+        &["-o", "-F", "host:archive"],
+        &["-oFhost:x"],
+    ],
+};
 
 /// cpio: `--rsh-command` and remote archives (`-F host:file`), as for tar.
 pub fn check_cpio(args: &[String]) -> Result<(), String> {
@@ -146,6 +374,27 @@ pub fn check_cpio(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const GO_EXAMPLES: super::Examples = super::Examples {
+    accept: &[
+        &["build", "./..."],
+        &["version"],
+        &["env", "GOPATH"],
+        &["fmt", "./..."],
+    ],
+    refuse: &[
+        &["run", "."],
+        &["test", "./..."],
+        &["generate"],
+        &["build", "-toolexec=sh", "."],
+        &["env", "-w", "GOFLAGS=-toolexec=sh"],
+        &["vet", "./..."],
+        &["build", "-ldflags=-linkmode=external -extld=./x", "."],
+        &["build", "-compiler=gccgo", "-gccgoflags=-wrapper=x", "."],
+    ],
+};
+
 /// go: `run`, `test`, `generate` and `tool` run code; `-toolexec`, `-exec` and `-vettool` run
 /// programs; `go env -w` persists flags (`GOFLAGS=-toolexec=...`) for every later command.
 pub fn check_go(args: &[String]) -> Result<(), String> {
@@ -163,68 +412,16 @@ pub fn check_go(args: &[String]) -> Result<(), String> {
         if arg.starts_with('-') && ["toolexec", "exec", "vettool", "overlay"].contains(&name) {
             return reject();
         }
+        // The external linker and its flags (`-ldflags=-extld=PROG`, `-extldflags`), and
+        // gccgo with its flags, name programs the build runs.
+        if arg.contains("extld")
+            || (arg.starts_with('-') && ["compiler", "gccgoflags"].contains(&name))
+        {
+            return reject();
+        }
         if sub == Some("env") && (arg == "-w" || arg == "-u") {
             return reject();
         }
     }
     Ok(())
-}
-
-/// cargo: only subcommands that do not compile the workspace are accepted. Compiling (`build`,
-/// `check`, `clippy`, `test`, `doc`, ...) runs the workspace's build scripts and procedural
-/// macros, which are code a redirection can write; `run` and `test` run what they build; an
-/// unknown name is an alias or a `cargo-<name>` program. `--config` (a runner, a linker or
-/// an alias on the command line) and `-Z` flags are refused everywhere.
-pub fn check_cargo(args: &[String]) -> Result<(), String> {
-    const SAFE: &[&str] = &[
-        "new",
-        "init",
-        "add",
-        "remove",
-        "rm",
-        "update",
-        "search",
-        "fmt",
-        "tree",
-        "metadata",
-        "fetch",
-        "vendor",
-        "verify-project",
-        "version",
-        "help",
-        "locate-project",
-        "pkgid",
-        "owner",
-        "login",
-        "logout",
-        "generate-lockfile",
-        "read-manifest",
-        "report",
-        "clean",
-        "uninstall",
-        "yank",
-        "info",
-    ];
-    let reject = |what: &str| Err(format!("cargo {what}"));
-    let mut sub: Option<&str> = None;
-    for arg in args {
-        let arg = arg.as_str();
-        if arg == "--" {
-            break;
-        }
-        if arg.starts_with("--config") || arg.starts_with("-Z") {
-            return reject("configuration or unstable option");
-        }
-        if sub.is_none() && !arg.starts_with('-') {
-            sub = Some(arg);
-        }
-    }
-    match sub {
-        Some(s) if !SAFE.contains(&s) => reject(&format!(
-            "subcommand {s} (it compiles or runs code from the workspace, or is an alias or a \
-             cargo-{s} program; accepted: {})",
-            SAFE.join(", ")
-        )),
-        _ => Ok(()),
-    }
 }

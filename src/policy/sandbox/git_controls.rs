@@ -1,0 +1,277 @@
+//! What inside a repository's git directory makes the person's git run programs, for the
+//! protected paths (`protected`): `config`, `config.worktree`, `hooks/`, `info/`, `commondir`
+//! in the git directory and in those of its submodules (`modules/`) and linked worktrees
+//! (`worktrees/`), the `.git` files of those submodules and worktrees in their work trees,
+//! and what the configuration names as programs in the tree (`core.hooksPath`,
+//! `core.fsmonitor`). Git stages keep write access to the rest of a git directory, never
+//! to these.
+
+use std::path::{Path, PathBuf};
+
+/// The names inside a git directory that decide what the person's git runs or where it
+/// reads its configuration: bound read-only for every stage, git's too. A missing one is
+/// watched (a git stage can still create it: docs/sandbox.md).
+pub(super) const GIT_CONTROLS: [&str; 5] =
+    ["config", "config.worktree", "hooks", "info", "commondir"];
+
+/// At most this many paths inside git directories are bound for one call (each bind costs
+/// a few microseconds in the child).
+const MAX_CONTROLS: usize = 64;
+
+/// What `Controls::of` finds inside git directories.
+#[derive(Default)]
+pub(super) struct Controls {
+    /// Paths bound read-only for every stage.
+    pub(super) paths: Vec<PathBuf>,
+    /// Git directories of submodules kept in their work trees (bound as git directories).
+    pub(super) gits: Vec<PathBuf>,
+    /// Control names that do not exist (watched).
+    pub(super) missing: Vec<PathBuf>,
+}
+
+impl Controls {
+    fn full(&self) -> bool {
+        self.paths.len() + self.gits.len() >= MAX_CONTROLS
+    }
+
+    /// A path to bind read-only, when it exists: a link's target (a link cannot be bound;
+    /// what git reads is its target), else the path itself.
+    fn add(&mut self, path: PathBuf) {
+        match std::fs::symlink_metadata(&path) {
+            Err(_) => self.missing.push(path),
+            Ok(m) if m.file_type().is_symlink() => {
+                if let Ok(target) = std::fs::canonicalize(&path) {
+                    self.paths.push(target);
+                }
+            }
+            Ok(_) => self.paths.push(path),
+        }
+    }
+
+    /// The control names of git directory `gitdir`, of its submodules' git directories
+    /// (`modules/`, names may hold slashes) and of its linked worktrees' (`worktrees/*`),
+    /// with the `.git` files of those submodules' and worktrees' work trees.
+    pub(super) fn of(&mut self, gitdir: &Path, depth: usize) {
+        if depth > 4 || self.full() {
+            return;
+        }
+        for name in GIT_CONTROLS {
+            self.add(gitdir.join(name));
+        }
+        self.modules(&gitdir.join("modules"), depth);
+        for wt in dirs(&gitdir.join("worktrees")) {
+            if self.full() {
+                return;
+            }
+            for name in ["config.worktree", "commondir", "gitdir"] {
+                self.add(wt.join(name));
+            }
+            // `gitdir` names the worktree's `.git` file.
+            if let Some(file) = std::fs::read_to_string(wt.join("gitdir"))
+                .ok()
+                .and_then(|t| t.lines().next().map(|l| PathBuf::from(l.trim())))
+            {
+                self.work_tree_file(&file);
+            }
+        }
+    }
+
+    /// The submodule git directories beneath `dir` (`modules/<name>`).
+    fn modules(&mut self, dir: &Path, depth: usize) {
+        if depth > 4 {
+            return;
+        }
+        for d in dirs(dir) {
+            if self.full() {
+                return;
+            }
+            if is_git_directory(&d) {
+                // `core.worktree` names the submodule's work tree, whose `.git` file
+                // points here.
+                if let Some(wt) = std::fs::read_to_string(d.join("config"))
+                    .ok()
+                    .and_then(|t| core_worktree(&t))
+                {
+                    self.work_tree_file(&d.join(wt).join(".git"));
+                }
+                self.of(&d, depth + 1);
+            } else {
+                self.modules(&d, depth + 1);
+            }
+        }
+    }
+
+    /// The submodules `.gitmodules` in `top` names: their `.git` (a file, or a git
+    /// directory kept in the work tree).
+    pub(super) fn submodules_of(&mut self, top: &Path) {
+        let Ok(text) = std::fs::read_to_string(top.join(".gitmodules")) else {
+            return;
+        };
+        for line in text.lines() {
+            let Some((key, value)) = line.split_once('=') else {
+                continue;
+            };
+            if key.trim() != "path" || self.full() {
+                continue;
+            }
+            let dot = top.join(value.trim().trim_matches('"')).join(".git");
+            match std::fs::symlink_metadata(&dot) {
+                Ok(m) if m.is_dir() => {
+                    if let Ok(d) = std::fs::canonicalize(&dot) {
+                        if !self.gits.contains(&d) {
+                            self.of(&d, 1);
+                            self.gits.push(d);
+                        }
+                    }
+                }
+                Ok(_) => self.work_tree_file(&dot),
+                Err(_) => {}
+            }
+        }
+    }
+
+    /// What the configuration of the repository at `top` names as programs inside the
+    /// tree: the `core.hooksPath` directory (watched when missing) and a `core.fsmonitor`
+    /// that is a path (`tools/fsm`); relative ones are taken from `top`, where git runs
+    /// them. The configuration files are read as they are, includes not followed.
+    pub(super) fn programs_of(&mut self, top: &Path) {
+        let gits = git_paths_at(top);
+        let mut text = String::new();
+        for g in gits.iter().filter(|g| g.is_dir()) {
+            for name in ["config", "config.worktree"] {
+                text.push_str(&std::fs::read_to_string(g.join(name)).unwrap_or_default());
+                text.push('\n');
+            }
+        }
+        for (key, value) in core_values(&text) {
+            let path = match key.as_str() {
+                "hookspath" => value,
+                "fsmonitor" => match value.split_whitespace().next() {
+                    Some(word) if word.contains('/') => word.to_string(),
+                    _ => continue,
+                },
+                _ => continue,
+            };
+            let path = top.join(path);
+            let Some(dir) = path.parent().and_then(|d| std::fs::canonicalize(d).ok()) else {
+                continue;
+            };
+            match path.file_name() {
+                Some(name) => self.add(dir.join(name)),
+                None => self.add(dir),
+            }
+        }
+    }
+
+    /// A work tree's `.git` file, in canonical form, when it exists as a file.
+    fn work_tree_file(&mut self, file: &Path) {
+        let Some(dir) = file.parent().and_then(|d| std::fs::canonicalize(d).ok()) else {
+            return;
+        };
+        let file = dir.join(".git");
+        if std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_file())
+            && !self.paths.contains(&file)
+        {
+            self.paths.push(file);
+        }
+    }
+}
+
+/// The directories in `dir` (not links), sorted; none when it cannot be read.
+fn dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect();
+    out.sort();
+    out
+}
+
+/// The value of `core.worktree` in a git configuration's text, if set.
+fn core_worktree(text: &str) -> Option<String> {
+    core_values(text)
+        .into_iter()
+        .rev()
+        .find(|(k, _)| k == "worktree")
+        .map(|(_, v)| v)
+}
+
+/// The entries of section `core` in a git configuration's text, names in lower case,
+/// values unquoted: a plain reading, enough to find what to protect (a value git would
+/// read otherwise is at worst left unprotected, never a refusal).
+fn core_values(text: &str) -> Vec<(String, String)> {
+    let mut core = false;
+    let mut out = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            let section = line.trim_start_matches('[').trim_end_matches(']').trim();
+            core = section.eq_ignore_ascii_case("core");
+            continue;
+        }
+        if let Some((key, value)) = line.split_once('=') {
+            if core {
+                out.push((
+                    key.trim().to_ascii_lowercase(),
+                    value.trim().trim_matches('"').to_string(),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The git paths of `.git` in `dir`: a directory, with its common directory; or a file
+/// (a linked worktree's, a submodule's) with the git directory it names and that one's
+/// common directory. Canonical paths; what cannot be read is left out.
+pub(super) fn git_paths_at(dir: &Path) -> Vec<PathBuf> {
+    let dot = dir.join(".git");
+    let Ok(m) = std::fs::symlink_metadata(&dot) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let gitdir = if m.is_dir() {
+        dot.clone()
+    } else if m.is_file() {
+        out.push(dot.clone());
+        let Some(named) = std::fs::read_to_string(&dot).ok().and_then(|text| {
+            text.lines()
+                .find_map(|l| l.strip_prefix("gitdir:"))
+                .map(|p| dir.join(p.trim()))
+        }) else {
+            return out;
+        };
+        match std::fs::canonicalize(named) {
+            Ok(p) => p,
+            Err(_) => return out,
+        }
+    } else {
+        // A link: what it resolves to is the git directory.
+        match std::fs::canonicalize(&dot) {
+            Ok(p) => p,
+            Err(_) => return out,
+        }
+    };
+    out.extend(common_dir(&gitdir));
+    out.insert(0, gitdir);
+    out
+}
+
+/// The common directory a git directory's `commondir` file names, when it has one.
+pub(super) fn common_dir(gitdir: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(gitdir.join("commondir")).ok()?;
+    let line = text.lines().next()?.trim();
+    (!line.is_empty())
+        .then(|| std::fs::canonicalize(gitdir.join(line)).ok())
+        .flatten()
+}
+
+/// True when `dir` holds `HEAD` with `objects` or `commondir`: a git directory by any name.
+pub(super) fn is_git_directory(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir.join("HEAD")).is_ok()
+        && ["objects", "commondir"]
+            .iter()
+            .any(|m| std::fs::symlink_metadata(dir.join(m)).is_ok())
+}

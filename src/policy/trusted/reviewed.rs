@@ -1,0 +1,173 @@
+//! Reviewed or refused: an allowlisted program runs only when someone has looked at what its
+//! arguments, its stdin, its environment and the files in its working directory can make it
+//! run or load.
+//!
+//! A program is reviewed when it has argument rules (`identity`'s checked programs) or is on
+//! [`INERT`], the programs that run nothing and load nothing their caller names, each with
+//! the reason it is there. Any other allowlisted program is refused before anything runs,
+//! unless the operator names it in `YIELDSHELL_UNREVIEWED_COMMANDS`, accepting that it may run
+//! any program its arguments or files name (the kernel sandbox still confines it).
+//!
+//! What is deliberately not here (each refused until it has rules, or the operator accepts
+//! it): `install` (`--strip-program` runs a program), `kill` (signals), `getconf` (`-v`
+//! executes a helper), `iconv` (loads conversion modules), `patch` (hands ed scripts to `ed`
+//! and may check files out through RCS, SCCS or git), the binutils that take `--plugin`
+//! (`nm`, `ar`, `ranlib`, `objdump`), LLVM tools (`-load`), the JDK launchers (`-J`,
+//! annotation processors), `kubectl` (exec credential plugins named in a kubeconfig),
+//! `rustc`, `gio`, `zgrep` and friends (shell scripts that run `sed`).
+
+use super::identity::{self, Policy};
+use super::names::derived_names;
+
+const PRINTS: &str = "reads its operands or stdin and prints; runs nothing, loads nothing named";
+const WRITES: &str =
+    "makes, changes or removes the files it names; runs nothing, loads nothing named";
+const INFO: &str = "prints what it is asked about the system; runs nothing, loads nothing named";
+const SEARCHES: &str = "searches files or stdin for a pattern; runs nothing, loads nothing named";
+const COMPRESSES: &str =
+    "compresses or expands files or stdin with its built-in codec; runs no other program";
+
+/// Programs that run nothing and load no code their caller names, with the reason for each.
+#[rustfmt::skip]
+pub const INERT: &[(&str, &str)] = &[
+    // coreutils and util-linux: text.
+    ("cat", PRINTS), ("tac", PRINTS), ("head", PRINTS), ("tail", PRINTS), ("wc", PRINTS),
+    ("cut", PRINTS), ("tr", PRINTS), ("uniq", PRINTS), ("nl", PRINTS), ("od", PRINTS),
+    ("paste", PRINTS), ("join", PRINTS), ("comm", PRINTS), ("fold", PRINTS), ("fmt", PRINTS),
+    ("expand", PRINTS), ("unexpand", PRINTS), ("rev", PRINTS), ("column", PRINTS),
+    ("pr", PRINTS), ("tsort", PRINTS), ("shuf", PRINTS), ("seq", PRINTS), ("numfmt", PRINTS),
+    ("echo", PRINTS), ("printf", PRINTS), ("yes", PRINTS), ("true", PRINTS),
+    ("false", PRINTS), ("test", PRINTS), ("[", PRINTS), ("expr", PRINTS), ("factor", PRINTS),
+    ("basename", PRINTS), ("dirname", PRINTS), ("realpath", PRINTS), ("readlink", PRINTS),
+    ("pathchk", PRINTS), ("sleep", "waits; runs nothing"),
+    ("base64", PRINTS), ("base32", PRINTS), ("basenc", PRINTS), ("xxd", PRINTS),
+    ("hexdump", PRINTS), ("md5sum", PRINTS), ("sha1sum", PRINTS), ("sha224sum", PRINTS),
+    ("sha256sum", PRINTS), ("sha384sum", PRINTS), ("sha512sum", PRINTS), ("b2sum", PRINTS),
+    ("cksum", PRINTS), ("sum", PRINTS),
+    ("cmp", "compares two files byte by byte; runs nothing"),
+    ("diff", "GNU diff compares files itself (only diff3 and sdiff start a program, and they have rules)"),
+    ("jq", "filters JSON; its modules are jq code, which cannot run programs or load libraries"),
+    ("file", "matches files against magic patterns, which hold no code (-z starts only fixed decompressors)"),
+    ("strings", "binutils strings prints printable runs; it takes no plugin"),
+    ("readelf", "reads ELF files itself, without BFD plugins"),
+    // coreutils: files.
+    ("ls", INFO), ("dir", INFO), ("vdir", INFO), ("stat", INFO), ("du", INFO), ("df", INFO),
+    ("tree", INFO),
+    ("cp", WRITES), ("mv", WRITES), ("rm", WRITES), ("ln", WRITES), ("link", WRITES),
+    ("unlink", WRITES), ("mkdir", WRITES), ("rmdir", WRITES), ("touch", WRITES),
+    ("chmod", WRITES), ("chown", WRITES), ("chgrp", WRITES), ("truncate", WRITES),
+    ("shred", WRITES), ("mktemp", WRITES), ("mkfifo", WRITES), ("tee", WRITES), ("dd", WRITES),
+    ("csplit", WRITES), ("sync", WRITES),
+    // The system.
+    ("pwd", INFO), ("id", INFO), ("whoami", INFO), ("groups", INFO), ("logname", INFO),
+    ("users", INFO), ("who", INFO), ("tty", INFO), ("uname", INFO), ("arch", INFO),
+("nproc", INFO), ("date", INFO), ("uptime", INFO), ("free", INFO),
+    ("printenv", "prints the child environment, which holds only the allowlisted variables"),
+    ("ps", "procps ps reads /proc; runs nothing"),
+    ("lsof", "reads /proc; runs nothing"),
+    ("which", "looks names up in PATH; runs nothing"),
+    // Searching.
+    ("grep", SEARCHES), ("egrep", SEARCHES), ("fgrep", SEARCHES),
+    // Compressors and archives without a program option.
+    ("gzip", COMPRESSES), ("gunzip", COMPRESSES), ("zcat", COMPRESSES),
+    ("bzip2", COMPRESSES), ("bunzip2", COMPRESSES), ("bzcat", COMPRESSES),
+    ("xz", COMPRESSES), ("unxz", COMPRESSES), ("xzcat", COMPRESSES), ("lzma", COMPRESSES),
+    ("unlzma", COMPRESSES), ("lzcat", COMPRESSES), ("zstd", COMPRESSES),
+    ("unzstd", COMPRESSES), ("zstdcat", COMPRESSES), ("zstdmt", COMPRESSES),
+    ("lz4", COMPRESSES), ("unlz4", COMPRESSES), ("lz4cat", COMPRESSES), ("pigz", COMPRESSES),
+    ("unpigz", COMPRESSES), ("brotli", COMPRESSES),
+    ("unzip", "extracts zip archives itself; runs no other program"),
+    ("zipinfo", "lists zip archives; runs nothing"),
+];
+
+/// How an allowlisted program stands with the review.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Review {
+    /// It has argument rules.
+    Rules,
+    /// It is on [`INERT`].
+    Inert,
+    /// The argument hardening refuses it whatever its arguments.
+    Denied,
+    /// Nobody has reviewed it.
+    Unreviewed,
+}
+
+/// How `program` (as written, or a resolved path) stands, by any of its names
+/// (`/usr/bin/xzcat`, `gzip.exe`, `x86_64-linux-gnu-strings`).
+pub fn review(program: &str) -> Review {
+    match identity::classify(program).1 {
+        Some(Policy::Args(_)) => return Review::Rules,
+        Some(Policy::Deny) => return Review::Denied,
+        None => (),
+    }
+    let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
+    if derived_names(&base)
+        .iter()
+        .any(|n| INERT.iter().any(|(name, _)| name == n))
+    {
+        Review::Inert
+    } else {
+        Review::Unreviewed
+    }
+}
+
+/// The refusal's text for an allowlisted program without rules.
+pub fn unreviewed_text(program: &str, resolved: Option<&str>) -> String {
+    let shown = match resolved {
+        Some(real) => format!("{program} (which is {real})"),
+        None => program.to_string(),
+    };
+    format!(
+        "Command refused: {shown} is allowlisted but has no argument rules, so nothing checks \
+         what its arguments, stdin or files make it run or load; ask the operator to add it to \
+         YIELDSHELL_UNREVIEWED_COMMANDS (accepting that it may run any program its arguments \
+         name), or use a reviewed program"
+    )
+}
+
+/// The allowlisted names (`ALLOW_COMMANDS`, `ALLOWED_COMMANDS`) that are always refused for
+/// want of rules: neither reviewed, denied (which says so itself) nor accepted by the
+/// operator in `unreviewed`.
+pub fn always_unreviewed<'a>(names: &'a [String], unreviewed: &[String]) -> Vec<&'a str> {
+    names
+        .iter()
+        .map(String::as_str)
+        .filter(|n| review(n) == Review::Unreviewed && !unreviewed.iter().any(|u| u == n))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_reviewed_by_any_of_their_names() {
+        let cases: &[(&str, Review)] = &[
+            ("cat", Review::Inert),
+            ("/usr/bin/xzcat", Review::Inert),
+            ("which.debianutils", Review::Inert),
+            ("x86_64-linux-gnu-strings", Review::Inert),
+            ("tar", Review::Rules),
+            ("gawk", Review::Rules),
+            ("openssl", Review::Rules),
+            ("bash", Review::Denied),
+            ("not-14", Review::Unreviewed),
+            ("msgexec", Review::Denied),
+            ("nm", Review::Unreviewed),
+            ("kubectl", Review::Unreviewed),
+            ("install", Review::Unreviewed),
+        ];
+        for (name, want) in cases {
+            assert_eq!(review(name), *want, "{name}");
+        }
+    }
+
+    #[test]
+    fn no_program_is_both_inert_and_ruled() {
+        for (name, reason) in INERT {
+            assert!(identity::classify(name).1.is_none(), "{name} has rules too");
+            assert!(!reason.is_empty() && !reason.contains('\n'), "{name}");
+        }
+    }
+}

@@ -1,0 +1,551 @@
+//! Trusted mode as a closed world, through the real binary: an allowlisted program without
+//! argument rules is refused before anything runs, the operator's
+//! `YIELDSHELL_UNREVIEWED_COMMANDS` accepts it (and the kernel layer still confines it), the
+//! startup, the tool description and `check` say which names are always refused, and the
+//! runners found among toolchains' programs are refused whatever the setting. Each call is
+//! made with the kernel sandbox on (where the kernel has Landlock) and off.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::renamed::Renamed;
+use crate::support::{all_text, is_error, path_str, run_binary, wait_until, Server};
+
+const OFF: (&str, &str) = ("YIELDSHELL_SANDBOX", "off");
+const NO_OPT_IN: (&str, &str) = ("YIELDSHELL_UNREVIEWED_COMMANDS", "");
+
+/// `env` under a name nobody reviewed: it runs its argv.
+const PROGRAMS: &[(&str, &str)] = &[("not-14", "/usr/bin/env")];
+
+fn landlock() -> bool {
+    yieldshell::internals::sys::landlock_abi().unwrap_or(0) >= 1
+}
+
+/// The sandbox settings to run each case under: on (when the kernel has Landlock) and off.
+fn sandboxes() -> Vec<&'static [(&'static str, &'static str)]> {
+    let mut out: Vec<&[(&str, &str)]> = vec![&[OFF]];
+    if landlock() {
+        out.push(&[]);
+    } else {
+        eprintln!("the kernel has no Landlock: only the sandbox-off cases run");
+    }
+    out
+}
+
+fn shell_execute(server: &Server, argv: &[&str]) -> (bool, String) {
+    let result = server.call("shell_execute", json!({ "command": argv }));
+    let text = all_text(&result);
+    (!is_error(&result), text)
+}
+
+fn stderr_has(server: &Server, needle: &str) -> bool {
+    wait_until(Duration::from_secs(5), || {
+        server.stderr_text().contains(needle)
+    })
+}
+
+#[test]
+fn a_program_without_rules_is_refused_before_anything_runs() {
+    let fx = Renamed::new("closed-refused", PROGRAMS);
+    let loader = "/lib64/ld-linux-x86-64.so.2";
+    for sandbox in sandboxes() {
+        let mut extra = sandbox.to_vec();
+        extra.push(NO_OPT_IN);
+        let server = fx.trusted("not-14,cat", &extra);
+        assert!(
+            stderr_has(
+                &server,
+                "allowlist entries without argument rules are always refused: not-14 "
+            ),
+            "{}",
+            server.stderr_text()
+        );
+        for argv in [
+            &["not-14", "touch", "MARK"][..],
+            &["not-14", loader, "/usr/bin/touch", "MARK"],
+            &["cat", "/dev/null", "|", "not-14", "touch", "MARK"],
+        ] {
+            let (ok, text) = shell_execute(&server, argv);
+            assert!(!ok, "{argv:?}: {text}");
+            assert!(
+                text.contains("not-14 is allowlisted but has no argument rules")
+                    && text.contains("YIELDSHELL_UNREVIEWED_COMMANDS"),
+                "{argv:?}: {text}"
+            );
+            assert!(!fx.work.join("MARK").exists(), "{argv:?} ran");
+        }
+        // exec's command line is refused the same way.
+        let result = server.call(
+            "exec",
+            json!({"command": "not-14 touch MARK", "side_effects": ["OTHER"]}),
+        );
+        assert!(is_error(&result), "{result}");
+        assert_eq!(
+            result["structuredContent"]["status"], "failed_to_start",
+            "{result}"
+        );
+        assert!(!fx.work.join("MARK").exists());
+        // A reviewed program beside it still runs.
+        let (ok, text) = shell_execute(&server, &["cat", "/dev/null"]);
+        assert!(ok, "{text}");
+    }
+}
+
+#[test]
+fn the_operator_accepts_a_program_without_rules_and_the_kernel_still_confines_it() {
+    let fx = Renamed::new("closed-opt-in", PROGRAMS);
+    let outside = fx.out("escaped");
+    for sandbox in sandboxes() {
+        let mut extra = sandbox.to_vec();
+        extra.push(("YIELDSHELL_UNREVIEWED_COMMANDS", "not-14"));
+        let server = fx.trusted("not-14,touch", &extra);
+        assert!(
+            stderr_has(
+                &server,
+                "YIELDSHELL_UNREVIEWED_COMMANDS accepts not-14 without argument rules"
+            ),
+            "{}",
+            server.stderr_text()
+        );
+        assert!(!server
+            .stderr_text()
+            .contains("without argument rules are always refused"));
+        // Accepted: it runs an allowlisted program inside the working directory.
+        let (ok, text) = shell_execute(&server, &["not-14", "touch", "INSIDE"]);
+        assert!(ok, "{text}");
+        assert!(fx.work.join("INSIDE").exists());
+        std::fs::remove_file(fx.work.join("INSIDE")).expect("remove INSIDE");
+        // Writing outside the working directory: only the kernel layer stops it.
+        let (ok, text) = shell_execute(&server, &["not-14", "touch", &outside]);
+        if sandbox.is_empty() {
+            assert!(!ok, "{text}");
+            assert!(
+                !std::path::Path::new(&outside).exists(),
+                "the sandbox let an accepted program write outside: {text}"
+            );
+        } else {
+            assert!(ok, "{text}");
+            std::fs::remove_file(&outside).expect("without the sandbox the write happens");
+        }
+    }
+}
+
+#[test]
+fn a_pattern_that_admits_programs_without_rules_is_named_at_startup() {
+    let fx = Renamed::new("closed-pattern", PROGRAMS);
+    let path = fx.safe_path();
+    let server = Server::ready_with_env(&[
+        ("ALLOW_PATTERNS", "not-1[0-9]"),
+        ("MCP_SHELL_SAFE_PATH", &path),
+        ("YIELDSHELL_DEFAULT_CWD", path_str(&fx.work)),
+    ]);
+    assert!(
+        stderr_has(
+            &server,
+            "ALLOW_PATTERNS entry not-1[0-9] admits programs without argument rules, which are \
+             always refused: not-14 "
+        ),
+        "{}",
+        server.stderr_text()
+    );
+    let (ok, text) = shell_execute(&server, &["not-14", "true"]);
+    assert!(!ok && text.contains("has no argument rules"), "{text}");
+}
+
+#[test]
+fn description_and_check_name_the_programs_without_rules() {
+    let fx = Renamed::new("closed-describe", PROGRAMS);
+    let server = fx.trusted("not-14,cat", &[NO_OPT_IN]);
+    let list = server.result("tools/list", json!({}));
+    let description = list["tools"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["name"] == "shell_execute"))
+        .and_then(|t| t["description"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        description.contains("Always refused (allowlisted, but without argument rules): not-14."),
+        "{description}"
+    );
+    let path = fx.safe_path();
+    let env = [
+        ("ALLOW_COMMANDS", "not-14,cat"),
+        ("MCP_SHELL_SAFE_PATH", &path),
+        ("YIELDSHELL_DEFAULT_CWD", path_str(&fx.work)),
+    ];
+    let out = run_binary(&["check", "not-14", "touch", "x"], &env);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("always refused (allowlisted, but without argument rules; YIELDSHELL_UNREVIEWED_COMMANDS accepts them): not-14"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("not-14 is allowlisted but has no argument rules"),
+        "{stdout}"
+    );
+    let mut env = env.to_vec();
+    env.push(("YIELDSHELL_UNREVIEWED_COMMANDS", "not-14"));
+    let out = run_binary(&["check", "not-14", "touch", "x"], &env);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains(
+            "accepted without argument rules (only the kernel layer confines them): not-14"
+        ),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn runners_among_toolchain_programs_are_refused_whatever_the_setting() {
+    let runners = [
+        "msgexec",
+        "msgfilter",
+        "gpg-connect-agent",
+        "gp-collect-app",
+        "gprofng",
+        "lli",
+        "lli-14",
+        "prove",
+        "pdb3",
+        "rpcgen",
+        "gio",
+        "ld-linux-x86-64.so.2",
+    ];
+    let allow = runners.join(",");
+    for sandbox in sandboxes() {
+        let mut env = sandbox.to_vec();
+        env.push(("ALLOW_COMMANDS", &allow));
+        env.push(("YIELDSHELL_UNREVIEWED_COMMANDS", &allow));
+        let server = Server::ready_with_env(&env);
+        for name in runners {
+            let (ok, text) = shell_execute(&server, &[name, "-h"]);
+            assert!(!ok, "{name}: {text}");
+            assert!(
+                text.contains("Command rejected by default security policy: "),
+                "{name}: {text}"
+            );
+        }
+        assert!(
+            stderr_has(
+                &server,
+                "YIELDSHELL_UNREVIEWED_COMMANDS entry msgexec has no effect"
+            ),
+            "{}",
+            server.stderr_text()
+        );
+    }
+}
+
+/// The routes by which a program with rules, or one without, would load a library or run a
+/// program named by the caller: each refused before anything runs, naming its rule.
+#[test]
+fn named_routes_to_a_library_or_a_program_are_refused() {
+    let allow = "openssl,curl,nm,opt-14,javac,gpg,cat,cargo,npm,rg,bsdtar,gcc,sdiff";
+    let so = "/tmp/yieldshell-not-a-library.so";
+    let cases: &[(&[&str], &str)] = &[
+        (&["openssl", "engine", so], "openssl"),
+        (
+            &[
+                "openssl",
+                "engine",
+                "-t",
+                "dynamic",
+                "-pre",
+                "SO_PATH:/x.so",
+            ],
+            "openssl",
+        ),
+        (
+            &["openssl", "s_client", "-ssl_client_engine", "x"],
+            "openssl engine",
+        ),
+        (&["openssl"], "openssl without a known subcommand"),
+        (&["openssl", "req", "-config", "x.cnf"], "openssl engine"),
+        (
+            &["curl", "--engine", so, "https://example.com"],
+            "curl engine",
+        ),
+        (&["curl", "--eng", so, "https://example.com"], "curl engine"),
+        (&["curl", "-K", "cfg"], "curl engine"),
+        (
+            &["curl", "--unix-socket", "/run/docker.sock", "http://x/"],
+            "curl engine",
+        ),
+        (
+            &["curl", "--from-the-future", "https://example.com"],
+            "not known to the rule",
+        ),
+        (
+            &["nm", &format!("--plugin={so}"), "x.o"],
+            "nm is allowlisted but has no argument rules",
+        ),
+        (
+            &["opt-14", &format!("-load={so}")],
+            "opt-14 is allowlisted but has no argument rules",
+        ),
+        (
+            &["javac", "-J-agentpath:/x.so", "X.java"],
+            "javac is allowlisted but has no argument rules",
+        ),
+        (
+            &["gpg", "--edit-key", "k", "--command-fd", "0"],
+            "gpg external program",
+        ),
+        // A project's .cargo/config.toml aliases `fmt` to `run`, and names rustc wrappers.
+        (&["cargo", "fmt"], "security policy: cargo"),
+        // npm opens help with the browser a project's .npmrc names.
+        (
+            &["npm", "help", "install"],
+            "package manager subcommand help",
+        ),
+        (&["rg", "--hostname-bin=sh", "x"], "rg --hostname-bin"),
+        // gcc reads -fcompare-debug's value as more driver options for its second compile.
+        (
+            &[
+                "gcc",
+                "-fcompare-debug=-wrapper /lib64/ld-linux-x86-64.so.2,/bin/sh,-c,id",
+                "-c",
+                "f.c",
+            ],
+            "compiler plugin or external program option",
+        ),
+        (
+            &["gcc", "-fcompare-debug=-B.", "-c", "f.c"],
+            "compiler plugin or external program option",
+        ),
+        // An interactive merge's `e` command starts ed, which runs `!command` from stdin.
+        (&["sdiff", "-o", "out", "a", "b"], "interactive merge"),
+        (&["sdiff", "--out=out", "a", "b"], "interactive merge"),
+        (
+            &["bsdtar", "-cf", "x.tar", "--from-the-future", "f"],
+            "unknown bsdtar option",
+        ),
+    ];
+    for sandbox in sandboxes() {
+        let mut env = sandbox.to_vec();
+        env.push(("ALLOW_COMMANDS", allow));
+        let server = Server::ready_with_env(&env);
+        for (argv, expected) in cases {
+            let (ok, text) = shell_execute(&server, argv);
+            assert!(!ok, "{argv:?}: {text}");
+            assert!(
+                text.contains(expected),
+                "{argv:?}: expected {expected:?} in {text}"
+            );
+        }
+        for argv in [&["openssl", "version"][..], &["curl", "--version"]] {
+            let (ok, text) = shell_execute(&server, argv);
+            assert!(ok, "{argv:?}: {text}");
+        }
+    }
+}
+
+/// `MCP_SHELL_CHILD_ENV_ALLOWLIST` refuses code-loading and program-naming variables by
+/// family at startup (exit 2, naming the variable and its family); ordinary names pass and
+/// reach the child.
+#[test]
+fn environment_families_are_refused_at_startup() {
+    for name in [
+        "JAVA_TOOL_OPTIONS",
+        "_JAVA_OPTIONS",
+        "JDK_JAVA_OPTIONS",
+        "LD_PRELOAD",
+        "PYTHONWARNINGS",
+        "GTK_MODULES",
+        "SSH_SK_PROVIDER",
+        "KUBECONFIG",
+        "GOFLAGS",
+        "RUSTFMT",
+        "npm_config_script_shell",
+        "GNUPGHOME",
+        "AWS_CONFIG_FILE",
+    ] {
+        let list = format!("LANG,{name}");
+        let out = run_binary(
+            &[],
+            &[
+                ("ALLOW_COMMANDS", "printenv"),
+                ("MCP_SHELL_CHILD_ENV_ALLOWLIST", &list),
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+        assert!(
+            stderr.contains(&format!("invalid MCP_SHELL_CHILD_ENV_ALLOWLIST: {name} ")),
+            "{name}: {stderr}"
+        );
+    }
+    let server = Server::ready_with_env(&[
+        ("ALLOW_COMMANDS", "printenv"),
+        ("MCP_SHELL_CHILD_ENV_ALLOWLIST", "LANG,LC_ALL,MY_TOOL_HOME"),
+        ("LANG", "C.UTF-8"),
+        ("LC_ALL", "C.UTF-8"),
+        ("MY_TOOL_HOME", "/opt/tool"),
+    ]);
+    let (ok, text) = shell_execute(&server, &["printenv"]);
+    assert!(ok, "{text}");
+    for want in ["LANG=C.UTF-8", "LC_ALL=C.UTF-8", "MY_TOOL_HOME=/opt/tool"] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
+}
+
+/// A program the operator accepted without rules (here an interpreter under a new name)
+/// cannot run a copy of a program from a memfd inside the sandbox: `memfd_create` without
+/// `MFD_NOEXEC_SEAL` is refused, and a sealed memfd cannot be executed. Without the sandbox
+/// the same call runs the copy (the argument layer is the only one there).
+#[test]
+fn memfd_execution_is_refused_inside_the_sandbox() {
+    let fx = Renamed::new("closed-memfd", &[("mrun", "/usr/bin/python3")]);
+    if !fx.bin.join("mrun").exists() {
+        eprintln!("skipped: no /usr/bin/python3 to copy");
+        return;
+    }
+    let script = |flags: u32| {
+        format!(
+            "import os\ntry:\n    fd = os.memfd_create('copy', {flags})\nexcept OSError as e:\n    \
+             print('memfd_create refused:', e.errno); raise SystemExit(3)\nos.write(fd, \
+             open('/usr/bin/id', 'rb').read())\nos.execv('/proc/self/fd/%d' % fd, ['id'])\n"
+        )
+    };
+    for sandbox in sandboxes() {
+        let server = fx.trusted("mrun", sandbox);
+        std::fs::write(fx.work.join("plain.py"), script(0)).expect("write plain.py");
+        std::fs::write(fx.work.join("sealed.py"), script(8)).expect("write sealed.py");
+        let (ok, text) = shell_execute(&server, &["mrun", "plain.py"]);
+        if sandbox.is_empty() {
+            assert!(!ok, "{text}");
+            assert!(
+                text.contains(&format!("memfd_create refused: {}", libc::EPERM)),
+                "{text}"
+            );
+            // Sealed against execution: made, but the copy does not run.
+            let (ok, text) = shell_execute(&server, &["mrun", "sealed.py"]);
+            assert!(!ok && !text.contains("uid="), "{text}");
+        } else {
+            assert!(ok && text.contains("uid="), "{text}");
+        }
+    }
+}
+
+/// `yieldshell check` prepares the launch as a call does: of a few hundred argv (accepted
+/// and refused programs and options, redirection targets through a symlink, a linked
+/// directory, a hard link, a FIFO, a directory, into `.git`, absolute, `..`, missing),
+/// with the sandbox on and off, `check` and `shell_execute` give the same verdict, and a
+/// refusal the same text.
+#[test]
+fn check_never_disagrees_with_the_call() {
+    let fx = Renamed::new("closed-agree", PROGRAMS);
+    let work = &fx.work;
+    std::fs::write(work.join("data.txt"), "b\na\n").expect("data.txt");
+    std::fs::write(work.join("out.txt"), "").expect("out.txt");
+    std::fs::write(work.join("hard"), "").expect("hard");
+    std::fs::hard_link(work.join("hard"), fx.outside.join("hard2")).expect("hard link");
+    std::os::unix::fs::symlink("/etc/hostname", work.join("link")).expect("link");
+    std::os::unix::fs::symlink(&fx.outside, work.join("linkdir")).expect("linkdir");
+    std::fs::create_dir_all(work.join("sub")).expect("sub");
+    std::fs::create_dir_all(work.join(".git")).expect(".git");
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(work.join("fifo"))
+        .status()
+        .expect("mkfifo");
+    assert!(fifo.success());
+    let commands: &[&[&str]] = &[
+        &["cat", "data.txt"],
+        &["ls", "-l"],
+        &["wc", "-l", "data.txt"],
+        &["sort", "data.txt"],
+        &["sort", "-o", "x", "data.txt"],
+        &["grep", "-c", "a", "data.txt"],
+        &["echo", "hi"],
+        &["head", "-n1", "data.txt"],
+        &["tee", "t.txt"],
+        &["find", ".", "-name", "x"],
+        &["find", ".", "-exec", "id", "+"],
+        &["tar", "-cf", "-", "data.txt"],
+        &["sh", "-c", "id"],
+        &["rm", "x"],
+        &["not-14", "id"],
+        &["openssl", "version"],
+        &["openssl", "engine"],
+        &["curl", "--engine", "x", "http://127.0.0.1:9/"],
+        &["git", "status"],
+        &["git", "-c", "core.pager=id", "log"],
+    ];
+    let redirections: &[&[&str]] = &[
+        &[],
+        &[">", "out.txt"],
+        &[">>", "out.txt"],
+        &[">", "link"],
+        &[">", "linkdir/x"],
+        &[">", "hard"],
+        &[">", "fifo"],
+        &[">", "sub"],
+        &[">", "sub/new.txt"],
+        &[">", ".git/config"],
+        &[">", "/tmp/yieldshell-agree-abs"],
+        &[">", "../up"],
+        &["<", "link"],
+        &["<", "data.txt"],
+        &["<", "missing.txt"],
+    ];
+    let allow = "cat,ls,wc,sort,grep,echo,head,tee,find,tar,sh,not-14,openssl,curl,git";
+    let path = fx.safe_path();
+    let mut compared = 0;
+    let mut both = [0, 0];
+    for sandbox in sandboxes() {
+        let mut env: Vec<(&str, &str)> = vec![
+            ("ALLOW_COMMANDS", allow),
+            ("MCP_SHELL_SAFE_PATH", &path),
+            ("YIELDSHELL_DEFAULT_CWD", path_str(work)),
+        ];
+        env.extend_from_slice(sandbox);
+        let server = Server::ready_with_env(&env);
+        for command in commands {
+            for (i, redirection) in redirections.iter().enumerate() {
+                let mut argv: Vec<&str> = command.to_vec();
+                if i % 2 == 1 {
+                    argv.extend(["|", "wc", "-c"]);
+                }
+                argv.extend(redirection.iter());
+                let mut args = vec!["check"];
+                args.extend(argv.iter());
+                let out = run_binary(&args, &env);
+                let report = String::from_utf8_lossy(&out.stdout).to_string();
+                let checked = match out.status.code() {
+                    Some(0) => None,
+                    Some(1) => Some(
+                        report
+                            .lines()
+                            .find_map(|l| l.strip_prefix("refused: "))
+                            .unwrap_or_else(|| panic!("{argv:?}: no refusal in {report}"))
+                            .to_string(),
+                    ),
+                    other => panic!("{argv:?}: check exited {other:?}: {report}"),
+                };
+                let result = server.call("shell_execute", json!({ "command": argv }));
+                let text = result["content"][0]["text"].as_str().unwrap_or_default();
+                let ran = result["structuredContent"]["process_id"].is_string();
+                let called = (!ran).then(|| {
+                    text.strip_prefix("Error executing command: ")
+                        .unwrap_or(text)
+                        .to_string()
+                });
+                assert_eq!(
+                    checked, called,
+                    "{argv:?} (sandbox {sandbox:?}): check said {report}, the call {result}"
+                );
+                both[usize::from(called.is_some())] += 1;
+                compared += 1;
+            }
+        }
+    }
+    eprintln!(
+        "{compared} argv compared: {} allowed, {} refused, no disagreement",
+        both[0], both[1]
+    );
+    assert!(both[0] > 20 && both[1] > 100, "{both:?}");
+    assert!(!std::path::Path::new("/tmp/yieldshell-agree-abs").exists());
+}
