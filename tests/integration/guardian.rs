@@ -49,13 +49,31 @@ impl Drop for Strays {
 }
 
 /// A command that finds the guardian as any command can (the server's child named
-/// `yieldshell-guardian`), sends it `signal`, and leaves a stray `sleep` behind.
+/// `yieldshell-guardian`, looked for again while the list of children is read without it:
+/// the kernel's list is not read atomically), sends it `signal`, and leaves a stray `sleep`
+/// behind. When it finds none, it prints what it saw.
 fn hostile(signal: &str, tag: &str) -> String {
     format!(
-        "for c in $(cat /proc/$PPID/task/*/children); do \
-           [ \"$(tr '\\0' '\\n' </proc/$c/cmdline | head -n1)\" = yieldshell-guardian ] && g=$c; \
-         done; kill -{signal} $g; echo guardian=$g; sleep {tag} >/dev/null 2>&1 &"
+        "n=0; while [ -z \"$g\" ] && [ $n -lt 100 ]; do \
+           for c in $(cat /proc/$PPID/task/*/children); do \
+             [ \"$(tr '\\0' '\\n' </proc/$c/cmdline | head -n1)\" = yieldshell-guardian ] && g=$c; \
+           done; n=$((n+1)); [ -n \"$g\" ] || sleep 0.05; \
+         done; \
+         [ -n \"$g\" ] || {{ for c in $(cat /proc/$PPID/task/*/children); do \
+           echo \"child $c: $(tr '\\0' ' ' </proc/$c/cmdline)\" >&2; done; }}; \
+         kill -{signal} $g; echo guardian=$g; sleep {tag} >/dev/null 2>&1 &"
     )
+}
+
+/// Runs one command first, so that a guardian runs, and checks that it does.
+fn guardian_started(server: &Server) -> u32 {
+    let first = server.sh("true");
+    guardian_of(server.pid()).unwrap_or_else(|| {
+        panic!(
+            "no guardian runs after a command: {first}; stderr: {}",
+            server.stderr_text()
+        )
+    })
 }
 
 fn guardian_in(result: &serde_json::Value) -> u32 {
@@ -95,10 +113,12 @@ fn a_stopped_guardian_is_continued_and_still_guards() {
 
 fn a_stopped_guardian_guards(env: &[(&str, &str)]) {
     let server = Server::ready_with_env(env);
+    let started = guardian_started(&server);
     let tag = stray_tag();
     let _strays = Strays(tag.clone());
     let result = server.sh(&hostile("STOP", &tag));
     let guardian = guardian_in(&result);
+    assert_eq!(guardian, started, "the command found another guardian");
     assert!(
         wait_until(Duration::from_secs(10), || {
             server.stderr_text().contains("was stopped by SIGSTOP")
@@ -121,10 +141,12 @@ fn a_killed_guardian_is_replaced_and_the_new_one_guards() {
 
 fn a_killed_guardian_is_replaced(env: &[(&str, &str)]) {
     let server = Server::ready_with_env(env);
+    let started = guardian_started(&server);
     let tag = stray_tag();
     let _strays = Strays(tag.clone());
     let result = server.sh(&hostile("KILL", &tag));
     let old = guardian_in(&result);
+    assert_eq!(old, started, "the command found another guardian");
     assert!(
         wait_until(Duration::from_secs(10), || guardian_of(server.pid())
             .is_some_and(|g| g != old)),
