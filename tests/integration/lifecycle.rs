@@ -513,7 +513,7 @@ fn answers_after_eof(input: &str) -> (Vec<Value>, String) {
         .env_remove("YIELDSHELL_MAX_PROCESSES")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("spawn the yieldshell binary");
     let mut stdin = child.stdin.take().expect("piped stdin");
@@ -522,9 +522,13 @@ fn answers_after_eof(input: &str) -> (Vec<Value>, String) {
         .expect("write the requests");
     drop(stdin);
     let out = child.wait_with_output().expect("wait for the server");
-    assert!(out.status.success(), "exit status {:?}", out.status);
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let ids = text
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let text = format!(
+        "{stdout}--- stderr ---\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "exit status {:?}: {text}", out.status);
+    let ids = stdout
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).expect("a JSON line"))
         .filter_map(|m| m.get("id").cloned())

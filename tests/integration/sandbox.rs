@@ -719,17 +719,22 @@ fn each_call_has_a_private_temporary_directory_until_it_ends() {
         .to_string();
     let bases = temp_bases(&server);
     assert_eq!(bases.len(), 1, "{bases:?}");
-    // The call's environment names its directory.
-    let env = std::fs::read_to_string(format!(
-        "/proc/{}/environ",
-        first["pid"].as_u64().expect("pid")
-    ))
-    .expect("environ");
-    let mine = PathBuf::from(
-        env.split('\0')
-            .find_map(|v| v.strip_prefix("TMPDIR="))
-            .expect("TMPDIR set"),
+    // The call's environment names its directory. Read until it shows: the spawn returns
+    // when the kernel swaps in the new program's memory, and /proc reads its environment
+    // as empty until the loader has laid it out a moment later.
+    let environ = format!("/proc/{}/environ", first["pid"].as_u64().expect("pid"));
+    let tmpdir = || {
+        std::fs::read_to_string(&environ)
+            .ok()?
+            .split('\0')
+            .find_map(|v| v.strip_prefix("TMPDIR=").map(str::to_string))
+    };
+    assert!(
+        wait_until(Duration::from_secs(10), || tmpdir().is_some()),
+        "TMPDIR never set: {:?}",
+        std::fs::read(&environ)
     );
+    let mine = PathBuf::from(tmpdir().expect("TMPDIR set"));
     assert!(mine.starts_with(&bases[0]), "{mine:?}");
     let mode = std::fs::metadata(&mine)
         .expect("the call's directory")
