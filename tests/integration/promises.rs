@@ -909,6 +909,11 @@ fn one_call_secret_is_hidden_from_every_other_call_while_it_is_kept() {
     }));
     let a_id = crate::support::process_id(&a);
     let a_pid = crate::support::pid_of(&a);
+    // Named to `before` once its environment reads whole (it reads empty for a moment
+    // after the spawn returns, until the loader has laid it out).
+    crate::support::wait_until(Duration::from_secs(10), || {
+        std::fs::read(format!("/proc/{a_pid}/environ")).is_ok_and(|e| !e.is_empty())
+    });
     std::fs::write(&pidfile, a_pid.to_string()).expect("write the pid");
     server.wait_exit_of(&before);
     let (out, _) = server.read_all(&before);
