@@ -109,11 +109,43 @@ fn tools(config: &Config, words: &[String]) -> Outcome {
     Outcome::print(mcp::client::tools_text(config, json), 0)
 }
 
+const CHECK_USAGE: &str = "usage: yieldshell check [--env NAME=VALUE]... COMMAND... (as argv) \
+     or yieldshell check [--env NAME=VALUE]... 'one command line'";
+
+/// `check`'s leading `--env NAME=VALUE` options (a call's `env`), and the command's words.
+fn env_options(words: &[String]) -> Result<(Vec<(String, String)>, &[String]), String> {
+    let mut overlay = Vec::new();
+    let mut rest = words;
+    while let [flag, more @ ..] = rest {
+        let pair = if flag == "--env" {
+            let [pair, after @ ..] = more else {
+                return Err(format!("--env needs NAME=VALUE\n{CHECK_USAGE}"));
+            };
+            rest = after;
+            pair.as_str()
+        } else if let Some(pair) = flag.strip_prefix("--env=") {
+            rest = more;
+            pair
+        } else {
+            break;
+        };
+        match pair.split_once('=') {
+            Some((name, value)) if !name.is_empty() => {
+                overlay.push((name.to_string(), value.to_string()))
+            }
+            _ => return Err(format!("--env {pair}: expected NAME=VALUE\n{CHECK_USAGE}")),
+        }
+    }
+    Ok((overlay, rest))
+}
+
 fn check(config: &Config, words: &[String]) -> Outcome {
+    let (overlay, words) = match env_options(words) {
+        Ok(parsed) => parsed,
+        Err(message) => return usage(&message),
+    };
     if words.is_empty() {
-        return usage(
-            "usage: yieldshell check COMMAND... (as argv) or yieldshell check 'one command line'",
-        );
+        return usage(CHECK_USAGE);
     }
     let sandbox = match Sandbox::new(config) {
         Ok((sandbox, _warning)) => sandbox,
@@ -129,7 +161,13 @@ fn check(config: &Config, words: &[String]) -> Outcome {
         }
     ));
     let verdict = match config.mode {
-        Mode::Trusted => check_trusted(config, words, &sandbox, cwd.as_deref(), &mut report),
+        Mode::Trusted => check_trusted(
+            config,
+            (words, &overlay),
+            &sandbox,
+            cwd.as_deref(),
+            &mut report,
+        ),
         Mode::Shell => check_shell(config, words, &mut report),
     };
     report.line(sandbox.status());
@@ -153,7 +191,7 @@ fn check(config: &Config, words: &[String]) -> Outcome {
 /// kernel sandbox's plan for the call.
 fn check_trusted(
     config: &Config,
-    words: &[String],
+    (words, overlay): (&[String], &[(String, String)]),
     sandbox: &Sandbox,
     cwd: Result<&Path, &String>,
     report: &mut Report,
@@ -201,10 +239,14 @@ fn check_trusted(
     let stages = match cwd {
         Ok(dir) => {
             policy
-                .prepare(&mut pipeline, dir, &[], Redirects::Judge, false)?
+                .prepare(&mut pipeline, dir, overlay, Redirects::Judge, false)?
                 .stages
         }
-        Err(_) => policy.check(&mut pipeline)?,
+        Err(_) => {
+            let stages = policy.check(&mut pipeline)?;
+            policy.env(overlay)?;
+            stages
+        }
     };
     if stages.len() > written {
         report.line(

@@ -549,3 +549,95 @@ fn check_never_disagrees_with_the_call() {
     assert!(both[0] > 20 && both[1] > 100, "{both:?}");
     assert!(!std::path::Path::new("/tmp/yieldshell-agree-abs").exists());
 }
+
+/// A call's `env` is judged alike by `check --env` and by trusted `exec`: names outside
+/// MCP_SHELL_CHILD_ENV_ALLOWLIST, PATH and the names the server sets itself are refused with
+/// the same text, the allowlisted ones pass, with the sandbox on and off.
+#[test]
+fn check_never_disagrees_with_the_call_about_the_environment() {
+    let fx = Renamed::new("closed-agree-env", &[]);
+    let work = &fx.work;
+    std::fs::write(work.join("data.txt"), "b\na\n").expect("data.txt");
+    let commands = [
+        "cat data.txt",
+        "sort data.txt | wc -l",
+        "git status",
+        "sh -c id",
+    ];
+    let overlays: &[&[(&str, &str)]] = &[
+        &[],
+        &[("LANG", "C")],
+        &[("LC_ALL", "C"), ("MY_TOOL_HOME", "/opt/tool")],
+        &[("LD_PRELOAD", "/tmp/x.so")],
+        &[("LANG", "C"), ("LD_AUDIT", "/tmp/x.so")],
+        &[("PATH", "/tmp")],
+        &[("GIT_CONFIG_GLOBAL", "/tmp/gitconfig")],
+        &[("GIT_DIR", "/tmp")],
+        &[("JAVA_TOOL_OPTIONS", "-agentpath:/tmp/x.so")],
+        &[("TMPDIR", "/tmp")],
+        &[("HOME", "/tmp")],
+    ];
+    let path = fx.safe_path();
+    let (mut allowed, mut refused) = (0, 0);
+    for sandbox in sandboxes() {
+        let mut env: Vec<(&str, &str)> = vec![
+            ("ALLOW_COMMANDS", "cat,sort,wc,git,sh"),
+            ("MCP_SHELL_SAFE_PATH", &path),
+            ("MCP_SHELL_CHILD_ENV_ALLOWLIST", "LANG,LC_ALL,MY_TOOL_HOME"),
+            ("YIELDSHELL_DEFAULT_CWD", path_str(work)),
+        ];
+        env.extend_from_slice(sandbox);
+        let server = Server::ready_with_env(&env);
+        for command in commands {
+            for overlay in overlays {
+                let mut args = vec!["check".to_string()];
+                for (k, v) in *overlay {
+                    args.extend(["--env".to_string(), format!("{k}={v}")]);
+                }
+                args.push(command.to_string());
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                let out = run_binary(&args, &env);
+                let report = String::from_utf8_lossy(&out.stdout).to_string();
+                let checked = match out.status.code() {
+                    Some(0) => None,
+                    Some(1) => report
+                        .lines()
+                        .find_map(|l| l.strip_prefix("refused: "))
+                        .map(str::to_string),
+                    other => panic!("{command} {overlay:?}: check exited {other:?}: {report}"),
+                };
+                let env_arg: serde_json::Map<String, serde_json::Value> = overlay
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), json!(v)))
+                    .collect();
+                let result = server.call(
+                    "exec",
+                    json!({"command": command, "env": env_arg, "side_effects": ["NONE"]}),
+                );
+                let ran = result["structuredContent"]["process_id"].is_string()
+                    || result["structuredContent"]["status"] == "completed";
+                let called = (!ran).then(|| {
+                    result["structuredContent"]["error"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string()
+                });
+                assert_eq!(
+                    checked, called,
+                    "{command} with {overlay:?} (sandbox {sandbox:?}): check said {report}, \
+                     the call {result}"
+                );
+                if called.is_some() {
+                    refused += 1;
+                } else {
+                    allowed += 1;
+                }
+            }
+        }
+    }
+    eprintln!("{allowed} allowed, {refused} refused, no disagreement");
+    assert!(
+        allowed >= 8 && refused >= 30,
+        "{allowed} allowed, {refused} refused"
+    );
+}
