@@ -112,8 +112,11 @@ fn tools(config: &Config, words: &[String]) -> Outcome {
 const CHECK_USAGE: &str = "usage: yieldshell check [--env NAME=VALUE]... COMMAND... (as argv) \
      or yieldshell check [--env NAME=VALUE]... 'one command line'";
 
+/// A call's `env`, as `check --env` gives it.
+type Overlay = Vec<(String, String)>;
+
 /// `check`'s leading `--env NAME=VALUE` options (a call's `env`), and the command's words.
-fn env_options(words: &[String]) -> Result<(Vec<(String, String)>, &[String]), String> {
+fn env_options(words: &[String]) -> Result<(Overlay, &[String]), String> {
     let mut overlay = Vec::new();
     let mut rest = words;
     while let [flag, more @ ..] = rest {
