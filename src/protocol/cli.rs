@@ -373,6 +373,30 @@ mod tests {
     use super::*;
     use crate::policy::trusted::refusal::Rule;
 
+    fn words(list: &[&str]) -> Vec<String> {
+        list.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn env_options_come_before_the_command_in_both_spellings() {
+        let given = words(&["--env", "A=1", "--env=B=x=y", "cat", "--env", "C=3"]);
+        let (overlay, rest) = env_options(&given).expect("parsed");
+        assert_eq!(
+            overlay,
+            vec![("A".into(), "1".into()), ("B".into(), "x=y".into())]
+        );
+        assert_eq!(rest, &given[3..]);
+        for bad in [
+            &["--env"][..],
+            &["--env", "A"],
+            &["--env", "=v", "ls"],
+            &["--env=A"],
+        ] {
+            let err = env_options(&words(bad)).expect_err("refused");
+            assert!(err.contains("NAME=VALUE"), "{bad:?}: {err}");
+        }
+    }
+
     fn policy(env: &[(&str, &str)]) -> Policy {
         let env = env
             .iter()
