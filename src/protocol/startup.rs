@@ -86,17 +86,7 @@ pub(crate) fn warnings(config: &Config) -> Vec<String> {
         }
     }
     out.extend(review_warnings(config, &listed));
-    for pattern in config
-        .allow_patterns
-        .as_deref()
-        .unwrap_or_default()
-        .split(',')
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-    {
-        let Ok(re) = regex_lite::Regex::new(&format!("^(?:{pattern})$")) else {
-            continue;
-        };
+    for (pattern, re) in allow_patterns(config) {
         let refused: Vec<&str> = identity::denied_samples()
             .filter(|n| re.is_match(n))
             .take(4)
@@ -162,6 +152,19 @@ fn review_warnings(config: &Config, listed: &[String]) -> Vec<String> {
     out
 }
 
+/// Each `ALLOW_PATTERNS` entry with its whole-name regex (an entry that does not compile is
+/// refused at startup elsewhere, and skipped here).
+fn allow_patterns(config: &Config) -> impl Iterator<Item = (&str, regex_lite::Regex)> {
+    config
+        .allow_patterns
+        .as_deref()
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .filter_map(|p| Some((p, regex_lite::Regex::new(&format!("^(?:{p})$")).ok()?)))
+}
+
 /// One line for each `ALLOW_PATTERNS` entry that admits programs of the safe `PATH` without
 /// argument rules (at most 8 named): they are always refused, unless the operator accepts
 /// them by name.
@@ -181,17 +184,7 @@ fn patterns_without_rules(config: &Config) -> Vec<String> {
     }
     names.sort_unstable();
     let mut out = Vec::new();
-    for pattern in config
-        .allow_patterns
-        .as_deref()
-        .unwrap_or_default()
-        .split(',')
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-    {
-        let Ok(re) = regex_lite::Regex::new(&format!("^(?:{pattern})$")) else {
-            continue;
-        };
+    for (pattern, re) in allow_patterns(config) {
         let matched: Vec<&str> = names
             .iter()
             .map(String::as_str)
