@@ -25,6 +25,7 @@ mod fields;
 pub(crate) mod modern;
 mod render;
 mod schema;
+mod snapshot;
 mod tools;
 pub(crate) mod view;
 

@@ -1,8 +1,7 @@
-//! The JSON schemas of the tools' arguments and results (`inputSchema`, `outputSchema`).
+//! The pieces of JSON schemas several tools share: argument properties, the fields of a
+//! process's output, `omitted` and `killed_for`, and the defaults `view` leaves out.
 
 use serde_json::{json, Map, Value};
-
-use crate::base::config::SIDE_EFFECTS;
 
 /// An integer argument; the server checks the range and says what it accepts.
 pub(super) fn int_prop(description: &str) -> Value {
@@ -14,7 +13,7 @@ pub(super) fn int_prop(description: &str) -> Value {
 }
 
 /// A string argument, described in a few words (or not at all where the name says it).
-fn str_prop(description: &str) -> Value {
+pub(super) fn str_prop(description: &str) -> Value {
     if description.is_empty() {
         json!({"type": "string"})
     } else {
@@ -23,73 +22,14 @@ fn str_prop(description: &str) -> Value {
 }
 
 /// A boolean argument with its default.
-fn bool_prop(default: bool, description: &str) -> Value {
+pub(super) fn bool_prop(default: bool, description: &str) -> Value {
     json!({"type": "boolean", "default": default, "description": description})
 }
 
 // Descriptions say what the name and the schema do not: the tool's description and the
 // server's instructions carry the rest, once.
-pub(super) fn exec_input() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "command": str_prop("Run as <shell> -c <command>."),
-            "side_effects": {
-                "type": "array",
-                "minItems": 1,
-                "uniqueItems": true,
-                "items": {"type": "string", "enum": SIDE_EFFECTS}
-            },
-            "cwd": str_prop(""),
-            "env": {"type": "object", "additionalProperties": {"type": "string"}},
-            "shell": str_prop("Default /bin/sh."),
-            "stdin": str_prop(""),
-            "close_stdin": bool_prop(true, "false: keep stdin open for write."),
-            "name": str_prop(""),
-            "yield_ms": int_prop("Wait before backgrounding (default 30000, at most 55000)."),
-            "timeout_ms": int_prop("Runtime limit, 0 = none (default 3600000)."),
-            "max_output_bytes": int_prop("Output budget of the answer (default 20000)."),
-            "tail_lines": int_prop("Only the newest N lines."),
-            "tty": bool_prop(false, "Run on a terminal (REPLs); stderr joins stdout."),
-            "rows": {"type": "integer", "default": 40},
-            "cols": {"type": "integer", "default": 200},
-            "raw": bool_prop(false, "Keep escape sequences.")
-        },
-        "required": ["command", "side_effects"]
-    })
-}
-
-pub(super) fn shell_execute_input() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "command": {"type": "array", "items": {"type": "string"}, "minItems": 1, "description": "Program and arguments; \"|\", \"<\", \">\", \">>\" elements are operators."},
-            "stdin": {"type": "string", "description": "Input for the first stage."},
-            "directory": {"type": "string", "description": "Working directory (relative to the server's)."},
-            "timeout": {"type": "integer", "minimum": 1, "description": "Seconds before the command is killed (default 30, at most 300)."},
-            "max_output_bytes": {"type": "integer", "minimum": 0, "description": "Most bytes of output shown, both streams together; a longer stream shows its start and end around a marker (the rest stays readable with read)."}
-        },
-        "required": ["command"]
-    })
-}
-
-pub(super) fn shell_execute_output() -> Value {
-    json!({"type": "object", "properties": {
-        "stdout": {"type": "string"},
-        "stderr": {"type": "string"},
-        "status": {"type": "integer"},
-        "execution_time": {"type": "number"},
-        "stage_status": {"type": "array", "items": {"type": ["integer", "null"]}},
-        "error": {"type": "string"},
-        "capped": {"type": "boolean", "description": "The output limit was hit and the command killed for it (see killed_for)."},
-        "killed_for": killed_for_schema(),
-        "process_id": {"type": "string", "description": "The record: read pages the whole capture."},
-        "omitted": omitted_schema()
-    }, "required": ["stdout", "stderr", "status", "execution_time"]})
-}
-
 /// `killed_for`: the process was killed for its output.
-fn killed_for_schema() -> Value {
+pub(super) fn killed_for_schema() -> Value {
     json!({"type": "object", "description": "The command was killed for its output.", "properties": {
         "reason": {"type": "string", "enum": ["output_cap"]},
         "stream": {"type": "string"},
@@ -100,7 +40,7 @@ fn killed_for_schema() -> Value {
 }
 
 /// `omitted`: per stream, what an answer left out between its first and last part.
-fn omitted_schema() -> Value {
+pub(super) fn omitted_schema() -> Value {
     let range = json!({"type": "object", "properties": {
         "from_seq": {"type": "integer"},
         "to_seq": {"type": "integer"},
@@ -150,67 +90,8 @@ pub(super) fn object_schema(props: Map<String, Value>, required: &[&str]) -> Val
     json!({"type": "object", "properties": props, "required": required})
 }
 
-pub(super) fn exec_output() -> Value {
-    let mut p = process_output_props();
-    p.insert("pid".into(), json!({"type": "integer"}));
-    p.insert("duration_ms".into(), json!({"type": "integer"}));
-    p.insert("message".into(), json!({"type": "string"}));
-    p.insert(
-        "status".into(),
-        json!({"type": "string", "enum": ["completed", "backgrounded", "timed_out", "stopped", "failed", "failed_to_start"]}),
-    );
-    object_schema(p, &["status"])
-}
-
 pub(super) fn id_prop() -> Value {
     str_prop("")
-}
-
-pub(super) fn read_props() -> Value {
-    json!({
-        "process_id": id_prop(),
-        "since_seq": int_prop(""),
-        "max_output_bytes": int_prop(""),
-        "streams": {"type": "string", "enum": ["both", "stdout", "stderr"], "default": "both"},
-        "tail_lines": int_prop(""),
-        "raw": bool_prop(false, "Keep escape sequences.")
-    })
-}
-
-pub(super) fn read_input() -> Value {
-    json!({"type": "object", "properties": read_props(), "required": ["process_id"]})
-}
-
-pub(super) fn read_output() -> Value {
-    object_schema(process_output_props(), &[])
-}
-
-pub(super) fn wait_input() -> Value {
-    let mut props = read_props();
-    props["timeout_ms"] = int_prop("Default and at most 55000.");
-    props["until"] = str_prop("Regex on new output.");
-    props["until_input"] = json!({"type": "boolean", "default": false});
-    props["process_ids"] = json!({"type": "array", "items": {"type": "string"}, "maxItems": 64});
-    props["all"] = bool_prop(false, "Wait for all process_ids to end.");
-    json!({"type": "object", "properties": props, "required": []})
-}
-
-pub(super) fn wait_output() -> Value {
-    let mut p = process_output_props();
-    p.insert(
-        "wait_result".into(),
-        json!({"type": "string", "enum": ["exited", "matched", "awaiting_input", "deadline_reached"]}),
-    );
-    p.insert("waited_ms".into(), json!({"type": "integer"}));
-    p.insert(
-        "statuses".into(),
-        json!({"type": "object", "additionalProperties": {"type": "object", "properties": {
-            "status": {"type": "string", "default": "completed"},
-            "exit_code": {"type": ["integer", "null"]},
-            "ended_at": {"type": ["string", "null"], "description": "RFC 3339 UTC."}
-        }}, "description": "With process_ids: the state of each."}),
-    );
-    object_schema(p, &[])
 }
 
 /// `schema` with the default of every property a result leaves out at its default stated
