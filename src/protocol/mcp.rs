@@ -23,6 +23,7 @@ pub(crate) mod compat;
 mod describe;
 mod fields;
 pub(crate) mod modern;
+mod params;
 mod render;
 mod schema;
 mod snapshot;
@@ -31,7 +32,7 @@ pub(crate) mod view;
 
 use tools::TOOLS;
 
-pub(crate) use describe::{default_yield, instructions_for, tools_list_for};
+pub(crate) use describe::{default_yield, instructions_for};
 
 /// A tool's answer as JSON: the result object, whether it reports a failure, and the text
 /// blocks to send instead of the object's JSON (`shell_execute`).
@@ -163,15 +164,32 @@ pub fn instructions(yield_ms: u64) -> String {
     )
 }
 
-/// The `tools/list` result for the enabled tools and the negotiated version; `structured`:
-/// whether results carry `structuredContent` (then tools declare `outputSchema`).
-pub fn tools_list(enabled: &[Tool], version: ProtocolVersion, structured: bool) -> Value {
+/// The tool list of `config` for a client named `client` (when known).
+pub(crate) fn tools_list_for(
+    config: &crate::base::config::Config,
+    client: Option<&str>,
+    version: ProtocolVersion,
+) -> Value {
+    let structured = structured_for(config, client);
+    tools_list(config, default_yield(config, client), version, structured)
+}
+
+/// The `tools/list` result for the tools `config` enables, its defaults (`yield_ms`: the
+/// default yield for the client) and the negotiated version; `structured`: whether results
+/// carry `structuredContent` (then tools declare `outputSchema`).
+pub fn tools_list(
+    config: &crate::base::config::Config,
+    yield_ms: u64,
+    version: ProtocolVersion,
+    structured: bool,
+) -> Value {
+    let f = params::InForce { config, yield_ms };
     let mut tools = Vec::new();
-    for def in TOOLS.iter().filter(|d| enabled.contains(&d.name)) {
+    for def in TOOLS.iter().filter(|d| config.tools.contains(&d.name)) {
         let mut t = Map::new();
         t.insert("name".into(), Value::from(def.name.name()));
-        t.insert("description".into(), Value::from(def.description));
-        t.insert("inputSchema".into(), (def.input)());
+        t.insert("description".into(), Value::from((def.description)(&f)));
+        t.insert("inputSchema".into(), params::input_schema(def.params, &f));
         if has_structured(version) {
             t.insert("title".into(), Value::from(def.title));
             if structured {
@@ -202,16 +220,10 @@ pub fn tools_list(enabled: &[Tool], version: ProtocolVersion, structured: bool) 
     json!({ "tools": tools })
 }
 
-/// The argument names of `tool` (the properties of its input schema): the only members of
+/// The argument names of `tool` (its parameters, in every mode): the only members of
 /// `arguments` that are parsed.
 pub fn tool_arguments(tool: Tool) -> Vec<String> {
-    match (tools::def(tool).input)()
-        .get_mut("properties")
-        .map(Value::take)
-    {
-        Some(Value::Object(props)) => props.into_iter().map(|(name, _)| name).collect(),
-        _ => Vec::new(),
-    }
+    params::names(tools::def(tool).params)
 }
 
 /// Wraps a tool reply as a `CallToolResult`; `structured`: see [`structured_for`].
@@ -409,17 +421,56 @@ mod tests {
         }
     }
 
+    fn config(env: &[(&str, &str)]) -> crate::base::config::Config {
+        let env = env.iter().map(|(k, v)| (k.into(), v.into())).collect();
+        match crate::protocol::options::parse(&[], env) {
+            Ok(crate::protocol::options::Parsed::Run(c)) => *c,
+            _ => panic!("no configuration"),
+        }
+    }
+
+    #[test]
+    fn the_defaults_listed_are_those_in_force() {
+        let config = config(&[
+            ("YIELDSHELL_SHELL", "/bin/bash"),
+            ("YIELDSHELL_DEFAULT_TIMEOUT_MS", "60000"),
+            ("YIELDSHELL_MAX_OUTPUT_BYTES", "12345"),
+            ("YIELDSHELL_MAX_YIELD_MS", "40000"),
+        ]);
+        let list = tools_list(&config, 7000, LATEST, false);
+        let exec = &list["tools"][0];
+        assert_eq!(exec["name"], "exec");
+        let props = &exec["inputSchema"]["properties"];
+        assert_eq!(props["shell"]["description"], "Default /bin/bash.");
+        assert_eq!(
+            props["yield_ms"]["description"],
+            "Wait before backgrounding (default 7000, at most 40000)."
+        );
+        assert_eq!(
+            props["timeout_ms"]["description"],
+            "Runtime limit, 0 = none (default 60000)."
+        );
+        assert_eq!(
+            props["max_output_bytes"]["description"],
+            "Output budget of the answer (default 12345)."
+        );
+        let description = exec["description"].as_str().unwrap_or_default();
+        assert!(description.contains("(default 7000)"), "{description}");
+    }
+
     #[test]
     fn tool_fields_follow_the_version() {
-        let all = &Tool::ALL[1..];
-        let old = tools_list(all, ProtocolVersion::V2024_11_05, true);
+        let config = config(&[]);
+        assert_eq!(config.tools, &Tool::ALL[1..]);
+        let all = &config;
+        let old = tools_list(all, 30_000, ProtocolVersion::V2024_11_05, true);
         assert!(old["tools"][0].get("annotations").is_none());
         assert!(old["tools"][0].get("title").is_none());
-        let mid = tools_list(all, ProtocolVersion::V2025_03_26, true);
+        let mid = tools_list(all, 30_000, ProtocolVersion::V2025_03_26, true);
         assert!(mid["tools"][0].get("annotations").is_some());
         assert!(mid["tools"][0].get("outputSchema").is_none());
-        let new = tools_list(all, ProtocolVersion::V2025_11_25, true);
-        let text_only = tools_list(all, ProtocolVersion::V2025_11_25, false);
+        let new = tools_list(all, 30_000, ProtocolVersion::V2025_11_25, true);
+        let text_only = tools_list(all, 30_000, ProtocolVersion::V2025_11_25, false);
         assert!(text_only["tools"][0].get("outputSchema").is_none());
         assert_eq!(new["tools"].as_array().map(Vec::len), Some(7));
         assert!(new["tools"][0].get("outputSchema").is_some());

@@ -127,9 +127,9 @@ pub(crate) const CANCEL_GRACE: Duration = Duration::from_millis(2000);
 /// How long `stop` waits after SIGKILL before it reports that the record outlived it.
 const KILL_ROOM: Duration = Duration::from_secs(4);
 /// Default `stop` grace.
-const STOP_GRACE_MS: u64 = 10_000;
+pub(crate) const STOP_GRACE_MS: u64 = 10_000;
 /// Ceiling of `stop`'s grace.
-const STOP_GRACE_MAX_MS: u64 = 50_000;
+pub(crate) const STOP_GRACE_MAX_MS: u64 = 50_000;
 
 /// Receives the end of an `exec` (its answer, or `None` when cancelled) and the record it
 /// started, if any.

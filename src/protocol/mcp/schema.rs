@@ -1,33 +1,8 @@
-//! The pieces of JSON schemas several tools share: argument properties, the fields of a
-//! process's output, `omitted` and `killed_for`, and the defaults `view` leaves out.
+//! The pieces of output schemas several tools share: the fields of a process's output,
+//! `omitted` and `killed_for`, and the defaults `view` leaves out.
 
 use serde_json::{json, Map, Value};
 
-/// An integer argument; the server checks the range and says what it accepts.
-pub(super) fn int_prop(description: &str) -> Value {
-    if description.is_empty() {
-        json!({"type": "integer"})
-    } else {
-        json!({"type": "integer", "description": description})
-    }
-}
-
-/// A string argument, described in a few words (or not at all where the name says it).
-pub(super) fn str_prop(description: &str) -> Value {
-    if description.is_empty() {
-        json!({"type": "string"})
-    } else {
-        json!({"type": "string", "description": description})
-    }
-}
-
-/// A boolean argument with its default.
-pub(super) fn bool_prop(default: bool, description: &str) -> Value {
-    json!({"type": "boolean", "default": default, "description": description})
-}
-
-// Descriptions say what the name and the schema do not: the tool's description and the
-// server's instructions carry the rest, once.
 /// `killed_for`: the process was killed for its output.
 pub(super) fn killed_for_schema() -> Value {
     json!({"type": "object", "description": "The command was killed for its output.", "properties": {
@@ -88,10 +63,6 @@ pub(super) fn process_output_props() -> Map<String, Value> {
 
 pub(super) fn object_schema(props: Map<String, Value>, required: &[&str]) -> Value {
     json!({"type": "object", "properties": props, "required": required})
-}
-
-pub(super) fn id_prop() -> Value {
-    str_prop("")
 }
 
 /// `schema` with the default of every property a result leaves out at its default stated

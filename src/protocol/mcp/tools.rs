@@ -1,12 +1,14 @@
-//! The tool registry: one `ToolDef` per tool (name, schemas, annotations, and the function
-//! that checks its arguments and makes the call), used by `tools/list`, `tools/call` and
-//! the check of a tool's name.
+//! The tool registry: one `ToolDef` per tool (name, description, parameters, output schema,
+//! annotations, and the function that checks its arguments and makes the call), used by
+//! `tools/list`, `tools/call` and the check of a tool's name. Each tool is a file of its
+//! own under `tools/` and one line of `TOOLS`.
 
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 use super::args::{missing, Args};
+use super::params::{InForce, Kind, Param};
 use crate::base::config::Tool;
 use crate::tools::call::Call;
 use crate::tools::engine::Engine;
@@ -15,8 +17,10 @@ use crate::tools::results::Answer;
 pub(super) struct ToolDef {
     pub(super) name: Tool,
     pub(super) title: &'static str,
-    pub(super) description: &'static str,
-    pub(super) input: fn() -> Value,
+    /// The description under the configuration in force.
+    pub(super) description: fn(&InForce) -> String,
+    /// The arguments, from which the input schema is built.
+    pub(super) params: &'static [Param],
     pub(super) output: fn() -> Value,
     pub(super) read_only: bool,
     pub(super) destructive: bool,
@@ -29,6 +33,9 @@ pub(super) struct ToolDef {
     /// Adds the tool's own fields to an error's result object.
     pub(super) on_error: fn(&mut Map<String, Value>),
 }
+
+/// `process_id`, as the tools that act on one process take it.
+pub(super) const PROCESS_ID: Param = Param::new("process_id", Kind::Str).required();
 
 /// For a tool whose errors have no fields of their own.
 pub(super) fn no_error_fields(_: &mut Map<String, Value>) {}
@@ -48,11 +55,6 @@ pub(super) const TOOLS: [ToolDef; Tool::ALL.len()] = [
 /// The registry entry of `tool`.
 pub(super) fn def(tool: Tool) -> &'static ToolDef {
     &TOOLS[tool as usize]
-}
-
-/// The registry's description of `tool`.
-pub(super) fn description(tool: Tool) -> &'static str {
-    def(tool).description
 }
 
 pub(super) mod cleanup;

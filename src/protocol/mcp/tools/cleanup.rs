@@ -4,6 +4,7 @@
 use serde_json::{json, Map, Value};
 
 use super::super::args::Args;
+use super::super::params::{InForce, Kind, Param};
 use super::{now, Parsed, ToolDef};
 use crate::base::config::Tool;
 use crate::tools::results::{ErrorKind, ToolError};
@@ -14,9 +15,8 @@ const DEFAULT_AGE_MS: i64 = 3_600_000;
 pub(in crate::protocol::mcp) const DEF: ToolDef = ToolDef {
     name: Tool::Cleanup,
     title: "Forget finished processes",
-    description: "Forget finished processes that ended longer ago than these ages \
-        (completed; stopped, timed out or failed). Running ones stay.",
-    input,
+    description,
+    params: PARAMS,
     output,
     read_only: false,
     destructive: false,
@@ -27,12 +27,16 @@ pub(in crate::protocol::mcp) const DEF: ToolDef = ToolDef {
     on_error,
 };
 
-fn input() -> Value {
-    json!({"type": "object", "properties": {
-        "completed_older_than_ms": {"type": "integer", "default": DEFAULT_AGE_MS},
-        "stopped_older_than_ms": {"type": "integer", "default": DEFAULT_AGE_MS}
-    }})
+fn description(_: &InForce) -> String {
+    "Forget finished processes that ended longer ago than these ages \
+     (completed; stopped, timed out or failed). Running ones stay."
+        .into()
 }
+
+const PARAMS: &[Param] = &[
+    Param::new("completed_older_than_ms", Kind::Int).default_int(DEFAULT_AGE_MS.unsigned_abs()),
+    Param::new("stopped_older_than_ms", Kind::Int).default_int(DEFAULT_AGE_MS.unsigned_abs()),
+];
 
 fn output() -> Value {
     json!({"type": "object", "properties": {"removed": {"type": "integer"}, "error": {"type": "string"}}})

@@ -5,6 +5,7 @@ use serde_json::{json, Map, Value};
 
 use super::super::args::Args;
 use super::super::fields::{input_fields, opt};
+use super::super::params::{InForce, Kind, Param};
 use super::{no_error_fields, now, Parsed, ToolDef};
 use crate::base::config::Tool;
 use crate::tools::results::PsEntry;
@@ -15,8 +16,8 @@ const DEFAULT_LIMIT: u64 = 50;
 pub(in crate::protocol::mcp) const DEF: ToolDef = ToolDef {
     name: Tool::Ps,
     title: "List processes",
-    description: "List the processes started by exec, newest first.",
-    input,
+    description,
+    params: PARAMS,
     output,
     read_only: true,
     destructive: false,
@@ -27,12 +28,14 @@ pub(in crate::protocol::mcp) const DEF: ToolDef = ToolDef {
     on_error: no_error_fields,
 };
 
-fn input() -> Value {
-    json!({"type": "object", "properties": {
-        "include_completed": {"type": "boolean", "default": true},
-        "limit": {"type": "integer", "default": DEFAULT_LIMIT}
-    }})
+fn description(_: &InForce) -> String {
+    "List the processes started by exec, newest first.".into()
 }
+
+const PARAMS: &[Param] = &[
+    Param::new("include_completed", Kind::Bool).default_bool(true),
+    Param::new("limit", Kind::Int).default_int(DEFAULT_LIMIT),
+];
 
 fn output() -> Value {
     let entry = json!({"type": "object", "properties": {

@@ -1,11 +1,12 @@
 //! The `read` tool whole: its registry entry, arguments, schemas and the call it makes;
 //! its result object is the snapshot (`mcp/snapshot`). The output is read by `Engine::read`.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::super::args::Args;
-use super::super::schema::{bool_prop, id_prop, int_prop, object_schema, process_output_props};
-use super::{no_error_fields, now, process_id, Parsed, ToolDef};
+use super::super::params::{InForce, Kind, Param};
+use super::super::schema::{object_schema, process_output_props};
+use super::{no_error_fields, now, process_id, Parsed, ToolDef, PROCESS_ID};
 use crate::base::config::Tool;
 use crate::base::ring::Streams;
 use crate::tools::engine::ReadArgs;
@@ -13,10 +14,8 @@ use crate::tools::engine::ReadArgs;
 pub(in crate::protocol::mcp) const DEF: ToolDef = ToolDef {
     name: Tool::Read,
     title: "Read process output",
-    description: "Output of a process, from where the last answer stopped, from \
-        since_seq (a next_seq) or the newest tail_lines. truncated: older output was \
-        evicted; capped: more is available.",
-    input,
+    description,
+    params: PARAMS,
     output,
     read_only: true,
     destructive: false,
@@ -27,21 +26,32 @@ pub(in crate::protocol::mcp) const DEF: ToolDef = ToolDef {
     on_error: no_error_fields,
 };
 
-/// The properties of `read`'s arguments, which `wait` takes too.
-pub(in crate::protocol::mcp) fn props() -> Value {
-    json!({
-        "process_id": id_prop(),
-        "since_seq": int_prop(""),
-        "max_output_bytes": int_prop(""),
-        "streams": {"type": "string", "enum": ["both", "stdout", "stderr"], "default": "both"},
-        "tail_lines": int_prop(""),
-        "raw": bool_prop(false, "Keep escape sequences.")
-    })
+fn description(_: &InForce) -> String {
+    "Output of a process, from where the last answer stopped, from \
+     since_seq (a next_seq) or the newest tail_lines. truncated: older output was \
+     evicted; capped: more is available."
+        .into()
 }
 
-fn input() -> Value {
-    json!({"type": "object", "properties": props(), "required": ["process_id"]})
-}
+/// The arguments of a read of output, which `wait` takes too.
+pub(in crate::protocol::mcp) const OUTPUT_PARAMS: [Param; 5] = [
+    Param::new("since_seq", Kind::Int),
+    Param::new("max_output_bytes", Kind::Int),
+    Param::new("streams", Kind::OneOf(&["both", "stdout", "stderr"])).default_str("both"),
+    Param::new("tail_lines", Kind::Int),
+    Param::new("raw", Kind::Bool)
+        .default_bool(false)
+        .doc("Keep escape sequences."),
+];
+
+const PARAMS: &[Param] = &[
+    PROCESS_ID,
+    OUTPUT_PARAMS[0],
+    OUTPUT_PARAMS[1],
+    OUTPUT_PARAMS[2],
+    OUTPUT_PARAMS[3],
+    OUTPUT_PARAMS[4],
+];
 
 fn output() -> Value {
     object_schema(process_output_props(), &[])

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use super::super::args::{missing, show, Args};
+use super::super::describe::{allowed_sentence, protected_sentence};
 use super::super::fields::opt;
+use super::super::params::{in_force, InForce, Kind, Param};
 use super::super::schema::{killed_for_schema, omitted_schema};
 use super::super::snapshot::{killed_for, omitted_field};
 use super::super::Reply;
@@ -21,13 +23,8 @@ use crate::tools::shell_execute::ShellExecArgs;
 pub(in crate::protocol::mcp) const DEF: ToolDef = ToolDef {
     name: Tool::ShellExecute,
     title: "Run an allowed command",
-    description: "Run an allowlisted command without a shell and return its output when it \
-        finishes. command is an argv array such as [\"ls\", \"-l\"]; elements that are exactly \
-        \"|\", \"<\", \">\" or \">>\" build a pipeline and redirections relative to directory \
-        (e.g. [\"grep\", \"x\", \"in.txt\", \"|\", \"wc\", \"-l\"]). No shell syntax, globbing or \
-        variables. Every stage must be allowlisted; dangerous options are refused. A non-zero \
-        exit, a timeout or too much output is an error that still returns the output so far.",
-    input,
+    description,
+    params: PARAMS,
     output,
     read_only: false,
     destructive: true,
@@ -38,18 +35,49 @@ pub(in crate::protocol::mcp) const DEF: ToolDef = ToolDef {
     on_error: no_error_fields,
 };
 
-fn input() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "command": {"type": "array", "items": {"type": "string"}, "minItems": 1, "description": "Program and arguments; \"|\", \"<\", \">\", \">>\" elements are operators."},
-            "stdin": {"type": "string", "description": "Input for the first stage."},
-            "directory": {"type": "string", "description": "Working directory (relative to the server's)."},
-            "timeout": {"type": "integer", "minimum": 1, "description": "Seconds before the command is killed (default 30, at most 300)."},
-            "max_output_bytes": {"type": "integer", "minimum": 0, "description": "Most bytes of output shown, both streams together; a longer stream shows its start and end around a marker (the rest stays readable with read)."}
+/// `timeout`: named by the description too.
+const TIMEOUT: Param = Param::new("timeout", Kind::IntFrom(1))
+    .doc("Seconds before the command is killed")
+    .default_in_force(in_force::shell_timeout_s)
+    .max(in_force::shell_max_timeout_s);
+
+const PARAMS: &[Param] = &[
+    Param::new(
+        "command",
+        Kind::Strings {
+            min: Some(1),
+            max: None,
         },
-        "required": ["command"]
-    })
+    )
+    .required()
+    .doc("Program and arguments; \"|\", \"<\", \">\", \">>\" elements are operators."),
+    Param::new("stdin", Kind::Str).doc("Input for the first stage."),
+    Param::new("directory", Kind::Str).doc("Working directory (relative to the server's)."),
+    TIMEOUT,
+    Param::new("max_output_bytes", Kind::IntFrom(0)).doc(
+        "Most bytes of output shown, both streams together; a longer stream shows its start \
+         and end around a marker (the rest stays readable with read).",
+    ),
+];
+
+/// What runs and how, what is allowed, the timeout and the output cap in force, and what
+/// the kernel sandbox keeps read-only.
+fn description(f: &InForce) -> String {
+    format!(
+        "{} {} Timeout: default {} s, at most {} s. Output cap: {} bytes per stream (the \
+         command is stopped beyond it).{}",
+        "Run an allowlisted command without a shell and return its output when it \
+         finishes. command is an argv array such as [\"ls\", \"-l\"]; elements that are exactly \
+         \"|\", \"<\", \">\" or \">>\" build a pipeline and redirections relative to directory \
+         (e.g. [\"grep\", \"x\", \"in.txt\", \"|\", \"wc\", \"-l\"]). No shell syntax, globbing or \
+         variables. Every stage must be allowlisted; dangerous options are refused. A non-zero \
+         exit, a timeout or too much output is an error that still returns the output so far.",
+        allowed_sentence(f.config),
+        TIMEOUT.default_in_words(f).unwrap_or_default(),
+        TIMEOUT.max_value(f).unwrap_or_default(),
+        f.config.shell_output_limit,
+        protected_sentence(f.config)
+    )
 }
 
 fn output() -> Value {

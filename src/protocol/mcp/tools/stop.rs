@@ -7,19 +7,18 @@ use serde_json::{json, Map, Value};
 
 use super::super::args::Args;
 use super::super::fields::opt;
-use super::super::schema::{id_prop, int_prop};
-use super::{no_error_fields, process_id, Parsed, ToolDef};
+use super::super::params::{InForce, Kind, Param};
+use super::{no_error_fields, process_id, Parsed, ToolDef, PROCESS_ID};
 use crate::base::config::Tool;
 use crate::tools::call::Call;
-use crate::tools::engine::Engine;
+use crate::tools::engine::{Engine, STOP_GRACE_MAX_MS, STOP_GRACE_MS};
 use crate::tools::results::StopResult;
 
 pub(in crate::protocol::mcp) const DEF: ToolDef = ToolDef {
     name: Tool::Stop,
     title: "Stop a process",
-    description: "Stop a process and all it started: signal, then SIGKILL after \
-        force_after_ms (default 10000, at most 50000); returns once all of it is gone.",
-    input,
+    description,
+    params: PARAMS,
     output,
     read_only: false,
     destructive: true,
@@ -30,16 +29,34 @@ pub(in crate::protocol::mcp) const DEF: ToolDef = ToolDef {
     on_error: no_error_fields,
 };
 
-fn input() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "process_id": id_prop(),
-            "signal": {"type": "string", "default": "SIGTERM", "description": "Name or number."},
-            "force_after_ms": int_prop("")
-        },
-        "required": ["process_id"]
-    })
+fn description(f: &InForce) -> String {
+    format!(
+        "Stop a process and all it started: signal, then SIGKILL after force_after_ms ({}); \
+         returns once all of it is gone.",
+        FORCE_AFTER_MS.limits(f).unwrap_or_default()
+    )
+}
+
+/// `force_after_ms`: its default and ceiling are said in the description.
+const FORCE_AFTER_MS: Param = Param::new("force_after_ms", Kind::Int)
+    .default_in_force(stop_grace)
+    .max(stop_grace_max)
+    .limits_in_tool();
+
+const PARAMS: &[Param] = &[
+    PROCESS_ID,
+    Param::new("signal", Kind::Str)
+        .default_str("SIGTERM")
+        .doc("Name or number."),
+    FORCE_AFTER_MS,
+];
+
+fn stop_grace(_: &InForce) -> u64 {
+    STOP_GRACE_MS
+}
+
+fn stop_grace_max(_: &InForce) -> u64 {
+    STOP_GRACE_MAX_MS
 }
 
 fn output() -> Value {

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use super::super::args::Args;
-use super::super::schema::{bool_prop, int_prop, object_schema, process_output_props, str_prop};
+use super::super::params::{InForce, Kind, Param};
+use super::super::schema::{object_schema, process_output_props};
 use super::super::snapshot::snapshot;
 use super::{no_error_fields, read, Parsed, ToolDef};
 use crate::base::config::{Tool, TRANSPORT_CEILING_MS};
@@ -17,11 +18,8 @@ use crate::tools::results::WaitResult;
 pub(in crate::protocol::mcp) const DEF: ToolDef = ToolDef {
     name: Tool::Wait,
     title: "Wait for a process",
-    description: "Block until the process exits, its new output matches until, it \
-        waits for input (until_input) or timeout_ms passes; wait_result says which. \
-        process_ids: the first of several to end, or all (all=true); statuses gives each. \
-        Returns output like read.",
-    input,
+    description,
+    params: PARAMS,
     output,
     read_only: true,
     destructive: false,
@@ -32,14 +30,42 @@ pub(in crate::protocol::mcp) const DEF: ToolDef = ToolDef {
     on_error: no_error_fields,
 };
 
-fn input() -> Value {
-    let mut props = read::props();
-    props["timeout_ms"] = int_prop("Default and at most 55000.");
-    props["until"] = str_prop("Regex on new output.");
-    props["until_input"] = json!({"type": "boolean", "default": false});
-    props["process_ids"] = json!({"type": "array", "items": {"type": "string"}, "maxItems": 64});
-    props["all"] = bool_prop(false, "Wait for all process_ids to end.");
-    json!({"type": "object", "properties": props, "required": []})
+fn description(_: &InForce) -> String {
+    "Block until the process exits, its new output matches until, it \
+     waits for input (until_input) or timeout_ms passes; wait_result says which. \
+     process_ids: the first of several to end, or all (all=true); statuses gives each. \
+     Returns output like read."
+        .into()
+}
+
+/// `read`'s arguments, one or several ids, and what ends the wait.
+const PARAMS: &[Param] = &[
+    Param::new("process_id", Kind::Str),
+    read::OUTPUT_PARAMS[0],
+    read::OUTPUT_PARAMS[1],
+    read::OUTPUT_PARAMS[2],
+    read::OUTPUT_PARAMS[3],
+    read::OUTPUT_PARAMS[4],
+    Param::new("timeout_ms", Kind::Int)
+        .default_in_force(transport_ceiling)
+        .max(transport_ceiling),
+    Param::new("until", Kind::Str).doc("Regex on new output."),
+    Param::new("until_input", Kind::Bool).default_bool(false),
+    Param::new(
+        "process_ids",
+        Kind::Strings {
+            min: None,
+            max: Some(64),
+        },
+    ),
+    Param::new("all", Kind::Bool)
+        .default_bool(false)
+        .doc("Wait for all process_ids to end."),
+];
+
+/// A wait ends before the transport's ceiling, whatever the call asks.
+fn transport_ceiling(_: &InForce) -> u64 {
+    TRANSPORT_CEILING_MS
 }
 
 fn output() -> Value {

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use super::super::args::{missing, Args};
-use super::super::schema::id_prop;
-use super::{no_error_fields, process_id, Parsed, ToolDef};
+use super::super::params::{InForce, Kind, Param};
+use super::{no_error_fields, process_id, Parsed, ToolDef, PROCESS_ID};
 use crate::base::config::Tool;
 use crate::tools::call::Call;
 use crate::tools::engine::Engine;
@@ -16,9 +16,8 @@ use crate::tools::results::WriteResult;
 pub(in crate::protocol::mcp) const DEF: ToolDef = ToolDef {
     name: Tool::Write,
     title: "Write to process stdin",
-    description: "Write input to a running process's stdin (exec with close_stdin=false \
-        or tty=true). On a tty it is typed: \"\\u0003\" is Ctrl-C.",
-    input,
+    description,
+    params: PARAMS,
     output,
     read_only: false,
     destructive: false,
@@ -29,18 +28,22 @@ pub(in crate::protocol::mcp) const DEF: ToolDef = ToolDef {
     on_error: no_error_fields,
 };
 
-fn input() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "process_id": id_prop(),
-            "input": {"type": "string"},
-            "newline": {"type": "boolean", "default": false, "description": "Append a newline."},
-            "close_stdin": {"type": "boolean", "default": false, "description": "Then close stdin (end of file)."}
-        },
-        "required": ["process_id", "input"]
-    })
+fn description(_: &InForce) -> String {
+    "Write input to a running process's stdin (exec with close_stdin=false \
+     or tty=true). On a tty it is typed: \"\\u0003\" is Ctrl-C."
+        .into()
 }
+
+const PARAMS: &[Param] = &[
+    PROCESS_ID,
+    Param::new("input", Kind::Str).required(),
+    Param::new("newline", Kind::Bool)
+        .default_bool(false)
+        .doc("Append a newline."),
+    Param::new("close_stdin", Kind::Bool)
+        .default_bool(false)
+        .doc("Then close stdin (end of file)."),
+];
 
 fn output() -> Value {
     json!({"type": "object", "properties": {
