@@ -18,6 +18,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Map, Value};
+use yieldshell::internals::config::{parse, Config, Parsed};
 use yieldshell::internals::mcp::Reply;
 use yieldshell::internals::jsonrpc::{
     classify, error, response, to_line, Incoming, INVALID_REQUEST, PARSE_ERROR,
@@ -27,7 +28,10 @@ use yieldshell::internals::mcp::{
     tools_list, LATEST, VERSIONS,
 };
 
-const TOOLS: &[&str] = &[
+/// Shell mode lists the seven yield tools; trusted mode adds `shell_execute` first.
+const SHELL_TOOLS: &[&str] = &["exec", "read", "write", "wait", "stop", "ps", "cleanup"];
+const TRUSTED_TOOLS: &[&str] = &[
+    "shell_execute",
     "exec",
     "read",
     "write",
@@ -35,8 +39,26 @@ const TOOLS: &[&str] = &[
     "stop",
     "ps",
     "cleanup",
-    "shell_execute",
 ];
+
+/// A shell-mode and a trusted-mode configuration, made once, with the tools each lists.
+fn configs() -> &'static [(Config, &'static [&'static str])] {
+    static CONFIGS: std::sync::OnceLock<Vec<(Config, &'static [&'static str])>> =
+        std::sync::OnceLock::new();
+    CONFIGS.get_or_init(|| {
+        let make = |env: &[(&str, &str)]| {
+            let env = env.iter().map(|(k, v)| (k.into(), v.into())).collect();
+            match parse(&[], env) {
+                Ok(Parsed::Run(config)) => *config,
+                _ => panic!("a configuration"),
+            }
+        };
+        vec![
+            (make(&[]), SHELL_TOOLS),
+            (make(&[("ALLOW_COMMANDS", "ls,cat")]), TRUSTED_TOOLS),
+        ]
+    })
+}
 
 /// Serialises a message as the server does and checks it is one line that parses back to
 /// the same value.
@@ -172,28 +194,20 @@ fn check_mcp(id: &Value, method: &str, params: &Map<String, Value>) {
     }
 
     if method.starts_with("tools/") {
-        let enabled: Vec<&str> = if method == "tools/list" {
-            TOOLS.to_vec()
-        } else {
-            TOOLS
-                .iter()
-                .copied()
-                .filter(|t| method.contains(t))
-                .collect()
-        };
-        let list = tools_list(&enabled, version, true);
-        let tools = list["tools"].as_array().expect("tools is an array");
-        assert_eq!(tools.len(), enabled.len(), "{enabled:?}");
-        for tool in tools {
-            let name = tool["name"].as_str().expect("tool name");
-            assert!(enabled.contains(&name));
-            assert!(tool["inputSchema"].is_object());
-            assert!(!tool["description"].as_str().unwrap_or("").is_empty());
-            assert_eq!(tool.get("title").is_some(), has_structured(version));
-            assert_eq!(tool.get("outputSchema").is_some(), has_structured(version));
-            assert_eq!(tool.get("annotations").is_some(), has_annotations(version));
+        for (config, tools) in configs() {
+            let list = tools_list(config, 30_000, version, true);
+            let listed = list["tools"].as_array().expect("tools is an array");
+            let names: Vec<&str> = listed.iter().filter_map(|t| t["name"].as_str()).collect();
+            assert_eq!(&names, tools, "the tools of the mode, in order");
+            for tool in listed {
+                assert!(tool["inputSchema"].is_object());
+                assert!(!tool["description"].as_str().unwrap_or("").is_empty());
+                assert_eq!(tool.get("title").is_some(), has_structured(version));
+                assert_eq!(tool.get("outputSchema").is_some(), has_structured(version));
+                assert_eq!(tool.get("annotations").is_some(), has_annotations(version));
+            }
+            one_line(&response(id, list));
         }
-        one_line(&response(id, list));
     }
 
     // Any params object as a tool's result object.
