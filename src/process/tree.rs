@@ -263,37 +263,55 @@ fn record_tree(
     let guardian = crate::process::groups::pid();
     // A stage is a seed while it is the server's live child leading its live group (a pid
     // is not reused while it is unreaped or its group has members).
-    let mut seeds: Vec<(u32, bool)> = pgids
+    let mut queue: std::collections::VecDeque<(u32, bool)> = pgids
         .iter()
         .filter(|&&p| {
             crate::process::groups::is_live_group(p) && read_stat(p).is_some_and(|e| e.ppid == me)
         })
         .map(|&p| (p, false))
         .collect();
-    for pid in main_thread_children() {
-        if guardian == Some(pid) || crate::process::groups::is_live_group(pid) {
-            continue;
+    // The server's children that are the record's orphans, not seen yet.
+    let orphans = |seen: &HashSet<u32>| -> Vec<(u32, bool)> {
+        let mut found = Vec::new();
+        for pid in main_thread_children() {
+            if seen.contains(&pid)
+                || guardian == Some(pid)
+                || crate::process::groups::is_live_group(pid)
+            {
+                continue;
+            }
+            let Some(e) = read_stat(pid) else { continue };
+            if pgids.contains(&e.pgid) {
+                found.push((pid, false));
+            } else if has_marker(pid, marker, false) {
+                found.push((pid, true));
+            } else if adopted(pid, &e, me, guardian, Adopt::Unattributed(prefix, born)) {
+                found.push((pid, false));
+            }
         }
-        let Some(e) = read_stat(pid) else { continue };
-        if pgids.contains(&e.pgid) {
-            seeds.push((pid, false));
-        } else if has_marker(pid, marker, false) {
-            seeds.push((pid, true));
-        } else if adopted(pid, &e, me, guardian, Adopt::Unattributed(prefix, born)) {
-            seeds.push((pid, false));
-        }
-    }
+        found
+    };
     let mut out = Vec::new();
     let mut seen = HashSet::new();
-    let mut queue: std::collections::VecDeque<(u32, bool)> = seeds.into_iter().collect();
-    while let Some((pid, marked)) = queue.pop_front() {
-        if pid == me || !seen.insert(pid) {
-            continue;
+    queue.extend(orphans(&seen));
+    // A process whose parent exits while the walk runs moves to the server after the
+    // server's children were read and before its parent's were: the server's children are
+    // read again after each walk, until they hold nothing new (a parent that ends is gone
+    // from the tree once its children have moved).
+    for _ in 0..4 {
+        while let Some((pid, marked)) = queue.pop_front() {
+            if pid == me || !seen.insert(pid) {
+                continue;
+            }
+            if let Some(e) = read_stat(pid) {
+                out.push((pid, e, marked));
+            }
+            queue.extend(children_of(pid).into_iter().map(|c| (c, false)));
         }
-        if let Some(e) = read_stat(pid) {
-            out.push((pid, e, marked));
+        queue.extend(orphans(&seen));
+        if queue.is_empty() {
+            break;
         }
-        queue.extend(children_of(pid).into_iter().map(|c| (c, false)));
     }
     out
 }
