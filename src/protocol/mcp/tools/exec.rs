@@ -74,7 +74,7 @@ const PARAMS: &[Param] = &[
     Param::new("max_output_bytes", Kind::Int)
         .doc("Output budget of the answer")
         .default_in_force(in_force::max_output_bytes),
-    Param::new("tail_lines", Kind::Int).doc("Only the newest N lines."),
+    Param::new("tail_lines", Kind::Int).doc("Only the newest N lines; for builds and tests."),
     Param::new("tty", Kind::Bool)
         .default_bool(false)
         .doc("Run on a terminal (REPLs); stderr joins stdout.")
