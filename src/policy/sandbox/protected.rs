@@ -218,7 +218,8 @@ impl Protected {
         }
         // Each path is looked at once however many steps ask about it (`.git` above all).
         let mut look = Lookups::default();
-        let mut candidates: Vec<(PathBuf, bool)> = Vec::new();
+        // What to bind, whether it is a git path, and its `lstat` when it was just made.
+        let mut candidates: Vec<(PathBuf, bool, Option<std::fs::Metadata>)> = Vec::new();
         if self.git {
             let (mut gits, top) = walk_up(&mut look, cwd);
             let mut tops: Vec<PathBuf> = top.into_iter().collect();
@@ -272,35 +273,37 @@ impl Protected {
                     }
                 }
             }
-            candidates.extend(gits.into_iter().map(|p| (p, true)));
-            candidates.extend(controls.gits.into_iter().map(|p| (p, true)));
-            candidates.extend(controls.paths.into_iter().map(|p| (p, false)));
+            candidates.extend(gits.into_iter().map(|p| (p, true, None)));
+            candidates.extend(controls.gits.into_iter().map(|p| (p, true, None)));
+            candidates.extend(controls.paths.into_iter().map(|p| (p, false, None)));
             found.missing.extend(controls.missing);
         }
+        // Each name is asked about once, here: not kept in `look`, whose search would
+        // cost more than it saves.
         for base in &bases {
             for name in &self.names {
                 let path = base.join(name);
-                match look.lstat(&path) {
+                match std::fs::symlink_metadata(&path).ok() {
                     None => found.missing.push(path),
                     // A link's target is what later programs read; the link itself can
                     // still be replaced (docs/sandbox.md).
                     Some(m) if m.file_type().is_symlink() => {
                         if let Ok(target) = std::fs::canonicalize(&path) {
-                            candidates.push((target, false));
+                            candidates.push((target, false, None));
                         }
                         if let Ok(to) = std::fs::read_link(&path) {
                             found.links.push((path, ((m.dev(), m.ino()), to)));
                         }
                     }
-                    Some(_) => candidates.push((path, false)),
+                    Some(m) => candidates.push((path, false, Some(m))),
                 }
             }
         }
-        for (path, git) in candidates {
+        for (path, git, known) in candidates {
             let Some(top) = outermost(&path, writable) else {
                 continue;
             };
-            let Some(m) = look.lstat(&path) else {
+            let Some(m) = known.or_else(|| look.lstat(&path)) else {
                 continue;
             };
             if found.protected.iter().any(|e| e.path == path) {
