@@ -8,6 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::policy::sandbox::lookup::Lookups;
+
 /// The names inside a git directory that decide what the person's git runs or where it
 /// reads its configuration: bound read-only for every stage, git's too. A missing one is
 /// watched (a git stage can still create it: docs/sandbox.md).
@@ -36,48 +38,48 @@ impl Controls {
 
     /// A path to bind read-only, when it exists: a link's target (a link cannot be bound;
     /// what git reads is its target), else the path itself.
-    fn add(&mut self, path: PathBuf) {
-        match std::fs::symlink_metadata(&path) {
-            Err(_) => self.missing.push(path),
-            Ok(m) if m.file_type().is_symlink() => {
+    fn add(&mut self, look: &mut Lookups, path: PathBuf) {
+        match look.lstat(&path) {
+            None => self.missing.push(path),
+            Some(m) if m.file_type().is_symlink() => {
                 if let Ok(target) = std::fs::canonicalize(&path) {
                     self.paths.push(target);
                 }
             }
-            Ok(_) => self.paths.push(path),
+            Some(_) => self.paths.push(path),
         }
     }
 
     /// The control names of git directory `gitdir`, of its submodules' git directories
     /// (`modules/`, names may hold slashes) and of its linked worktrees' (`worktrees/*`),
     /// with the `.git` files of those submodules' and worktrees' work trees.
-    pub(super) fn of(&mut self, gitdir: &Path, depth: usize) {
+    pub(super) fn of(&mut self, look: &mut Lookups, gitdir: &Path, depth: usize) {
         if depth > 4 || self.full() {
             return;
         }
         for name in GIT_CONTROLS {
-            self.add(gitdir.join(name));
+            self.add(look, gitdir.join(name));
         }
-        self.modules(&gitdir.join("modules"), depth);
+        self.modules(look, &gitdir.join("modules"), depth);
         for wt in dirs(&gitdir.join("worktrees")) {
             if self.full() {
                 return;
             }
             for name in ["config.worktree", "commondir", "gitdir"] {
-                self.add(wt.join(name));
+                self.add(look, wt.join(name));
             }
             // `gitdir` names the worktree's `.git` file.
-            if let Some(file) = std::fs::read_to_string(wt.join("gitdir"))
-                .ok()
+            if let Some(file) = look
+                .read(&wt.join("gitdir"))
                 .and_then(|t| t.lines().next().map(|l| PathBuf::from(l.trim())))
             {
-                self.work_tree_file(&file);
+                self.work_tree_file(look, &file);
             }
         }
     }
 
     /// The submodule git directories beneath `dir` (`modules/<name>`).
-    fn modules(&mut self, dir: &Path, depth: usize) {
+    fn modules(&mut self, look: &mut Lookups, dir: &Path, depth: usize) {
         if depth > 4 {
             return;
         }
@@ -85,26 +87,23 @@ impl Controls {
             if self.full() {
                 return;
             }
-            if is_git_directory(&d) {
+            if is_git_directory(look, &d) {
                 // `core.worktree` names the submodule's work tree, whose `.git` file
                 // points here.
-                if let Some(wt) = std::fs::read_to_string(d.join("config"))
-                    .ok()
-                    .and_then(|t| core_worktree(&t))
-                {
-                    self.work_tree_file(&d.join(wt).join(".git"));
+                if let Some(wt) = look.read(&d.join("config")).and_then(|t| core_worktree(&t)) {
+                    self.work_tree_file(look, &d.join(wt).join(".git"));
                 }
-                self.of(&d, depth + 1);
+                self.of(look, &d, depth + 1);
             } else {
-                self.modules(&d, depth + 1);
+                self.modules(look, &d, depth + 1);
             }
         }
     }
 
     /// The submodules `.gitmodules` in `top` names: their `.git` (a file, or a git
     /// directory kept in the work tree).
-    pub(super) fn submodules_of(&mut self, top: &Path) {
-        let Ok(text) = std::fs::read_to_string(top.join(".gitmodules")) else {
+    pub(super) fn submodules_of(&mut self, look: &mut Lookups, top: &Path) {
+        let Some(text) = look.read(&top.join(".gitmodules")) else {
             return;
         };
         for line in text.lines() {
@@ -115,17 +114,17 @@ impl Controls {
                 continue;
             }
             let dot = top.join(value.trim().trim_matches('"')).join(".git");
-            match std::fs::symlink_metadata(&dot) {
-                Ok(m) if m.is_dir() => {
+            match look.lstat(&dot) {
+                Some(m) if m.is_dir() => {
                     if let Ok(d) = std::fs::canonicalize(&dot) {
                         if !self.gits.contains(&d) {
-                            self.of(&d, 1);
+                            self.of(look, &d, 1);
                             self.gits.push(d);
                         }
                     }
                 }
-                Ok(_) => self.work_tree_file(&dot),
-                Err(_) => {}
+                Some(_) => self.work_tree_file(look, &dot),
+                None => {}
             }
         }
     }
@@ -134,12 +133,15 @@ impl Controls {
     /// tree: the `core.hooksPath` directory (watched when missing) and a `core.fsmonitor`
     /// that is a path (`tools/fsm`); relative ones are taken from `top`, where git runs
     /// them. The configuration files are read as they are, includes not followed.
-    pub(super) fn programs_of(&mut self, top: &Path) {
-        let gits = git_paths_at(top);
+    pub(super) fn programs_of(&mut self, look: &mut Lookups, top: &Path) {
+        let gits = git_paths_at(look, top);
         let mut text = String::new();
-        for g in gits.iter().filter(|g| g.is_dir()) {
+        for g in &gits {
+            if !look.is_dir(g) {
+                continue;
+            }
             for name in ["config", "config.worktree"] {
-                text.push_str(&std::fs::read_to_string(g.join(name)).unwrap_or_default());
+                text.push_str(&look.read(&g.join(name)).unwrap_or_default());
                 text.push('\n');
             }
         }
@@ -157,21 +159,19 @@ impl Controls {
                 continue;
             };
             match path.file_name() {
-                Some(name) => self.add(dir.join(name)),
-                None => self.add(dir),
+                Some(name) => self.add(look, dir.join(name)),
+                None => self.add(look, dir),
             }
         }
     }
 
     /// A work tree's `.git` file, in canonical form, when it exists as a file.
-    fn work_tree_file(&mut self, file: &Path) {
+    fn work_tree_file(&mut self, look: &mut Lookups, file: &Path) {
         let Some(dir) = file.parent().and_then(|d| std::fs::canonicalize(d).ok()) else {
             return;
         };
         let file = dir.join(".git");
-        if std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_file())
-            && !self.paths.contains(&file)
-        {
+        if look.lstat(&file).is_some_and(|m| m.is_file()) && !self.paths.contains(&file) {
             self.paths.push(file);
         }
     }
@@ -226,9 +226,19 @@ fn core_values(text: &str) -> Vec<(String, String)> {
 /// The git paths of `.git` in `dir`: a directory, with its common directory; or a file
 /// (a linked worktree's, a submodule's) with the git directory it names and that one's
 /// common directory. Canonical paths; what cannot be read is left out.
-pub(super) fn git_paths_at(dir: &Path) -> Vec<PathBuf> {
+pub(super) fn git_paths_at(look: &mut Lookups, dir: &Path) -> Vec<PathBuf> {
+    if let Some(known) = look.git_paths(dir) {
+        return known;
+    }
+    let out = git_paths_of(look, dir);
+    look.keep_git_paths(dir, &out);
+    out
+}
+
+/// `git_paths_at`, asked of the file system.
+fn git_paths_of(look: &mut Lookups, dir: &Path) -> Vec<PathBuf> {
     let dot = dir.join(".git");
-    let Ok(m) = std::fs::symlink_metadata(&dot) else {
+    let Some(m) = look.lstat(&dot) else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -236,7 +246,7 @@ pub(super) fn git_paths_at(dir: &Path) -> Vec<PathBuf> {
         dot.clone()
     } else if m.is_file() {
         out.push(dot.clone());
-        let Some(named) = std::fs::read_to_string(&dot).ok().and_then(|text| {
+        let Some(named) = look.read(&dot).and_then(|text| {
             text.lines()
                 .find_map(|l| l.strip_prefix("gitdir:"))
                 .map(|p| dir.join(p.trim()))
@@ -254,14 +264,14 @@ pub(super) fn git_paths_at(dir: &Path) -> Vec<PathBuf> {
             Err(_) => return out,
         }
     };
-    out.extend(common_dir(&gitdir));
+    out.extend(common_dir(look, &gitdir));
     out.insert(0, gitdir);
     out
 }
 
 /// The common directory a git directory's `commondir` file names, when it has one.
-pub(super) fn common_dir(gitdir: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(gitdir.join("commondir")).ok()?;
+pub(super) fn common_dir(look: &mut Lookups, gitdir: &Path) -> Option<PathBuf> {
+    let text = look.read(&gitdir.join("commondir"))?;
     let line = text.lines().next()?.trim();
     (!line.is_empty())
         .then(|| std::fs::canonicalize(gitdir.join(line)).ok())
@@ -269,9 +279,9 @@ pub(super) fn common_dir(gitdir: &Path) -> Option<PathBuf> {
 }
 
 /// True when `dir` holds `HEAD` with `objects` or `commondir`: a git directory by any name.
-pub(super) fn is_git_directory(dir: &Path) -> bool {
-    std::fs::symlink_metadata(dir.join("HEAD")).is_ok()
+pub(super) fn is_git_directory(look: &mut Lookups, dir: &Path) -> bool {
+    look.exists(&dir.join("HEAD"))
         && ["objects", "commondir"]
             .iter()
-            .any(|m| std::fs::symlink_metadata(dir.join(m)).is_ok())
+            .any(|m| look.exists(&dir.join(m)))
 }

@@ -41,6 +41,7 @@ pub mod cwd;
 pub mod domains;
 pub mod filter;
 pub mod git_controls;
+pub mod lookup;
 pub mod plan;
 pub mod protected;
 pub mod resolve;

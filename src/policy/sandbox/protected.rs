@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use crate::base::config::Config;
 use crate::base::sys::{self, Protect};
 use crate::policy::sandbox::git_controls::{common_dir, git_paths_at, is_git_directory, Controls};
+use crate::policy::sandbox::lookup::Lookups;
 use crate::policy::trusted::Stage;
 
 /// Test-only: behave as where namespaces cannot be made (`1`).
@@ -215,87 +216,94 @@ impl Protected {
                 bases.push(root);
             }
         }
-        let mut candidates: Vec<(PathBuf, bool)> = Vec::new();
+        // Each path is looked at once however many steps ask about it (`.git` above all).
+        let mut look = Lookups::default();
+        // What to bind, whether it is a git path, and its `lstat` when it was just made.
+        let mut candidates: Vec<(PathBuf, bool, Option<std::fs::Metadata>)> = Vec::new();
         if self.git {
-            let mut gits = git_paths(cwd);
-            let mut tops: Vec<PathBuf> = cwd
-                .ancestors()
-                .find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok())
-                .map(Path::to_path_buf)
-                .into_iter()
-                .collect();
+            let (mut gits, top) = walk_up(&mut look, cwd);
+            let mut tops: Vec<PathBuf> = top.into_iter().collect();
             for base in &bases {
                 let dot = base.join(".git");
-                if std::fs::symlink_metadata(&dot).is_err() {
+                if !look.exists(&dot) {
                     found.missing.push(dot);
                 } else {
-                    gits.extend(git_paths_at(base));
-                    tops.push(base.to_path_buf());
+                    gits.extend(git_paths_at(&mut look, base));
+                    if !tops.iter().any(|t| t == base) {
+                        tops.push(base.to_path_buf());
+                    }
                 }
             }
-            gits.dedup();
+            let mut unique: Vec<PathBuf> = Vec::new();
+            for g in gits {
+                if !unique.contains(&g) {
+                    unique.push(g);
+                }
+            }
+            let gits = unique;
             // Inside each git directory, what names programs for the person's git: git
             // stages write the rest (objects, refs, the index) but never these.
             // A git directory outside every writable place needs nothing (Landlock keeps
             // it), and reading its `modules/` and `worktrees/` would cost every call.
             let mut controls = Controls::default();
-            for g in gits
-                .iter()
-                .filter(|g| g.is_dir() && outermost(g, writable).is_some())
-            {
-                controls.of(g, 0);
+            for g in &gits {
+                if outermost(g, writable).is_some() && look.is_dir(g) {
+                    controls.of(&mut look, g, 0);
+                }
             }
             // The `.git` files of the repository's submodules, as `.gitmodules` names them.
             // A `.git` that is a symbolic link cannot be bound (its target is): it is
             // watched, and its replacement reported.
             for top in &tops {
-                controls.submodules_of(top);
+                controls.submodules_of(&mut look, top);
                 // The programs of a repository whose root the call cannot write: left out
                 // (reading its configuration would cost every call below it; a hooks
                 // directory named beneath the working directory stays writable there).
                 if outermost(top, writable).is_some() {
-                    controls.programs_of(top);
+                    controls.programs_of(&mut look, top);
                 }
                 let dot = top.join(".git");
                 if found.links.iter().any(|(p, _)| *p == dot) || outermost(top, writable).is_none()
                 {
                     continue;
                 }
-                if let Ok(m) = std::fs::symlink_metadata(&dot) {
+                if let Some(m) = look.lstat(&dot) {
                     if let (true, Ok(to)) = (m.file_type().is_symlink(), std::fs::read_link(&dot)) {
                         found.links.push((dot, ((m.dev(), m.ino()), to)));
                     }
                 }
             }
-            candidates.extend(gits.into_iter().map(|p| (p, true)));
-            candidates.extend(controls.gits.into_iter().map(|p| (p, true)));
-            candidates.extend(controls.paths.into_iter().map(|p| (p, false)));
+            candidates.extend(gits.into_iter().map(|p| (p, true, None)));
+            candidates.extend(controls.gits.into_iter().map(|p| (p, true, None)));
+            candidates.extend(controls.paths.into_iter().map(|p| (p, false, None)));
             found.missing.extend(controls.missing);
         }
+        // Each name is asked about once, here: not kept in `look`, whose search would
+        // cost more than it saves.
         for base in &bases {
             for name in &self.names {
                 let path = base.join(name);
-                match std::fs::symlink_metadata(&path) {
-                    Err(_) => found.missing.push(path),
+                match std::fs::symlink_metadata(&path).ok() {
+                    None => found.missing.push(path),
                     // A link's target is what later programs read; the link itself can
                     // still be replaced (docs/sandbox.md).
-                    Ok(m) if m.file_type().is_symlink() => {
+                    Some(m) if m.file_type().is_symlink() => {
                         if let Ok(target) = std::fs::canonicalize(&path) {
-                            candidates.push((target, false));
+                            candidates.push((target, false, None));
                         }
                         if let Ok(to) = std::fs::read_link(&path) {
                             found.links.push((path, ((m.dev(), m.ino()), to)));
                         }
                     }
-                    Ok(_) => candidates.push((path, false)),
+                    Some(m) => candidates.push((path, false, Some(m))),
                 }
             }
         }
-        for (path, git) in candidates {
+        for (path, git, known) in candidates {
             let Some(top) = outermost(&path, writable) else {
                 continue;
             };
-            let Ok(m) = std::fs::symlink_metadata(&path) else {
+            let Some(m) = known.or_else(|| look.lstat(&path)) else {
                 continue;
             };
             if found.protected.iter().any(|e| e.path == path) {
@@ -307,7 +315,7 @@ impl Protected {
                     break;
                 }
                 if !found.pinned.iter().any(|e| e.path == d) {
-                    if let Ok(m) = std::fs::symlink_metadata(d) {
+                    if let Some(m) = look.lstat(d) {
                         found.pinned.push(Entry {
                             path: d.to_path_buf(),
                             id: (m.dev(), m.ino()),
@@ -571,21 +579,28 @@ fn outermost<'a>(path: &Path, writable: &[&'a Path]) -> Option<&'a Path> {
         .min_by_key(|w| w.components().count())
 }
 
-/// The git paths of the repository holding `cwd`: walking up from it, the first directory
-/// that is a git directory itself (a bare repository, or the working directory inside
-/// `.git`), or that holds `.git` (`git_paths_at`).
-fn git_paths(cwd: &Path) -> Vec<PathBuf> {
+/// Walking up from `cwd`, once: the git paths of the repository holding it (the first
+/// directory that is a git directory itself, a bare repository or the working directory
+/// inside `.git`, or that holds `.git`: `git_paths_at`), and the first directory that
+/// holds `.git` (the repository's root, whose `.gitmodules` and configuration are read).
+fn walk_up(look: &mut Lookups, cwd: &Path) -> (Vec<PathBuf>, Option<PathBuf>) {
+    let mut gits: Option<Vec<PathBuf>> = None;
     for dir in cwd.ancestors() {
-        if is_git_directory(dir) {
-            let mut out = vec![dir.to_path_buf()];
-            out.extend(common_dir(dir));
-            return out;
+        let dot = look.exists(&dir.join(".git"));
+        if gits.is_none() {
+            if is_git_directory(look, dir) {
+                let mut out = vec![dir.to_path_buf()];
+                out.extend(common_dir(look, dir));
+                gits = Some(out);
+            } else if dot {
+                gits = Some(git_paths_at(look, dir));
+            }
         }
-        if std::fs::symlink_metadata(dir.join(".git")).is_ok() {
-            return git_paths_at(dir);
+        if dot {
+            return (gits.unwrap_or_default(), Some(dir.to_path_buf()));
         }
     }
-    Vec::new()
+    (gits.unwrap_or_default(), None)
 }
 
 #[cfg(test)]
@@ -753,6 +768,48 @@ mod tests {
         let _ = std::fs::remove_dir_all(&base);
     }
 
+    /// Nothing is kept from one call's look-ups to the next: a protected path swapped for
+    /// another file between two calls, and a name made meanwhile, are what the next call
+    /// binds.
+    #[test]
+    fn a_path_swapped_between_calls_is_found_anew() {
+        let base = std::env::temp_dir().join(format!("ys-swap-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(base.join("repo/.git/objects")).unwrap();
+        std::fs::write(base.join("repo/.git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(base.join("repo/.envrc"), "x").unwrap();
+        let repo = std::fs::canonicalize(base.join("repo")).unwrap();
+        let p = names("git,.envrc,.mcp.json,.zshrc");
+        let id = |found: &Found, path: &Path| {
+            found
+                .protected
+                .iter()
+                .find(|e| e.path == path)
+                .map(|e| e.id)
+        };
+        let first = p.find(&repo, &[], &[&repo]);
+        let envrc = id(&first, &repo.join(".envrc")).expect(".envrc protected");
+        assert!(id(&first, &repo.join(".git")).is_some(), "{first:?}");
+        assert!(first.missing.contains(&repo.join(".mcp.json")));
+        // Between the calls: .envrc replaced (a new inode), .git moved away and a
+        // directory of another's put in its place, .mcp.json made.
+        std::fs::rename(repo.join(".envrc"), repo.join("old-envrc")).unwrap();
+        std::fs::write(repo.join(".envrc"), "y").unwrap();
+        let git = id(&first, &repo.join(".git")).unwrap();
+        std::fs::rename(repo.join(".git"), repo.join("old-git")).unwrap();
+        std::fs::create_dir_all(repo.join(".git/objects")).unwrap();
+        std::fs::write(repo.join(".git/HEAD"), "x").unwrap();
+        std::fs::write(repo.join(".mcp.json"), "{}").unwrap();
+        let second = p.find(&repo, &[], &[&repo]);
+        let envrc2 = id(&second, &repo.join(".envrc")).expect(".envrc protected");
+        let git2 = id(&second, &repo.join(".git")).expect(".git protected");
+        assert_ne!(envrc, envrc2);
+        assert_ne!(git, git2);
+        assert!(id(&second, &repo.join(".mcp.json")).is_some(), "{second:?}");
+        assert!(!second.missing.contains(&repo.join(".mcp.json")));
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
     #[test]
     fn a_watch_reports_what_was_created_and_a_refused_write() {
         let base = std::env::temp_dir().join(format!("ys-watch-{}", std::process::id()));
@@ -761,7 +818,11 @@ mod tests {
         std::os::unix::fs::symlink("/etc/hostname", base.join(".bashrc")).unwrap();
         let m = std::fs::symlink_metadata(base.join(".bashrc")).unwrap();
         let watch = Watch {
-            missing: vec![base.join(".mcp.json"), base.join(".envrc")],
+            missing: vec![
+                base.join(".mcp.json"),
+                base.join(".envrc"),
+                base.join(".zshrc"),
+            ],
             protected: vec![base.join(".git")],
             links: vec![(
                 base.join(".bashrc"),
@@ -773,7 +834,7 @@ mod tests {
         std::fs::write(base.join(".mcp.json"), "{}").unwrap();
         let line = watch.line(true).expect("a line");
         assert!(
-            line.contains(".mcp.json") && !line.contains(".envrc"),
+            line.contains(".mcp.json") && !line.contains(".envrc") && !line.contains(".zshrc"),
             "{line}"
         );
         assert!(!line.contains(".bashrc"), "{line}");
