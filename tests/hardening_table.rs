@@ -3338,6 +3338,18 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["cc", "-Wall", "-Wextra", "x.c"], A),
     (&["cc", "-I", "inc", "-DX=1", "x.c"], A),
     (
+        &["cc", "-Bstatic", "-c", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["cc", "--pref", "static", "x.c"],
+        E("policy: compiler option --pref is not known to the rule"),
+    ),
+    (
+        &["tcc", "-run", "x.c"],
+        E("policy: compiler option -run is not known to the rule"),
+    ),
+    (
         &["gcc", "-wrapper", "sh,-c,id", "x.c"],
         E("policy: compiler plugin or external program option"),
     ),
@@ -3655,6 +3667,18 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["ssh-keygen", "-t", "ed25519", "-f", "k", "-N", ""], A),
     (&["ssh-keygen", "-l", "-f", "k.pub"], A),
     (&["ssh-keygen", "-y", "-f", "k"], A),
+    (
+        &["ssh-keygen", "-lw", "./p.so"],
+        E("policy: ssh-keygen provider library option"),
+    ),
+    (
+        &["ssh-keygen", "-x", "k"],
+        E("policy: ssh-keygen option -x is not known to the rule"),
+    ),
+    (
+        &["ssh-keygen", "--provider", "x"],
+        E("policy: ssh-keygen option --provider is not known to the rule"),
+    ),
     (
         &["gpg", "--photo-viewer", "sh", "--list-keys"],
         E("policy: gpg external program or option file"),

@@ -5,6 +5,8 @@
 //! argument is examined as a possible option, values included: these rules can only refuse
 //! more than the program would do, never less.
 
+use crate::policy::trusted::getopt::{Arg, Grammar, Item};
+
 /// The arguments before a separate `--`.
 fn before_double_dash(args: &[String]) -> &[String] {
     match args.iter().position(|a| a == "--") {
@@ -181,27 +183,77 @@ pub fn check_openssl(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// ssh-keygen's options (OpenSSH 9.2's optstring), read with getopt. OpenSSH's own getopt stops
+/// at the first operand; reading on past it only finds more options to judge. `-g` is a flag
+/// (the optstring lists it twice, and getopt takes the first). There are no long options.
+#[rustfmt::skip]
+const SSH_KEYGEN: Grammar = Grammar {
+    short: &[
+        ('A', Arg::No), ('B', Arg::No), ('H', Arg::No), ('K', Arg::No), ('L', Arg::No),
+        ('Q', Arg::No), ('U', Arg::No), ('X', Arg::No), ('c', Arg::No), ('e', Arg::No),
+        ('g', Arg::No), ('h', Arg::No), ('i', Arg::No), ('k', Arg::No), ('l', Arg::No),
+        ('o', Arg::No), ('p', Arg::No), ('q', Arg::No), ('u', Arg::No), ('v', Arg::No),
+        ('y', Arg::No), ('C', Arg::Required), ('D', Arg::Required), ('E', Arg::Required),
+        ('F', Arg::Required), ('I', Arg::Required), ('M', Arg::Required), ('N', Arg::Required),
+        ('O', Arg::Required), ('P', Arg::Required), ('R', Arg::Required), ('V', Arg::Required),
+        ('Y', Arg::Required), ('Z', Arg::Required), ('a', Arg::Required), ('b', Arg::Required),
+        ('f', Arg::Required), ('m', Arg::Required), ('n', Arg::Required), ('r', Arg::Required),
+        ('s', Arg::Required), ('t', Arg::Required), ('w', Arg::Required), ('z', Arg::Required),
+    ],
+    long: &[],
+    stop_at_operand: false,
+    w_long: false,
+    negation: false,
+    ambiguous_takes_value: false,
+};
+
 /// Accepted and refused examples, walked by `harden`'s tests.
 #[cfg(test)]
 pub const SSH_KEYGEN_EXAMPLES: super::Examples = super::Examples {
     accept: &[
         &["-t", "ed25519", "-f", "key", "-N", ""],
         &["-l", "-f", "key.pub"],
+        &["-lvf", "key.pub"],
+        &["-y", "-f", "-D"],
+        &["-Y", "sign", "-f", "key", "-n", "file", "data.txt"],
+        &[
+            "-I", "id", "-s", "ca", "-n", "user", "-V", "+52w", "key.pub",
+        ],
+        &["-R", "host", "-f", "known_hosts"],
     ],
     refuse: &[
         &["-D", "/x.so"],
         &["-w", "/x.so", "-t", "ed25519-sk"],
         &["-lD", "/x.so"],
+        &["-qD/x.so"],
+        &["-K", "-w/x.so"],
+        &["-f", "key", "-D", "/x.so"],
+        &["key.pub", "-D", "/x.so"],
+        &["-x"],
+        &["-lJ", "key"],
+        &["--help"],
     ],
 };
 
-/// ssh-keygen `-D` (PKCS#11) and `-w` (FIDO provider) load a library.
+/// ssh-keygen: `-D` (PKCS#11) and `-w` (FIDO provider) load a library; an option the grammar
+/// does not have is refused (a newer ssh-keygen may load something with it).
 pub fn check_ssh_keygen(args: &[String]) -> Result<(), String> {
-    for arg in args {
-        if let Some(cluster) = arg.strip_prefix('-') {
-            if cluster.contains(['D', 'w']) {
-                return Err("ssh-keygen provider library option".to_string());
+    for item in SSH_KEYGEN.parse(args) {
+        match item {
+            Item::Short('D' | 'w', _) => {
+                return Err("ssh-keygen provider library option".to_string())
             }
+            Item::Short(letter, _) if !SSH_KEYGEN.short.iter().any(|(c, _)| *c == letter) => {
+                return Err(format!(
+                    "ssh-keygen option -{letter} is not known to the rule"
+                ));
+            }
+            Item::Long { written, .. } => {
+                return Err(format!(
+                    "ssh-keygen option --{written} is not known to the rule"
+                ));
+            }
+            _ => (),
         }
     }
     Ok(())
