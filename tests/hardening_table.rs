@@ -3748,6 +3748,22 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["cpio", "--force-local", "-F", "h:a", "-i"], A),
     (&["cpio", "-idv"], A),
     (&["cpio", "-o", "-F", "a.cpio"], A),
+    (
+        &["cpio", "-i", "-I", "h:a"],
+        E("policy: cpio remote archive or rsh command"),
+    ),
+    (
+        &["cpio", "--rs", "sh", "-i"],
+        E("policy: cpio remote archive or rsh command"),
+    ),
+    (
+        &["cpio", "-i", "--future"],
+        E("policy: cpio option --future is not known to the rule"),
+    ),
+    (
+        &["cpio", "-ij"],
+        E("policy: cpio option -j is not known to the rule"),
+    ),
     // go: running built code, toolexec, persistent flags; cargo is refused whatever its
     // arguments (its working directory's .cargo/config.toml names aliases and programs).
     (

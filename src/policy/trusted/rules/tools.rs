@@ -313,47 +313,109 @@ pub const GPG_EXAMPLES: super::Examples = super::Examples {
     ],
 };
 
+/// GNU cpio 2.13's options (argp: getopt_long with permutation and abbreviations), with argp's
+/// own `--help`, `--usage`, `--version`, `--program-name` and `-?`.
+#[rustfmt::skip]
+const CPIO: Grammar = Grammar {
+    short: &[
+        ('o', Arg::No), ('i', Arg::No), ('p', Arg::No), ('t', Arg::No), ('D', Arg::Required),
+        ('0', Arg::No), ('a', Arg::No), ('F', Arg::Required), ('H', Arg::Required),
+        ('B', Arg::No), ('c', Arg::No), ('C', Arg::Required), ('M', Arg::Required),
+        ('v', Arg::No), ('V', Arg::No), ('W', Arg::Required), ('f', Arg::No), ('n', Arg::No),
+        ('E', Arg::Required), ('r', Arg::No), ('b', Arg::No), ('s', Arg::No), ('S', Arg::No),
+        ('I', Arg::Required), ('O', Arg::Required), ('A', Arg::No), ('l', Arg::No),
+        ('L', Arg::No), ('R', Arg::Required), ('d', Arg::No), ('m', Arg::No), ('u', Arg::No),
+        ('?', Arg::No),
+    ],
+    long: &[
+        ("create", Arg::No), ("extract", Arg::No), ("pass-through", Arg::No), ("list", Arg::No),
+        ("directory", Arg::Required), ("null", Arg::No), ("file", Arg::Required),
+        ("force-local", Arg::No), ("format", Arg::Required), ("block-size", Arg::Required),
+        ("io-size", Arg::Required), ("message", Arg::Required), ("quiet", Arg::No),
+        ("rsh-command", Arg::Required), ("verbose", Arg::No), ("dot", Arg::No),
+        ("warning", Arg::Required), ("nonmatching", Arg::No), ("numeric-uid-gid", Arg::No),
+        ("pattern-file", Arg::Required), ("only-verify-crc", Arg::No), ("rename", Arg::No),
+        ("rename-batch-file", Arg::Required), ("swap", Arg::No), ("swap-bytes", Arg::No),
+        ("swap-halfwords", Arg::No), ("to-stdout", Arg::No), ("absolute-filenames", Arg::No),
+        ("no-absolute-filenames", Arg::No), ("append", Arg::No),
+        ("device-independent", Arg::No), ("reproducible", Arg::No), ("ignore-devno", Arg::No),
+        ("renumber-inodes", Arg::No), ("link", Arg::No), ("dereference", Arg::No),
+        ("owner", Arg::Required), ("reset-access-time", Arg::No), ("make-directories", Arg::No),
+        ("preserve-modification-time", Arg::No), ("no-preserve-owner", Arg::No),
+        ("sparse", Arg::No), ("unconditional", Arg::No), ("ignore-dirnlink", Arg::No),
+        ("help", Arg::No), ("usage", Arg::No), ("version", Arg::No),
+        ("program-name", Arg::Required),
+    ],
+    stop_at_operand: false,
+    w_long: false,
+    negation: false,
+    ambiguous_takes_value: true,
+};
+
 /// Accepted and refused examples, walked by `harden`'s tests.
 #[cfg(test)]
 pub const CPIO_EXAMPLES: super::Examples = super::Examples {
     accept: &[
         &["-o", "-F", "archive.cpio"],
         &["-i", "--force-local", "-F", "host:x"],
+        &["-idv"],
+        &["-i", "-F", "./h:a"],
+        &["-o", "-H", "newc", "-F", "a.cpio"],
+        &["--create", "--format=newc", "--file", "a.cpio"],
+        &["-pdm", "dest"],
+        &[
+            "-i",
+            "--no-absolute-filenames",
+            "-E",
+            "patterns",
+            "--to-stdout",
+        ],
+        &["-t", "-I", "a.cpio"],
     ],
     refuse: &[
         &["--rsh-command=sh", "-o", "-F", "h:x"],
+        &["--rsh=sh", "-i"],
+        &["--r=sh", "-i"],
         &["-o", "-F", "host:archive"],
         &["-oFhost:x"],
+        &["--file=h:a", "-i"],
+        &["--fi", "h:a", "-i"],
+        &["-i", "-I", "host:a"],
+        &["-o", "-O", "user@host:a"],
+        &["--future-option", "-i"],
+        &["-ij"],
     ],
 };
 
-/// cpio: `--rsh-command` and remote archives (`-F host:file`), as for tar.
+/// cpio: `--rsh-command` in any spelling, and remote archives (`-F host:file`, `-I`, `-O`,
+/// `--file`: cpio runs rsh for them) unless `--force-local` says they are local, as for tar;
+/// an option the grammar does not have is refused (a newer cpio may run something with it).
 pub fn check_cpio(args: &[String]) -> Result<(), String> {
     let reject = || Err("cpio remote archive or rsh command".to_string());
-    let force_local = args.iter().any(|a| a.starts_with("--force-l"));
-    let mut i = 0;
-    while i < args.len() {
-        let arg = args[i].as_str();
-        i += 1;
-        if arg.starts_with("--r")
-            && "--rsh-command".starts_with(arg.split('=').next().unwrap_or(""))
-        {
-            return reject();
-        }
-        let value = if let Some(v) = arg.strip_prefix("--file=") {
-            Some(v)
-        } else if arg == "--file" || arg == "-F" || arg == "-O" || arg == "-I" {
-            args.get(i).map(String::as_str)
-        } else if arg.starts_with('-') && !arg.starts_with("--") && arg.len() > 2 {
-            match arg.find(['F', 'O', 'I']).map(|p| &arg[p + 1..]) {
-                Some("") => args.get(i).map(String::as_str),
-                other => other,
+    for items in CPIO.readings(args) {
+        let force_local = items.iter().any(
+            |item| matches!(item, Item::Long { candidates, .. } if candidates == &["force-local"]),
+        );
+        for item in &items {
+            match item {
+                Item::Long {
+                    candidates,
+                    written,
+                    ..
+                } if candidates.is_empty() => {
+                    return Err(format!("cpio option --{written} is not known to the rule"));
+                }
+                Item::Short(letter, _) if !CPIO.short.iter().any(|(c, _)| c == letter) => {
+                    return Err(format!("cpio option -{letter} is not known to the rule"));
+                }
+                _ => (),
             }
-        } else {
-            None
-        };
-        if let Some(v) = value {
-            if !force_local && v.find(':').is_some_and(|c| !v[..c].contains('/')) {
+            if item.long_is(&["rsh-command"]) {
+                return reject();
+            }
+            let archive = item.short_is(&['F', 'I', 'O']) || item.long_is(&["file"]);
+            let remote = |v: &str| v.find(':').is_some_and(|c| !v[..c].contains('/'));
+            if archive && !force_local && item.value().is_some_and(remote) {
                 return reject();
             }
         }
