@@ -3805,6 +3805,24 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["go", "version"], A),
     (&["go", "fmt", "./..."], A),
     (
+        &["go", "-C", "sub", "run", "."],
+        E("policy: go command that runs programs"),
+    ),
+    (&["go", "bug"], E("policy: go command that runs programs")),
+    (
+        &["go", "build", "-future", "."],
+        E("policy: go build flag -future is not known to the rule"),
+    ),
+    (
+        &["go", "telemetry", "on"],
+        E("policy: go subcommand telemetry is not known to the rule"),
+    ),
+    (
+        &["go", "mod", "future"],
+        E("policy: go subcommand mod future is not known to the rule"),
+    ),
+    (&["go", "-C", "sub", "build", "-o", "out", "."], A),
+    (
         &["go1.22", "run", "."],
         E("policy: go command that runs programs"),
     ),
