@@ -4008,6 +4008,16 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["pandoc", "-f", "reader.lua", "a"], E("policy: pandoc")),
     (&["pandoc", "--fil=x", "a.md"], E("policy: pandoc")),
     (&["pandoc", "-o", "a.html", "a.md"], A),
+    (&["pandoc", "-sFx", "a.md"], E("policy: pandoc")),
+    (&["pandoc", "--pdf", "sh", "a.md"], E("policy: pandoc")),
+    (
+        &["pandoc", "--future", "a.md"],
+        E("policy: pandoc option --future is not known to the rule"),
+    ),
+    (
+        &["pandoc", "-Z", "a.md"],
+        E("policy: pandoc option -Z is not known to the rule"),
+    ),
     (&["pandoc", "-f", "markdown", "-t", "html", "a.md"], A),
     (
         &["convert", "|touch MARK", "out.png"],
