@@ -5,10 +5,11 @@
 //! The compiler drivers (gcc, g++, cc, c++, cpp, clang, clang++, clang-cpp, gfortran, tcc) are a
 //! closed grammar of option families: the families gcc and clang document that cannot load or
 //! run code (`-O*`, `-W*`, `-f*`, `-m*`, `-g*`, `-D`, `-I`, `-L`, `-l`, `-std=`, `-x`, `-o`, the
-//! preprocessor's `-M*` and `-i*` paths, …) are accepted, the options that load or run something
-//! are refused as before, and any other option is refused as unknown: their option sets are too
-//! large to list one by one, and a driver reads an unlisted spelling in ways a deny-list does
-//! not foresee (`--pref DIR` is gcc's abbreviation of `--prefix`, `-Bstatic` is `-B static`).
+//! preprocessor's `-M*` and `-i*` paths, …) are accepted, the options that load or run
+//! something are refused (`--sysroot` among them), and any other option is refused as
+//! unknown: their option sets are too large to list one by one, and a driver reads an
+//! unlisted spelling in ways a deny-list does not foresee (`--pref DIR` is gcc's abbreviation
+//! of `--prefix`, `-Bstatic` is `-B static`).
 //! Every argument, values included, is also checked against the deny-list, so a value passed on
 //! to another tool (`-Wl,`, `-Xlinker`, `-Xclang`, `-mllvm`) is judged there.
 //!
@@ -55,6 +56,16 @@ fn runs_or_loads(a: &str, b_linker_flags: bool) -> bool {
         // gcc reads the value as more driver options (`-wrapper`, `-B`, `@file`) for
         // its second compile; only the bare flag is left.
         || (a.starts_with("-fcompare-debug=") && a != "-fcompare-debug=")
+        // The offload compiler's driver reads these as its own options (`-B`, `-wrapper`).
+        || a.starts_with("-foffload-options")
+        || (a.starts_with("-foffload=") && a["-foffload=".len()..].contains('='))
+}
+
+/// True for a sysroot given to a compiler driver: clang looks for a GCC installation under
+/// the sysroot and runs the linker it finds beside it (`ld` in its `<triple>/bin`), so a
+/// directory the caller wrote could supply the program. A driver named `cc` may be clang.
+fn is_sysroot(a: &str) -> bool {
+    a == "--sysroot" || a.starts_with("--sysroot=")
 }
 
 /// Accepted and refused examples, walked by `harden`'s tests.
@@ -123,7 +134,6 @@ const SEPARATE: &[&str] = &[
     "-target",
     "-arch",
     "-framework",
-    "--sysroot",
     "--param",
 ];
 
@@ -233,7 +243,6 @@ const FAMILIES: &[&str] = &[
     "--rtlib=",
     "-unwindlib=",
     "--unwindlib=",
-    "--sysroot=",
     "--target=",
     "--param=",
     "--help=",
@@ -346,6 +355,10 @@ pub const CC_EXAMPLES: super::Examples = super::Examples {
         &["-fuse-ld=/tmp/ld", "x.c"],
         &["-cc1", "-load", "x.so"],
         &["-run", "x.c"],
+        &["--sysroot=sys", "x.c"],
+        &["--sysroot", "sys", "x.c"],
+        &["-fopenmp", "-foffload-options=-B/tmp/x", "x.c"],
+        &["-foffload=nvptx-none=-B/tmp/x", "x.c"],
         &["--some-future-option", "x.c"],
         &["-Zfuture", "x.c"],
         &["--", "x.c"],
@@ -354,7 +367,10 @@ pub const CC_EXAMPLES: super::Examples = super::Examples {
 
 /// The compiler drivers: the deny-list over every argument, then the option families.
 pub fn check_cc(args: &[String]) -> Result<(), String> {
-    if args.iter().any(|a| runs_or_loads(a, false)) {
+    if args
+        .iter()
+        .any(|a| runs_or_loads(a, false) || is_sysroot(a))
+    {
         return Err(RUNS.to_string());
     }
     let mut i = 0;
