@@ -208,6 +208,8 @@ const EXACT: &[&str] = &[
     "-integrated-as",
     "-no-integrated-as",
     "-Qunused-arguments",
+    "-cpp",
+    "-nocpp",
 ];
 
 /// Option families accepted by prefix: optimisation, warnings (`-Wl,`, `-Wa,` and `-Wp,` pass
@@ -331,6 +333,7 @@ pub const CC_EXAMPLES: super::Examples = super::Examples {
         ],
         &["-E", "-dM", "-x", "c++", "-"],
         &["-print-file-name=libc.so"],
+        &["-cpp", "-ffree-form", "-J", "mod", "-c", "x.f90"],
     ],
     refuse: &[
         &["-wrapper", "sh", "x.c"],
