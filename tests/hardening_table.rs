@@ -3338,6 +3338,18 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["cc", "-Wall", "-Wextra", "x.c"], A),
     (&["cc", "-I", "inc", "-DX=1", "x.c"], A),
     (
+        &["cc", "-Bstatic", "-c", "x.c"],
+        E("policy: compiler plugin or external program option"),
+    ),
+    (
+        &["cc", "--pref", "static", "x.c"],
+        E("policy: compiler option --pref is not known to the rule"),
+    ),
+    (
+        &["tcc", "-run", "x.c"],
+        E("policy: compiler option -run is not known to the rule"),
+    ),
+    (
         &["gcc", "-wrapper", "sh,-c,id", "x.c"],
         E("policy: compiler plugin or external program option"),
     ),
@@ -3656,6 +3668,18 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["ssh-keygen", "-l", "-f", "k.pub"], A),
     (&["ssh-keygen", "-y", "-f", "k"], A),
     (
+        &["ssh-keygen", "-lw", "./p.so"],
+        E("policy: ssh-keygen provider library option"),
+    ),
+    (
+        &["ssh-keygen", "-x", "k"],
+        E("policy: ssh-keygen option -x is not known to the rule"),
+    ),
+    (
+        &["ssh-keygen", "--provider", "x"],
+        E("policy: ssh-keygen option --provider is not known to the rule"),
+    ),
+    (
         &["gpg", "--photo-viewer", "sh", "--list-keys"],
         E("policy: gpg external program or option file"),
     ),
@@ -3724,6 +3748,22 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["cpio", "--force-local", "-F", "h:a", "-i"], A),
     (&["cpio", "-idv"], A),
     (&["cpio", "-o", "-F", "a.cpio"], A),
+    (
+        &["cpio", "-i", "-I", "h:a"],
+        E("policy: cpio remote archive or rsh command"),
+    ),
+    (
+        &["cpio", "--rs", "sh", "-i"],
+        E("policy: cpio remote archive or rsh command"),
+    ),
+    (
+        &["cpio", "-i", "--future"],
+        E("policy: cpio option --future is not known to the rule"),
+    ),
+    (
+        &["cpio", "-ij"],
+        E("policy: cpio option -j is not known to the rule"),
+    ),
     // go: running built code, toolexec, persistent flags; cargo is refused whatever its
     // arguments (its working directory's .cargo/config.toml names aliases and programs).
     (
@@ -3764,6 +3804,24 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["go", "env", "GOPATH"], A),
     (&["go", "version"], A),
     (&["go", "fmt", "./..."], A),
+    (
+        &["go", "-C", "sub", "run", "."],
+        E("policy: go command that runs programs"),
+    ),
+    (&["go", "bug"], E("policy: go command that runs programs")),
+    (
+        &["go", "build", "-future", "."],
+        E("policy: go build flag -future is not known to the rule"),
+    ),
+    (
+        &["go", "telemetry", "on"],
+        E("policy: go subcommand telemetry is not known to the rule"),
+    ),
+    (
+        &["go", "mod", "future"],
+        E("policy: go subcommand mod future is not known to the rule"),
+    ),
+    (&["go", "-C", "sub", "build", "-o", "out", "."], A),
     (
         &["go1.22", "run", "."],
         E("policy: go command that runs programs"),
@@ -3950,6 +4008,16 @@ const CASES: &[(&[&str], Expect)] = &[
     (&["pandoc", "-f", "reader.lua", "a"], E("policy: pandoc")),
     (&["pandoc", "--fil=x", "a.md"], E("policy: pandoc")),
     (&["pandoc", "-o", "a.html", "a.md"], A),
+    (&["pandoc", "-sFx", "a.md"], E("policy: pandoc")),
+    (&["pandoc", "--pdf", "sh", "a.md"], E("policy: pandoc")),
+    (
+        &["pandoc", "--future", "a.md"],
+        E("policy: pandoc option --future is not known to the rule"),
+    ),
+    (
+        &["pandoc", "-Z", "a.md"],
+        E("policy: pandoc option -Z is not known to the rule"),
+    ),
     (&["pandoc", "-f", "markdown", "-t", "html", "a.md"], A),
     (
         &["convert", "|touch MARK", "out.png"],

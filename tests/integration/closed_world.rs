@@ -316,6 +316,15 @@ fn named_routes_to_a_library_or_a_program_are_refused() {
             &["gcc", "-fcompare-debug=-B.", "-c", "f.c"],
             "compiler plugin or external program option",
         ),
+        // gcc reads `-Bstatic` as `-B static` (it runs `./staticas`), and `--pref` as `--prefix`.
+        (
+            &["gcc", "-Bstatic", "-c", "f.c"],
+            "compiler plugin or external program option",
+        ),
+        (
+            &["gcc", "--pref", "static", "-c", "f.c"],
+            "compiler option --pref is not known to the rule",
+        ),
         // An interactive merge's `e` command starts ed, which runs `!command` from stdin.
         (&["sdiff", "-o", "out", "a", "b"], "interactive merge"),
         (&["sdiff", "--out=out", "a", "b"], "interactive merge"),

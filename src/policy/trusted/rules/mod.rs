@@ -6,8 +6,10 @@
 pub mod apps;
 pub mod awk;
 pub mod awk_scan;
+pub mod cc;
 pub mod curl;
 pub mod find;
+pub mod go;
 pub mod misc;
 pub mod sort;
 pub mod tar;

@@ -1,10 +1,11 @@
-//! Rules for toolchain and crypto programs that load code or run programs named in their
-//! arguments: compilers and linkers (`-wrapper`, plugins, `-B`, spec and response files),
-//! openssl (engines, providers, configuration files that load them), ssh-keygen (PKCS#11 and
-//! FIDO provider libraries), gpg (photo viewers, extension modules, option files and home
-//! directories holding them), cpio (rsh commands and remote archives) and go (subcommands that
-//! run the code they build, `-toolexec`, persistent `go env -w`). Every argument is examined as a possible option, values included: these rules can
-//! only refuse more than the program would do, never less.
+//! Rules for crypto and archive programs that load code or run programs named in their
+//! arguments: openssl (engines, providers, configuration files that load them), ssh-keygen
+//! (PKCS#11 and FIDO provider libraries), gpg (photo viewers, extension modules, option files
+//! and home directories holding them) and cpio (rsh commands and remote archives). Every
+//! argument is examined as a possible option, values included: these rules can only refuse
+//! more than the program would do, never less.
+
+use crate::policy::trusted::getopt::{Arg, Grammar, Item};
 
 /// The arguments before a separate `--`.
 fn before_double_dash(args: &[String]) -> &[String] {
@@ -12,70 +13,6 @@ fn before_double_dash(args: &[String]) -> &[String] {
         Some(end) => &args[..end],
         None => args,
     }
-}
-
-/// Accepted and refused examples, walked by `harden`'s tests.
-#[cfg(test)]
-pub const CC_EXAMPLES: super::Examples = super::Examples {
-    accept: &[
-        &["-O2", "-c", "x.c", "-o", "x.o"],
-        &["-Wl,-Bstatic", "x.o"],
-        &["-g", "x.c"],
-    ],
-    refuse: &[
-        &["-wrapper", "sh", "x.c"],
-        &["-fplugin=/x.so", "x.c"],
-        &["@args"],
-        &["-B/tmp/x", "x.c"],
-        &["-specs=x", "x.c"],
-        &["-Xclang", "-load", "-Xclang", "/x.so", "x.c"],
-        &["-Wl,@opts", "x.o"],
-        &["--config", "x.cfg", "x.c"],
-        &["-fcompare-debug=-wrapper sh,-c,id", "-c", "x.c"],
-        &["-fcompare-debug=-B.", "-c", "x.c"],
-    ],
-};
-
-/// gcc, clang and friends, and the linkers.
-pub fn check_cc(args: &[String]) -> Result<(), String> {
-    let reject = || Err("compiler plugin or external program option".to_string());
-    for arg in args {
-        let a = arg.as_str();
-        if a.starts_with('@')
-            // `-Wl,@file` hands the linker (`-Wa,` the assembler) a file of options.
-            || (a.starts_with("-W") && a.contains(",@"))
-            // clang's configuration files hold any option (`-fplugin=` among them).
-            || a.starts_with("--config")
-            || a == "-config"
-            || a.contains("plugin")
-            || a.starts_with("-wrapper")
-            || (a.starts_with("-B")
-                && ![
-                    "-Bstatic",
-                    "-Bdynamic",
-                    "-Bsymbolic",
-                    "-Bshareable",
-                    "-Bgroup",
-                ]
-                .iter()
-                .any(|k| a.starts_with(k)))
-            || a.starts_with("--prefix")
-            || a.starts_with("-specs")
-            || a.starts_with("--specs")
-            || a == "-load"
-            || a.starts_with("-fpass-plugin")
-            || a.starts_with("--gcc-toolchain")
-            || a.starts_with("-ccc-")
-            || (a.starts_with("-fuse-ld=") && a.contains('/'))
-            || a.starts_with("--ld-path")
-            // gcc reads the value as more driver options (`-wrapper`, `-B`, `@file`) for
-            // its second compile; only the bare flag is left.
-            || (a.starts_with("-fcompare-debug=") && a != "-fcompare-debug=")
-        {
-            return reject();
-        }
-    }
-    Ok(())
 }
 
 /// openssl's subcommands that are accepted: the standard commands but `engine` (loads an
@@ -246,27 +183,77 @@ pub fn check_openssl(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// ssh-keygen's options (OpenSSH 9.2's optstring), read with getopt. OpenSSH's own getopt stops
+/// at the first operand; reading on past it only finds more options to judge. `-g` is a flag
+/// (the optstring lists it twice, and getopt takes the first). There are no long options.
+#[rustfmt::skip]
+const SSH_KEYGEN: Grammar = Grammar {
+    short: &[
+        ('A', Arg::No), ('B', Arg::No), ('H', Arg::No), ('K', Arg::No), ('L', Arg::No),
+        ('Q', Arg::No), ('U', Arg::No), ('X', Arg::No), ('c', Arg::No), ('e', Arg::No),
+        ('g', Arg::No), ('h', Arg::No), ('i', Arg::No), ('k', Arg::No), ('l', Arg::No),
+        ('o', Arg::No), ('p', Arg::No), ('q', Arg::No), ('u', Arg::No), ('v', Arg::No),
+        ('y', Arg::No), ('C', Arg::Required), ('D', Arg::Required), ('E', Arg::Required),
+        ('F', Arg::Required), ('I', Arg::Required), ('M', Arg::Required), ('N', Arg::Required),
+        ('O', Arg::Required), ('P', Arg::Required), ('R', Arg::Required), ('V', Arg::Required),
+        ('Y', Arg::Required), ('Z', Arg::Required), ('a', Arg::Required), ('b', Arg::Required),
+        ('f', Arg::Required), ('m', Arg::Required), ('n', Arg::Required), ('r', Arg::Required),
+        ('s', Arg::Required), ('t', Arg::Required), ('w', Arg::Required), ('z', Arg::Required),
+    ],
+    long: &[],
+    stop_at_operand: false,
+    w_long: false,
+    negation: false,
+    ambiguous_takes_value: false,
+};
+
 /// Accepted and refused examples, walked by `harden`'s tests.
 #[cfg(test)]
 pub const SSH_KEYGEN_EXAMPLES: super::Examples = super::Examples {
     accept: &[
         &["-t", "ed25519", "-f", "key", "-N", ""],
         &["-l", "-f", "key.pub"],
+        &["-lvf", "key.pub"],
+        &["-y", "-f", "-D"],
+        &["-Y", "sign", "-f", "key", "-n", "file", "data.txt"],
+        &[
+            "-I", "id", "-s", "ca", "-n", "user", "-V", "+52w", "key.pub",
+        ],
+        &["-R", "host", "-f", "known_hosts"],
     ],
     refuse: &[
         &["-D", "/x.so"],
         &["-w", "/x.so", "-t", "ed25519-sk"],
         &["-lD", "/x.so"],
+        &["-qD/x.so"],
+        &["-K", "-w/x.so"],
+        &["-f", "key", "-D", "/x.so"],
+        &["key.pub", "-D", "/x.so"],
+        &["-x"],
+        &["-lJ", "key"],
+        &["--help"],
     ],
 };
 
-/// ssh-keygen `-D` (PKCS#11) and `-w` (FIDO provider) load a library.
+/// ssh-keygen: `-D` (PKCS#11) and `-w` (FIDO provider) load a library; an option the grammar
+/// does not have is refused (a newer ssh-keygen may load something with it).
 pub fn check_ssh_keygen(args: &[String]) -> Result<(), String> {
-    for arg in args {
-        if let Some(cluster) = arg.strip_prefix('-') {
-            if cluster.contains(['D', 'w']) {
-                return Err("ssh-keygen provider library option".to_string());
+    for item in SSH_KEYGEN.parse(args) {
+        match item {
+            Item::Short('D' | 'w', _) => {
+                return Err("ssh-keygen provider library option".to_string())
             }
+            Item::Short(letter, _) if !SSH_KEYGEN.short.iter().any(|(c, _)| *c == letter) => {
+                return Err(format!(
+                    "ssh-keygen option -{letter} is not known to the rule"
+                ));
+            }
+            Item::Long { written, .. } => {
+                return Err(format!(
+                    "ssh-keygen option --{written} is not known to the rule"
+                ));
+            }
+            _ => (),
         }
     }
     Ok(())
@@ -326,101 +313,111 @@ pub const GPG_EXAMPLES: super::Examples = super::Examples {
     ],
 };
 
+/// GNU cpio 2.13's options (argp: getopt_long with permutation and abbreviations), with argp's
+/// own `--help`, `--usage`, `--version`, `--program-name` and `-?`.
+#[rustfmt::skip]
+const CPIO: Grammar = Grammar {
+    short: &[
+        ('o', Arg::No), ('i', Arg::No), ('p', Arg::No), ('t', Arg::No), ('D', Arg::Required),
+        ('0', Arg::No), ('a', Arg::No), ('F', Arg::Required), ('H', Arg::Required),
+        ('B', Arg::No), ('c', Arg::No), ('C', Arg::Required), ('M', Arg::Required),
+        ('v', Arg::No), ('V', Arg::No), ('W', Arg::Required), ('f', Arg::No), ('n', Arg::No),
+        ('E', Arg::Required), ('r', Arg::No), ('b', Arg::No), ('s', Arg::No), ('S', Arg::No),
+        ('I', Arg::Required), ('O', Arg::Required), ('A', Arg::No), ('l', Arg::No),
+        ('L', Arg::No), ('R', Arg::Required), ('d', Arg::No), ('m', Arg::No), ('u', Arg::No),
+        ('?', Arg::No),
+    ],
+    long: &[
+        ("create", Arg::No), ("extract", Arg::No), ("pass-through", Arg::No), ("list", Arg::No),
+        ("directory", Arg::Required), ("null", Arg::No), ("file", Arg::Required),
+        ("force-local", Arg::No), ("format", Arg::Required), ("block-size", Arg::Required),
+        ("io-size", Arg::Required), ("message", Arg::Required), ("quiet", Arg::No),
+        ("rsh-command", Arg::Required), ("verbose", Arg::No), ("dot", Arg::No),
+        ("warning", Arg::Required), ("nonmatching", Arg::No), ("numeric-uid-gid", Arg::No),
+        ("pattern-file", Arg::Required), ("only-verify-crc", Arg::No), ("rename", Arg::No),
+        ("rename-batch-file", Arg::Required), ("swap", Arg::No), ("swap-bytes", Arg::No),
+        ("swap-halfwords", Arg::No), ("to-stdout", Arg::No), ("absolute-filenames", Arg::No),
+        ("no-absolute-filenames", Arg::No), ("append", Arg::No),
+        ("device-independent", Arg::No), ("reproducible", Arg::No), ("ignore-devno", Arg::No),
+        ("renumber-inodes", Arg::No), ("link", Arg::No), ("dereference", Arg::No),
+        ("owner", Arg::Required), ("reset-access-time", Arg::No), ("make-directories", Arg::No),
+        ("preserve-modification-time", Arg::No), ("no-preserve-owner", Arg::No),
+        ("sparse", Arg::No), ("unconditional", Arg::No), ("ignore-dirnlink", Arg::No),
+        ("help", Arg::No), ("usage", Arg::No), ("version", Arg::No),
+        ("program-name", Arg::Required),
+    ],
+    stop_at_operand: false,
+    w_long: false,
+    negation: false,
+    ambiguous_takes_value: true,
+};
+
 /// Accepted and refused examples, walked by `harden`'s tests.
 #[cfg(test)]
 pub const CPIO_EXAMPLES: super::Examples = super::Examples {
     accept: &[
         &["-o", "-F", "archive.cpio"],
         &["-i", "--force-local", "-F", "host:x"],
+        &["-idv"],
+        &["-i", "-F", "./h:a"],
+        &["-o", "-H", "newc", "-F", "a.cpio"],
+        &["--create", "--format=newc", "--file", "a.cpio"],
+        &["-pdm", "dest"],
+        &[
+            "-i",
+            "--no-absolute-filenames",
+            "-E",
+            "patterns",
+            "--to-stdout",
+        ],
+        &["-t", "-I", "a.cpio"],
     ],
     refuse: &[
         &["--rsh-command=sh", "-o", "-F", "h:x"],
+        &["--rsh=sh", "-i"],
+        &["--r=sh", "-i"],
         &["-o", "-F", "host:archive"],
         &["-oFhost:x"],
+        &["--file=h:a", "-i"],
+        &["--fi", "h:a", "-i"],
+        &["-i", "-I", "host:a"],
+        &["-o", "-O", "user@host:a"],
+        &["--future-option", "-i"],
+        &["-ij"],
     ],
 };
 
-/// cpio: `--rsh-command` and remote archives (`-F host:file`), as for tar.
+/// cpio: `--rsh-command` in any spelling, and remote archives (`-F host:file`, `-I`, `-O`,
+/// `--file`: cpio runs rsh for them) unless `--force-local` says they are local, as for tar;
+/// an option the grammar does not have is refused (a newer cpio may run something with it).
 pub fn check_cpio(args: &[String]) -> Result<(), String> {
     let reject = || Err("cpio remote archive or rsh command".to_string());
-    let force_local = args.iter().any(|a| a.starts_with("--force-l"));
-    let mut i = 0;
-    while i < args.len() {
-        let arg = args[i].as_str();
-        i += 1;
-        if arg.starts_with("--r")
-            && "--rsh-command".starts_with(arg.split('=').next().unwrap_or(""))
-        {
-            return reject();
-        }
-        let value = if let Some(v) = arg.strip_prefix("--file=") {
-            Some(v)
-        } else if arg == "--file" || arg == "-F" || arg == "-O" || arg == "-I" {
-            args.get(i).map(String::as_str)
-        } else if arg.starts_with('-') && !arg.starts_with("--") && arg.len() > 2 {
-            match arg.find(['F', 'O', 'I']).map(|p| &arg[p + 1..]) {
-                Some("") => args.get(i).map(String::as_str),
-                other => other,
+    for items in CPIO.readings(args) {
+        let force_local = items.iter().any(
+            |item| matches!(item, Item::Long { candidates, .. } if candidates == &["force-local"]),
+        );
+        for item in &items {
+            match item {
+                Item::Long {
+                    candidates,
+                    written,
+                    ..
+                } if candidates.is_empty() => {
+                    return Err(format!("cpio option --{written} is not known to the rule"));
+                }
+                Item::Short(letter, _) if !CPIO.short.iter().any(|(c, _)| c == letter) => {
+                    return Err(format!("cpio option -{letter} is not known to the rule"));
+                }
+                _ => (),
             }
-        } else {
-            None
-        };
-        if let Some(v) = value {
-            if !force_local && v.find(':').is_some_and(|c| !v[..c].contains('/')) {
+            if item.long_is(&["rsh-command"]) {
                 return reject();
             }
-        }
-    }
-    Ok(())
-}
-
-/// Accepted and refused examples, walked by `harden`'s tests.
-#[cfg(test)]
-pub const GO_EXAMPLES: super::Examples = super::Examples {
-    accept: &[
-        &["build", "./..."],
-        &["version"],
-        &["env", "GOPATH"],
-        &["fmt", "./..."],
-    ],
-    refuse: &[
-        &["run", "."],
-        &["test", "./..."],
-        &["generate"],
-        &["build", "-toolexec=sh", "."],
-        &["env", "-w", "GOFLAGS=-toolexec=sh"],
-        &["vet", "./..."],
-        &["build", "-ldflags=-linkmode=external -extld=./x", "."],
-        &["build", "-compiler=gccgo", "-gccgoflags=-wrapper=x", "."],
-    ],
-};
-
-/// go: `run`, `test`, `generate` and `tool` run code; `-toolexec`, `-exec` and `-vettool` run
-/// programs; `go env -w` persists flags (`GOFLAGS=-toolexec=...`) for every later command.
-pub fn check_go(args: &[String]) -> Result<(), String> {
-    let reject = || Err("go command that runs programs".to_string());
-    let sub = args
-        .iter()
-        .find(|a| !a.starts_with('-'))
-        .map(String::as_str);
-    if matches!(sub, Some("run" | "test" | "generate" | "tool" | "vet")) {
-        return reject();
-    }
-    for arg in args {
-        let name = arg.trim_start_matches('-');
-        let name = name.split_once('=').map_or(name, |(n, _)| n);
-        if arg.starts_with('-') && ["toolexec", "exec", "vettool", "overlay"].contains(&name) {
-            return reject();
-        }
-        // The external linker and its flags (`-ldflags=-extld=PROG`, `-extldflags`), and
-        // gccgo with its flags, name programs the build runs.
-        if arg.contains("extld")
-            || (arg.starts_with('-') && ["compiler", "gccgoflags"].contains(&name))
-        {
-            return reject();
-        }
-        if sub == Some("env") && (arg == "-w" || arg == "-u") {
-            return reject();
+            let archive = item.short_is(&['F', 'I', 'O']) || item.long_is(&["file"]);
+            let remote = |v: &str| v.find(':').is_some_and(|c| !v[..c].contains('/'));
+            if archive && !force_local && item.value().is_some_and(remote) {
+                return reject();
+            }
         }
     }
     Ok(())

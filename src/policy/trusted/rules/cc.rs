@@ -1,0 +1,424 @@
+//! Compiler drivers and linkers: gcc, clang and friends, and ld, lld, gold and mold. They run
+//! programs and load libraries named in their arguments (`-wrapper`, plugins, `-B`, spec and
+//! response files, configuration files).
+//!
+//! The compiler drivers (gcc, g++, cc, c++, cpp, clang, clang++, clang-cpp, gfortran, tcc) are a
+//! closed grammar of option families: the families gcc and clang document that cannot load or
+//! run code (`-O*`, `-W*`, `-f*`, `-m*`, `-g*`, `-D`, `-I`, `-L`, `-l`, `-std=`, `-x`, `-o`, the
+//! preprocessor's `-M*` and `-i*` paths, …) are accepted, the options that load or run
+//! something are refused (`--sysroot` among them), and any other option is refused as
+//! unknown: their option sets are too large to list one by one, and a driver reads an
+//! unlisted spelling in ways a deny-list does not foresee (`--pref DIR` is gcc's abbreviation
+//! of `--prefix`, `-Bstatic` is `-B static`).
+//! Every argument, values included, is also checked against the deny-list, so a value passed on
+//! to another tool (`-Wl,`, `-Xlinker`, `-Xclang`, `-mllvm`) is judged there.
+//!
+//! The linkers keep the deny-list alone: their options are those of several different programs.
+
+/// The reason of every option that loads or runs something.
+const RUNS: &str = "compiler plugin or external program option";
+
+/// True when `a`, read as an option or as any option's value, loads a library or runs a
+/// program: response files, configuration and spec files, plugins, wrappers, program search
+/// prefixes, another toolchain, a linker named by path.
+fn runs_or_loads(a: &str, b_linker_flags: bool) -> bool {
+    a.starts_with('@')
+        // `-Wl,@file` hands the linker (`-Wa,` the assembler) a file of options.
+        || (a.starts_with("-W") && a.contains(",@"))
+        // clang's configuration files hold any option (`-fplugin=` among them).
+        || a.starts_with("--config")
+        || a == "-config"
+        || a.contains("plugin")
+        || a.starts_with("-wrapper")
+        // A linker's `-Bstatic`-like flags; a compiler driver reads every `-B` as a program
+        // prefix (`gcc -Bstatic` runs `./staticas`).
+        || (a.starts_with("-B")
+            && !(b_linker_flags
+                && [
+                    "-Bstatic",
+                    "-Bdynamic",
+                    "-Bsymbolic",
+                    "-Bshareable",
+                    "-Bgroup",
+                ]
+                .iter()
+                .any(|k| a.starts_with(k))))
+        || a.starts_with("--prefix")
+        || a.starts_with("-specs")
+        || a.starts_with("--specs")
+        // LLVM's plugin loader, as a cc1 (`-Xclang`) or backend (`-mllvm`) option.
+        || a.starts_with("-load")
+        || a.starts_with("-fpass-plugin")
+        || a.starts_with("--gcc-toolchain")
+        || a.starts_with("-ccc-")
+        || (a.starts_with("-fuse-ld=") && a.contains('/'))
+        || a.starts_with("--ld-path")
+        // gcc reads the value as more driver options (`-wrapper`, `-B`, `@file`) for
+        // its second compile; only the bare flag is left.
+        || (a.starts_with("-fcompare-debug=") && a != "-fcompare-debug=")
+        // The offload compiler's driver reads these as its own options (`-B`, `-wrapper`).
+        || a.starts_with("-foffload-options")
+        || (a.starts_with("-foffload=") && a["-foffload=".len()..].contains('='))
+}
+
+/// True for a sysroot given to a compiler driver: clang looks for a GCC installation under
+/// the sysroot and runs the linker it finds beside it (`ld` in its `<triple>/bin`), so a
+/// directory the caller wrote could supply the program. A driver named `cc` may be clang.
+fn is_sysroot(a: &str) -> bool {
+    a == "--sysroot" || a.starts_with("--sysroot=")
+}
+
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const LD_EXAMPLES: super::Examples = super::Examples {
+    accept: &[
+        &["-Bstatic", "-o", "a", "a.o"],
+        &["--gc-sections", "-o", "a", "a.o", "-lc"],
+    ],
+    refuse: &[
+        &["-plugin", "x.so", "a.o"],
+        &["--plugin=x.so", "a.o"],
+        &["--load-pass-plugin=x.so"],
+        &["@opts"],
+    ],
+};
+
+/// The linkers: nothing that loads a plugin or reads a file of options.
+pub fn check_ld(args: &[String]) -> Result<(), String> {
+    if args.iter().any(|a| runs_or_loads(a, true)) {
+        return Err(RUNS.to_string());
+    }
+    Ok(())
+}
+
+/// Options whose value is the next argument when it is not attached (gcc's `Separate` and
+/// `JoinedOrSeparate` options, and clang's): the value is checked only by the deny-list, never
+/// as an option. `-I`, `-o` and the like are also accepted with the value attached.
+const SEPARATE: &[&str] = &[
+    "-o",
+    "-x",
+    "-I",
+    "-L",
+    "-l",
+    "-D",
+    "-U",
+    "-u",
+    "-z",
+    "-T",
+    "-J",
+    "-A",
+    "-include",
+    "-imacros",
+    "-isystem",
+    "-iquote",
+    "-idirafter",
+    "-iprefix",
+    "-iwithprefix",
+    "-iwithprefixbefore",
+    "-isysroot",
+    "-imultilib",
+    "-imultiarch",
+    "-iframework",
+    "-MF",
+    "-MT",
+    "-MQ",
+    "-aux-info",
+    "-dumpbase",
+    "-dumpbase-ext",
+    "-dumpdir",
+    "-Xlinker",
+    "-Xassembler",
+    "-Xpreprocessor",
+    "-Xclang",
+    "-mllvm",
+    "-target",
+    "-arch",
+    "-framework",
+    "--param",
+];
+
+/// Options without a value, accepted as written.
+const EXACT: &[&str] = &[
+    "-c",
+    "-S",
+    "-E",
+    "-v",
+    "-###",
+    "-pipe",
+    "-pthread",
+    "-pthreads",
+    "-shared",
+    "-shared-libgcc",
+    "-static",
+    "-static-pie",
+    "-pie",
+    "-no-pie",
+    "-rdynamic",
+    "-s",
+    "-r",
+    "-p",
+    "-pg",
+    "-Q",
+    "-H",
+    "-P",
+    "-C",
+    "-CC",
+    "-M",
+    "-MM",
+    "-MD",
+    "-MMD",
+    "-MG",
+    "-MP",
+    "-w",
+    "-ansi",
+    "-pedantic",
+    "-pedantic-errors",
+    "-nostdlib",
+    "-nostdlib++",
+    "-nostdinc",
+    "-nostdinc++",
+    "-nodefaultlibs",
+    "-nostartfiles",
+    "-nolibc",
+    "-undef",
+    "-trigraphs",
+    "-traditional",
+    "-traditional-cpp",
+    "-symbolic",
+    "-time",
+    "-save-temps",
+    "-no-integrated-cpp",
+    "-emit-llvm",
+    "-no-canonical-prefixes",
+    "-dumpspecs",
+    "-dumpversion",
+    "-dumpfullversion",
+    "-dumpmachine",
+    "--version",
+    "--help",
+    "--target-help",
+    "--verbose",
+    "--ansi",
+    "--pedantic",
+    "--pedantic-errors",
+    "--static",
+    "--shared",
+    "--coverage",
+    "-coverage",
+    "-integrated-as",
+    "-no-integrated-as",
+    "-Qunused-arguments",
+    "-cpp",
+    "-nocpp",
+];
+
+/// Option families accepted by prefix: optimisation, warnings (`-Wl,`, `-Wa,` and `-Wp,` pass
+/// their values on, and the deny-list judges them), code generation and language features
+/// (`-f*`, but for the plugins and `-fcompare-debug=` refused above), machine options, debug
+/// information, macros, include and library paths and libraries, the language and standard,
+/// the output, dumps, and what the driver prints about itself. None of them names a program
+/// or a library to load.
+const FAMILIES: &[&str] = &[
+    "-O",
+    "-W",
+    "-f",
+    "-m",
+    "-g",
+    "-D",
+    "-U",
+    "-I",
+    "-L",
+    "-l",
+    "-x",
+    "-o",
+    "-J",
+    "-d",
+    "-std=",
+    "--std=",
+    "-print-",
+    "--print-",
+    "-save-temps=",
+    "-static-lib",
+    "-stdlib=",
+    "--stdlib=",
+    "-rtlib=",
+    "--rtlib=",
+    "-unwindlib=",
+    "--unwindlib=",
+    "--target=",
+    "--param=",
+    "--help=",
+    "-include",
+    "-imacros",
+    "-isystem",
+    "-iquote",
+    "-idirafter",
+    "-iprefix",
+    "-iwithprefix",
+    "-isysroot",
+    "-imultilib",
+    "-imultiarch",
+    "-iframework",
+    "-MF",
+    "-MT",
+    "-MQ",
+];
+
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const CC_EXAMPLES: super::Examples = super::Examples {
+    accept: &[
+        &["-O2", "-c", "x.c", "-o", "x.o"],
+        &["-Wl,-Bstatic", "x.o"],
+        &["-g", "x.c"],
+        &[
+            "-std=c11",
+            "-Wall",
+            "-Wno-unused",
+            "-fPIC",
+            "-shared",
+            "x.c",
+            "-o",
+            "libx.so",
+        ],
+        &[
+            "-I", "inc", "-Iinc2", "-DX=1", "-D", "Y", "-isystem", "sys", "-c", "x.c",
+        ],
+        &["-x", "c", "-", "-E", "-MMD", "-MF", "x.d"],
+        &[
+            "-march=native",
+            "-pthread",
+            "x.c",
+            "-L",
+            "lib",
+            "-lm",
+            "-l",
+            "z",
+        ],
+        &["-Xlinker", "--gc-sections", "-fuse-ld=lld", "x.c"],
+        &["--version"],
+        &[
+            "-MD",
+            "-MT",
+            "x.o",
+            "-MF",
+            "x.o.d",
+            "-o",
+            "x.o",
+            "-c",
+            "x.c",
+            "--coverage",
+        ],
+        &[
+            "-shared",
+            "-Wl,-soname,libx.so.1",
+            "-Wl,--as-needed",
+            "-Wl,-z,relro,-z,now",
+            "-Xlinker",
+            "-rpath",
+            "-Xlinker",
+            "/opt/lib",
+            "x.o",
+            "-o",
+            "libx.so.1",
+        ],
+        &[
+            "-Qunused-arguments",
+            "--target=aarch64-linux-gnu",
+            "-stdlib=libc++",
+            "--param=ssp-buffer-size=4",
+            "-Wp,-D_FORTIFY_SOURCE=2",
+            "-c",
+            "x.c",
+        ],
+        &["-E", "-dM", "-x", "c++", "-"],
+        &["-print-file-name=libc.so"],
+        &["-cpp", "-ffree-form", "-J", "mod", "-c", "x.f90"],
+    ],
+    refuse: &[
+        &["-wrapper", "sh", "x.c"],
+        &["-fplugin=/x.so", "x.c"],
+        &["@args"],
+        &["-B/tmp/x", "x.c"],
+        &["-B", "/tmp/x", "x.c"],
+        &["-Bstatic", "-c", "x.c"],
+        &["--prefix=/tmp/x", "x.c"],
+        &["--pref", "/tmp/x", "x.c"],
+        &["-specs=x", "x.c"],
+        &["--specs", "x", "x.c"],
+        &["-Xclang", "-load", "-Xclang", "/x.so", "x.c"],
+        &["-mllvm", "-load=/x.so", "x.c"],
+        &["-Xlinker", "-plugin", "-Xlinker", "x.so", "x.c"],
+        &["-Wl,@opts", "x.o"],
+        &["-Wl,-plugin,x.so", "x.o"],
+        &["--config", "x.cfg", "x.c"],
+        &["--config=x.cfg", "x.c"],
+        &["-fcompare-debug=-wrapper sh,-c,id", "-c", "x.c"],
+        &["-fcompare-debug=-B.", "-c", "x.c"],
+        &["-fuse-ld=/tmp/ld", "x.c"],
+        &["-cc1", "-load", "x.so"],
+        &["-run", "x.c"],
+        &["--sysroot=sys", "x.c"],
+        &["--sysroot", "sys", "x.c"],
+        &["-fopenmp", "-foffload-options=-B/tmp/x", "x.c"],
+        &["-foffload=nvptx-none=-B/tmp/x", "x.c"],
+        &["--some-future-option", "x.c"],
+        &["-Zfuture", "x.c"],
+        &["--", "x.c"],
+    ],
+};
+
+/// The compiler drivers: the deny-list over every argument, then the option families.
+pub fn check_cc(args: &[String]) -> Result<(), String> {
+    if args
+        .iter()
+        .any(|a| runs_or_loads(a, false) || is_sysroot(a))
+    {
+        return Err(RUNS.to_string());
+    }
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        i += 1;
+        // An operand (a source, object or library file), or stdin.
+        if !a.starts_with('-') || a == "-" {
+            continue;
+        }
+        if SEPARATE.contains(&a) {
+            i += 1;
+            continue;
+        }
+        if EXACT.contains(&a) || FAMILIES.iter().any(|f| a.starts_with(f)) {
+            continue;
+        }
+        let name = a.split_once('=').map_or(a, |(n, _)| n);
+        return Err(format!("compiler option {name} is not known to the rule"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn reasons_name_the_unknown_option_and_keep_the_dangerous_ones() {
+        assert_eq!(
+            check_cc(&argv(&["--future=1", "x.c"])),
+            Err("compiler option --future is not known to the rule".to_string())
+        );
+        assert_eq!(check_cc(&argv(&["-Bstatic", "x.c"])), Err(RUNS.to_string()));
+        // A separate value is never read as an option, but the deny-list still sees it.
+        assert_eq!(check_cc(&argv(&["-o", "-Zx", "x.c"])), Ok(()));
+        assert_eq!(
+            check_cc(&argv(&["-o", "-wrapper", "x.c"])),
+            Err(RUNS.to_string())
+        );
+        // The linkers keep their `-B` flags.
+        assert_eq!(check_ld(&argv(&["-Bstatic", "a.o"])), Ok(()));
+    }
+}

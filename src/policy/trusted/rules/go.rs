@@ -1,0 +1,227 @@
+//! go: its command line is read as the go command reads it. `go [-C dir] <subcommand> [flags]
+//! [operands]`, each subcommand with its own flags (Go's flag package: one or two dashes, no
+//! clusters, no abbreviations, `-name=value`, or `-name value` for a flag that is not a
+//! boolean). Only the subcommands that build, format, list and manage modules are accepted,
+//! each with the flags `go help <subcommand>` documents; an unknown subcommand or flag is
+//! refused, since a newer go may run a program with it.
+//!
+//! Refused as running programs: the subcommands that run the code they build or other tools
+//! (`run`, `test`, `generate`, `tool`, `vet`) and `bug` (it opens a browser); `-toolexec`,
+//! `-exec`, `-vettool`, `-overlay` (it replaces source files, cgo's among them, with others),
+//! `-compiler`/`-gccgoflags` (gccgo and its flags name programs), any argument naming the
+//! external linker (`-ldflags=-extld=PROG`, `-extldflags`), and `go env -w`/`-u`, which persist
+//! flags (`GOFLAGS=-toolexec=...`) for every later go command.
+
+/// A flag's name (without dashes) and whether it takes a value (is not a boolean).
+type Flags = &'static [(&'static str, bool)];
+
+/// The build flags (`go help build`) but the refused ones, shared by build, install, list,
+/// clean, get and fix.
+#[rustfmt::skip]
+const BUILD: Flags = &[
+    ("C", true), ("a", false), ("n", false), ("p", true), ("race", false), ("msan", false),
+    ("asan", false), ("cover", false), ("covermode", true), ("coverpkg", true), ("v", false),
+    ("work", false), ("x", false), ("asmflags", true), ("buildmode", true),
+    ("buildvcs", false), ("gcflags", true), ("installsuffix", true), ("json", false),
+    ("ldflags", true), ("linkshared", false), ("mod", true), ("modcacherw", false),
+    ("modfile", true), ("pgo", true), ("pkgdir", true), ("tags", true), ("trimpath", false),
+];
+
+/// The flags every `go mod` and `go work` subcommand takes.
+const MODULE: Flags = &[("modcacherw", false), ("modfile", true)];
+
+/// Flags refused in every subcommand: they run programs or replace the files a build reads.
+const RUNS_FLAGS: &[&str] = &[
+    "toolexec",
+    "exec",
+    "vettool",
+    "overlay",
+    "compiler",
+    "gccgoflags",
+];
+
+const RUNS: &str = "go command that runs programs";
+
+/// The accepted subcommands (with the second word of `go mod` and `go work`) and their own
+/// flags; `go help` takes any topic.
+#[rustfmt::skip]
+const SUBCOMMANDS: &[(&str, Option<&str>, Flags, Flags)] = &[
+    ("build", None, BUILD, &[("o", true)]),
+    ("install", None, BUILD, &[]),
+    ("list", None, BUILD, &[
+        ("compiled", false), ("deps", false), ("e", false), ("export", false), ("f", true),
+        ("find", false), ("m", false), ("retracted", false), ("reuse", true), ("test", false),
+        ("u", false), ("versions", false),
+    ]),
+    ("clean", None, BUILD, &[
+        ("i", false), ("r", false), ("cache", false), ("testcache", false),
+        ("modcache", false), ("fuzzcache", false),
+    ]),
+    ("get", None, BUILD, &[("d", false), ("t", false), ("u", false), ("tool", false)]),
+    ("fix", None, BUILD, &[("fix", true), ("diff", false)]),
+    ("fmt", None, &[], &[("n", false), ("x", false), ("mod", true)]),
+    ("doc", None, &[], &[
+        ("all", false), ("c", false), ("cmd", false), ("short", false), ("src", false),
+        ("u", false),
+    ]),
+    ("env", None, &[], &[("json", false), ("changed", false)]),
+    ("version", None, &[], &[("m", false), ("v", false), ("json", false)]),
+    ("help", None, &[], &[]),
+    ("mod", Some("download"), MODULE, &[("json", false), ("x", false), ("reuse", true)]),
+    ("mod", Some("edit"), MODULE, &[
+        ("fmt", false), ("json", false), ("print", false), ("module", true), ("go", true),
+        ("toolchain", true), ("require", true), ("droprequire", true), ("exclude", true),
+        ("dropexclude", true), ("replace", true), ("dropreplace", true), ("retract", true),
+        ("dropretract", true), ("godebug", true), ("dropgodebug", true), ("tool", true),
+        ("droptool", true), ("ignore", true), ("dropignore", true),
+    ]),
+    ("mod", Some("graph"), MODULE, &[("go", true), ("x", false)]),
+    ("mod", Some("init"), MODULE, &[]),
+    ("mod", Some("tidy"), MODULE, &[
+        ("e", false), ("v", false), ("x", false), ("diff", false), ("go", true),
+        ("compat", true),
+    ]),
+    ("mod", Some("vendor"), MODULE, &[("e", false), ("v", false), ("o", true)]),
+    ("mod", Some("verify"), MODULE, &[]),
+    ("mod", Some("why"), MODULE, &[("m", false), ("vendor", false)]),
+    ("work", Some("edit"), MODULE, &[
+        ("fmt", false), ("json", false), ("print", false), ("go", true), ("toolchain", true),
+        ("godebug", true), ("dropgodebug", true), ("use", true), ("dropuse", true),
+        ("replace", true), ("dropreplace", true),
+    ]),
+    ("work", Some("init"), MODULE, &[]),
+    ("work", Some("sync"), MODULE, &[]),
+    ("work", Some("use"), MODULE, &[("r", false)]),
+    ("work", Some("vendor"), MODULE, &[("e", false), ("v", false), ("o", true)]),
+];
+
+/// Subcommands that run the code they build, other tools, or a browser (`bug`).
+const RUNNING: &[&str] = &["run", "test", "generate", "tool", "vet", "bug"];
+
+/// Accepted and refused examples, walked by `harden`'s tests.
+#[cfg(test)]
+pub const GO_EXAMPLES: super::Examples = super::Examples {
+    accept: &[
+        &[],
+        &["build", "./..."],
+        &["version"],
+        &["env", "GOPATH"],
+        &["env", "-json"],
+        &["fmt", "./..."],
+        &["mod", "tidy"],
+        &["mod", "download", "-x"],
+        &["-C", "sub", "build", "-o", "out", "."],
+        &[
+            "build",
+            "-ldflags",
+            "-s -w",
+            "-trimpath",
+            "-o",
+            "bin/x",
+            "./cmd/x",
+        ],
+        &["build", "--race=true", "-tags=netgo", "."],
+        &["list", "-m", "-json", "all"],
+        &["list", "-f", "{{.Dir}}", "./..."],
+        &["help", "build"],
+        &["get", "golang.org/x/text@v0.14.0"],
+        &["clean", "-cache"],
+        &["doc", "fmt.Println"],
+        &["work", "use", "-r", "."],
+        &["mod", "edit", "-replace", "a=../a"],
+    ],
+    refuse: &[
+        &["run", "."],
+        &["test", "./..."],
+        &["generate"],
+        &["tool", "x"],
+        &["bug"],
+        &["-C", "sub", "run", "."],
+        &["-C=sub", "test", "."],
+        &["build", "-toolexec=sh", "."],
+        &["build", "--toolexec", "sh", "."],
+        &["build", ".", "-exec", "x"],
+        &["env", "-w", "GOFLAGS=-toolexec=sh"],
+        &["env", "-u", "GOFLAGS"],
+        &["vet", "./..."],
+        &["build", "-ldflags=-linkmode=external -extld=./x", "."],
+        &["build", "-ldflags", "-extldflags=-B./x", "."],
+        &["build", "-compiler=gccgo", "-gccgoflags=-wrapper=x", "."],
+        &["build", "-overlay=o.json", "."],
+        &["doc", "-http=:8080", "fmt"],
+        &["build", "-future", "."],
+        &["build", "---x", "."],
+        &["telemetry", "on"],
+        &["mod", "future"],
+        &["mod"],
+        &["-x", "build"],
+    ],
+};
+
+/// Checks go's arguments.
+pub fn check_go(args: &[String]) -> Result<(), String> {
+    // The external linker and its flags name programs the build runs, in any argument.
+    if args.iter().any(|a| a.contains("extld")) {
+        return Err(RUNS.to_string());
+    }
+    let mut rest = args;
+    // `-C dir` is only ever the first argument; it changes directory before anything else.
+    match rest.first().map(String::as_str) {
+        Some("-C" | "--C") => rest = rest.get(2..).unwrap_or(&[]),
+        Some(a) if a.starts_with("-C=") || a.starts_with("--C=") => rest = &rest[1..],
+        _ => (),
+    }
+    let Some((sub, after)) = rest.split_first() else {
+        return Ok(());
+    };
+    let sub = sub.as_str();
+    if RUNNING.contains(&sub) {
+        return Err(RUNS.to_string());
+    }
+    let (second, after) = match sub {
+        "mod" | "work" => match after.split_first() {
+            Some((second, after)) => (Some(second.as_str()), after),
+            None => return Err(format!("go {sub} without a subcommand")),
+        },
+        _ => (None, after),
+    };
+    let Some((_, _, common, own)) = SUBCOMMANDS
+        .iter()
+        .find(|(s, t, _, _)| *s == sub && *t == second)
+    else {
+        let shown = second.map_or(sub.to_string(), |t| format!("{sub} {t}"));
+        return Err(format!("go subcommand {shown} is not known to the rule"));
+    };
+    check_flags(sub, after, common, own)
+}
+
+/// Checks a subcommand's flags. Go stops reading flags at the first operand or `--`; every
+/// later argument that looks like a flag is judged as one too, which only refuses more.
+fn check_flags(sub: &str, args: &[String], common: Flags, own: Flags) -> Result<(), String> {
+    let mut i = 0;
+    while i < args.len() {
+        let arg = args[i].as_str();
+        i += 1;
+        if arg == "--" || arg == "-" || !arg.starts_with('-') {
+            continue;
+        }
+        let body = arg.strip_prefix("--").unwrap_or(&arg[1..]);
+        let (name, value) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (body, None),
+        };
+        if RUNS_FLAGS.contains(&name) || (sub == "env" && ["w", "u"].contains(&name)) {
+            return Err(RUNS.to_string());
+        }
+        let known = own
+            .iter()
+            .chain(common.iter())
+            .find(|(n, _)| *n == name && !name.starts_with('-'));
+        match known {
+            None => return Err(format!("go {sub} flag -{name} is not known to the rule")),
+            Some((_, true)) if value.is_none() => i += 1,
+            Some(_) => (),
+        }
+    }
+    Ok(())
+}
