@@ -125,6 +125,11 @@ const FAMILIES: &[(Family, &str)] = &[
     (Prefix("CARGO"), "cargo's configuration: runners, linkers, wrappers"),
     (Exact("GOTOOLCHAIN"), "go downloads and runs the toolchain it names"),
     (Exact("GOENV"), "go's configuration file (GOFLAGS with -toolexec)"),
+    (
+        Prefix("CGO_"),
+        "cgo's compilers and flags, and the #cgo flags it lets source files pass \
+         (CGO_CFLAGS_ALLOW admits -fplugin)",
+    ),
     (Prefix("NPM_CONFIG_"), "npm's configuration: scripts, shells, node options"),
     (Exact("NPM_CONFIG"), "npm's configuration"),
     (Prefix("YARN_"), "yarn's configuration"),
@@ -197,6 +202,8 @@ mod tests {
             "SSH_SK_PROVIDER",
             "KUBECONFIG",
             "GOFLAGS",
+            "CGO_CFLAGS_ALLOW",
+            "CGO_LDFLAGS_ALLOW",
             "RUSTFMT",
             "NPM_CONFIG_SCRIPT_SHELL",
             "npm_config_script_shell",

@@ -80,12 +80,16 @@ pub const LD_EXAMPLES: super::Examples = super::Examples {
         &["--plugin=x.so", "a.o"],
         &["--load-pass-plugin=x.so"],
         &["@opts"],
+        &["-run", "make"],
+        &["--run", "sh", "-c", "id"],
     ],
 };
 
-/// The linkers: nothing that loads a plugin or reads a file of options.
+/// The linkers: nothing that loads a plugin or reads a file of options, and not mold's
+/// `-run COMMAND` (it runs the command, with mold standing in for every linker it starts).
 pub fn check_ld(args: &[String]) -> Result<(), String> {
-    if args.iter().any(|a| runs_or_loads(a, true)) {
+    let runs = |a: &str| a == "-run" || a == "--run" || a.starts_with("--run=");
+    if args.iter().any(|a| runs_or_loads(a, true) || runs(a)) {
         return Err(RUNS.to_string());
     }
     Ok(())
