@@ -325,6 +325,29 @@ fn named_routes_to_a_library_or_a_program_are_refused() {
             &["gcc", "--pref", "static", "-c", "f.c"],
             "compiler option --pref is not known to the rule",
         ),
+        // gcc's lto-wrapper runs make on a makefile holding the output's name, where
+        // `${shell …}` runs a command (sandbox off; red team).
+        (
+            &[
+                "gcc",
+                "-O2",
+                "-flto=2",
+                "-flto-partition=max",
+                "p.c",
+                "-o",
+                "p${shell id>PWNED}",
+            ],
+            "link-time optimisation",
+        ),
+        (&["gcc", "-flto", "-c", "p.c"], "link-time optimisation"),
+        (
+            &["gcc", "x.o", "-o", "p$(shell id)"],
+            "link-time optimisation",
+        ),
+        (
+            &["gcc", "-Wl,-B,x", "x.o"],
+            "compiler plugin or external program option",
+        ),
         // An interactive merge's `e` command starts ed, which runs `!command` from stdin.
         (&["sdiff", "-o", "out", "a", "b"], "interactive merge"),
         (&["sdiff", "--out=out", "a", "b"], "interactive merge"),
@@ -367,6 +390,11 @@ fn environment_families_are_refused_at_startup() {
         "SSH_SK_PROVIDER",
         "KUBECONFIG",
         "GOFLAGS",
+        "GCC_COMPARE_DEBUG",
+        "MAKE",
+        "MAKEFILES",
+        "SSH_SK_HELPER",
+        "CGO_CFLAGS_ALLOW",
         "RUSTFMT",
         "npm_config_script_shell",
         "GNUPGHOME",

@@ -61,6 +61,18 @@ fn runs_or_loads(a: &str, b_linker_flags: bool) -> bool {
         || (a.starts_with("-foffload=") && a["-foffload=".len()..].contains('='))
 }
 
+/// Why link-time optimisation is refused (see `check_cc`).
+const LTO: &str = "link-time optimisation runs make on a makefile built from the file names";
+
+/// True when an option that passes a comma-separated list on to the linker, assembler or
+/// preprocessor (`-Wl,`, `-Wa,`, `-Wp,`) holds an item that runs or loads something.
+fn passes_on_to_runs(a: &str) -> bool {
+    ["-Wl,", "-Wa,", "-Wp,"].iter().any(|p| {
+        a.strip_prefix(p)
+            .is_some_and(|list| list.split(',').any(|item| runs_or_loads(item, true)))
+    })
+}
+
 /// True for a sysroot given to a compiler driver: clang looks for a GCC installation under
 /// the sysroot and runs the linker it finds beside it (`ld` in its `<triple>/bin`), so a
 /// directory the caller wrote could supply the program. A driver named `cc` may be clang.
@@ -274,6 +286,8 @@ pub const CC_EXAMPLES: super::Examples = super::Examples {
     accept: &[
         &["-O2", "-c", "x.c", "-o", "x.o"],
         &["-Wl,-Bstatic", "x.o"],
+        &["-fno-lto", "-c", "x.c"],
+        &["-Wl,-z,relro,-Bsymbolic", "x.o"],
         &["-g", "x.c"],
         &[
             "-std=c11",
@@ -355,6 +369,13 @@ pub const CC_EXAMPLES: super::Examples = super::Examples {
         &["-Xlinker", "-plugin", "-Xlinker", "x.so", "x.c"],
         &["-Wl,@opts", "x.o"],
         &["-Wl,-plugin,x.so", "x.o"],
+        &["-Wl,-B,x", "x.o"],
+        &["-flto", "-c", "x.c"],
+        &["-O2", "-flto=2", "x.c"],
+        &["-flto=auto", "x.c"],
+        &["x.o", "-o", "p${shell id}"],
+        &["x.o", "-o", "p$(shell id)"],
+        &["-o", "a\n\tid", "x.c"],
         &["--config", "x.cfg", "x.c"],
         &["--config=x.cfg", "x.c"],
         &["-fcompare-debug=-wrapper sh,-c,id", "-c", "x.c"],
@@ -376,9 +397,26 @@ pub const CC_EXAMPLES: super::Examples = super::Examples {
 pub fn check_cc(args: &[String]) -> Result<(), String> {
     if args
         .iter()
-        .any(|a| runs_or_loads(a, false) || is_sysroot(a))
+        .any(|a| runs_or_loads(a, false) || is_sysroot(a) || passes_on_to_runs(a))
     {
         return Err(RUNS.to_string());
+    }
+    // Link-time optimisation: gcc's lto-wrapper writes a makefile holding the output's and
+    // the inputs' names and runs make on it (`-flto=N`, `auto`, and plain `-flto` since gcc
+    // 11), where `$(shell …)` in a name runs a command; LTO objects a call planted start it
+    // at any link, so a name make would expand is refused in every argument too.
+    if let Some(a) = args
+        .iter()
+        .find(|a| a.starts_with("-flto") || a.contains(['$', '\n', '\r']))
+    {
+        return Err(format!(
+            "{LTO}: {}",
+            if a.starts_with("-flto") {
+                a.as_str()
+            } else {
+                "a name with $ or a line break"
+            }
+        ));
     }
     let mut i = 0;
     while i < args.len() {
