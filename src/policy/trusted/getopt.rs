@@ -99,6 +99,23 @@ impl Item<'_> {
 }
 
 impl Grammar {
+    /// The option as written (`--name` or `-x`) when `item` is one this grammar does not
+    /// have: a closed rule refuses it, since a newer program may load or run something
+    /// through it.
+    pub fn unknown(&self, item: &Item<'_>) -> Option<String> {
+        match item {
+            Item::Long {
+                candidates,
+                written,
+                ..
+            } if candidates.is_empty() => Some(format!("--{written}")),
+            Item::Short(letter, _) if !self.short.iter().any(|(c, _)| c == letter) => {
+                Some(format!("-{letter}"))
+            }
+            _ => None,
+        }
+    }
+
     fn short_arg(&self, letter: char) -> Option<Arg> {
         self.short
             .iter()
@@ -280,6 +297,27 @@ mod tests {
         negation: true,
         ambiguous_takes_value: true,
     };
+
+    #[test]
+    fn unknown_names_only_what_the_grammar_lacks() {
+        let owned: Vec<String> = ["-a", "-z", "--verbose", "--fil", "--none", "x"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let unknown: Vec<Option<String>> = G.parse(&owned).iter().map(|i| G.unknown(i)).collect();
+        // `--fil` is ambiguous (file, filter): known, with every candidate for the rule.
+        assert_eq!(
+            unknown,
+            vec![
+                None,
+                Some("-z".into()),
+                None,
+                None,
+                Some("--none".into()),
+                None
+            ]
+        );
+    }
 
     fn parse(args: &[&str]) -> Vec<String> {
         let owned: Vec<String> = args.iter().map(|s| s.to_string()).collect();

@@ -5,7 +5,7 @@
 //! (password commands, backend programs), borg (`--rsh`), and TeX (shell escape). Where a
 //! program has many subcommands, only those known not to run anything are accepted.
 
-use crate::policy::trusted::getopt::{Arg, Grammar, Item};
+use crate::policy::trusted::getopt::{Arg, Grammar};
 
 /// The first argument that is not an option.
 fn subcommand(args: &[String]) -> Option<&str> {
@@ -244,20 +244,8 @@ pub fn check_pandoc(args: &[String]) -> Result<(), String> {
     }
     for items in PANDOC.readings(args) {
         for item in &items {
-            match item {
-                Item::Long {
-                    candidates,
-                    written,
-                    ..
-                } if candidates.is_empty() => {
-                    return Err(format!(
-                        "pandoc option --{written} is not known to the rule"
-                    ));
-                }
-                Item::Short(letter, _) if !PANDOC.short.iter().any(|(c, _)| c == letter) => {
-                    return Err(format!("pandoc option -{letter} is not known to the rule"));
-                }
-                _ => (),
+            if let Some(option) = PANDOC.unknown(item) {
+                return Err(format!("pandoc option {option} is not known to the rule"));
             }
             if item.long_is(PANDOC_RUNS) || item.short_is(&['F', 'L', 'd']) {
                 return Err("pandoc filter, engine or Lua option".to_string());

@@ -10,7 +10,7 @@
 //! whose HTTP API starts programs). Reading files (`-d @file`, `-T`) and writing them (`-o`)
 //! are left to the kernel layer, as for every program.
 
-use crate::policy::trusted::getopt::{Arg, Grammar, Item};
+use crate::policy::trusted::getopt::{Arg, Grammar};
 
 #[rustfmt::skip]
 const GRAMMAR: Grammar = Grammar {
@@ -177,18 +177,8 @@ pub const EXAMPLES: super::Examples = super::Examples {
 pub fn check(args: &[String]) -> Result<(), String> {
     for items in GRAMMAR.readings(args) {
         for item in &items {
-            match item {
-                Item::Long {
-                    candidates,
-                    written,
-                    ..
-                } if candidates.is_empty() => {
-                    return Err(format!("curl option --{written} is not known to the rule"));
-                }
-                Item::Short(letter, _) if !GRAMMAR.short.iter().any(|(c, _)| c == letter) => {
-                    return Err(format!("curl option -{letter} is not known to the rule"));
-                }
-                _ => (),
+            if let Some(option) = GRAMMAR.unknown(item) {
+                return Err(format!("curl option {option} is not known to the rule"));
             }
             if item.long_is(PROHIBITED_LONG) || item.short_is(&['K']) {
                 return Err("curl engine, configuration file or local socket option".into());

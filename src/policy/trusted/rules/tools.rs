@@ -239,21 +239,14 @@ pub const SSH_KEYGEN_EXAMPLES: super::Examples = super::Examples {
 /// does not have is refused (a newer ssh-keygen may load something with it).
 pub fn check_ssh_keygen(args: &[String]) -> Result<(), String> {
     for item in SSH_KEYGEN.parse(args) {
-        match item {
-            Item::Short('D' | 'w', _) => {
-                return Err("ssh-keygen provider library option".to_string())
-            }
-            Item::Short(letter, _) if !SSH_KEYGEN.short.iter().any(|(c, _)| *c == letter) => {
-                return Err(format!(
-                    "ssh-keygen option -{letter} is not known to the rule"
-                ));
-            }
-            Item::Long { written, .. } => {
-                return Err(format!(
-                    "ssh-keygen option --{written} is not known to the rule"
-                ));
-            }
-            _ => (),
+        if matches!(item, Item::Short('D' | 'w', _)) {
+            return Err("ssh-keygen provider library option".to_string());
+        }
+        // It has no long options: every `--name` is unknown.
+        if let Some(option) = SSH_KEYGEN.unknown(&item) {
+            return Err(format!(
+                "ssh-keygen option {option} is not known to the rule"
+            ));
         }
     }
     Ok(())
@@ -397,18 +390,8 @@ pub fn check_cpio(args: &[String]) -> Result<(), String> {
             |item| matches!(item, Item::Long { candidates, .. } if candidates == &["force-local"]),
         );
         for item in &items {
-            match item {
-                Item::Long {
-                    candidates,
-                    written,
-                    ..
-                } if candidates.is_empty() => {
-                    return Err(format!("cpio option --{written} is not known to the rule"));
-                }
-                Item::Short(letter, _) if !CPIO.short.iter().any(|(c, _)| c == letter) => {
-                    return Err(format!("cpio option -{letter} is not known to the rule"));
-                }
-                _ => (),
+            if let Some(option) = CPIO.unknown(item) {
+                return Err(format!("cpio option {option} is not known to the rule"));
             }
             if item.long_is(&["rsh-command"]) {
                 return reject();
