@@ -348,6 +348,24 @@ fn named_routes_to_a_library_or_a_program_are_refused() {
             &["gcc", "-Wl,-B,x", "x.o"],
             "compiler plugin or external program option",
         ),
+        // A planted LTO object starts lto-wrapper at any link; with `-save-temps` or
+        // `-dumpdir` the names make reads come from the caller (`!=` runs a command).
+        (
+            &["gcc", "-save-temps", "m.o", "-o", "p!=id>IDOUT #"],
+            "link-time optimisation",
+        ),
+        (
+            &[
+                "gcc",
+                "-save-temps",
+                "-dumpdir",
+                "e!=id>D2 #",
+                "m.o",
+                "-o",
+                "prog",
+            ],
+            "link-time optimisation",
+        ),
         // An interactive merge's `e` command starts ed, which runs `!command` from stdin.
         (&["sdiff", "-o", "out", "a", "b"], "interactive merge"),
         (&["sdiff", "--out=out", "a", "b"], "interactive merge"),
@@ -677,4 +695,45 @@ fn check_never_disagrees_with_the_call_about_the_environment() {
         allowed >= 8 && refused >= 30,
         "{allowed} allowed, {refused} refused"
     );
+}
+
+/// A call cannot name the temporary directory, even where MCP_SHELL_CHILD_ENV_ALLOWLIST lists
+/// it: gcc's lto-wrapper writes a makefile there whose name make reads as makefile syntax
+/// (`u$(shell id)` ran a command, sandbox off). Other listed names still pass.
+#[test]
+fn a_call_cannot_name_the_temporary_directory() {
+    let fx = Renamed::new("closed-tmpdir", &[]);
+    let path = fx.safe_path();
+    for sandbox in sandboxes() {
+        let mut env: Vec<(&str, &str)> = vec![
+            ("ALLOW_COMMANDS", "cat"),
+            ("MCP_SHELL_SAFE_PATH", &path),
+            ("MCP_SHELL_CHILD_ENV_ALLOWLIST", "TMPDIR,TMP,TEMP,LANG"),
+            ("YIELDSHELL_DEFAULT_CWD", path_str(&fx.work)),
+        ];
+        env.extend_from_slice(sandbox);
+        let server = Server::ready_with_env(&env);
+        for name in ["TMPDIR", "TMP", "TEMP"] {
+            let result = server.call(
+                "exec",
+                json!({"command": "cat /dev/null", "env": {name: "/tmp/u$(shell id)"},
+                       "side_effects": ["NONE"]}),
+            );
+            let error = result["structuredContent"]["error"]
+                .as_str()
+                .unwrap_or_default();
+            assert!(
+                error.contains(&format!("{name} cannot be set by a call")),
+                "{name} (sandbox {sandbox:?}): {result}"
+            );
+        }
+        let result = server.call(
+            "exec",
+            json!({"command": "cat /dev/null", "env": {"LANG": "C"}, "side_effects": ["NONE"]}),
+        );
+        assert_eq!(
+            result["structuredContent"]["status"], "completed",
+            "LANG (sandbox {sandbox:?}): {result}"
+        );
+    }
 }

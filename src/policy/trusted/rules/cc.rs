@@ -61,7 +61,8 @@ fn runs_or_loads(a: &str, b_linker_flags: bool) -> bool {
         || (a.starts_with("-foffload=") && a["-foffload=".len()..].contains('='))
 }
 
-/// Why link-time optimisation is refused (see `check_cc`).
+/// Why link-time optimisation, and the options that name its files, are refused (see
+/// `check_cc`).
 const LTO: &str = "link-time optimisation runs make on a makefile built from the file names";
 
 /// True when an option that passes a comma-separated list on to the linker, assembler or
@@ -139,9 +140,6 @@ const SEPARATE: &[&str] = &[
     "-MT",
     "-MQ",
     "-aux-info",
-    "-dumpbase",
-    "-dumpbase-ext",
-    "-dumpdir",
     "-Xlinker",
     "-Xassembler",
     "-Xpreprocessor",
@@ -202,7 +200,6 @@ const EXACT: &[&str] = &[
     "-traditional-cpp",
     "-symbolic",
     "-time",
-    "-save-temps",
     "-no-integrated-cpp",
     "-emit-llvm",
     "-no-canonical-prefixes",
@@ -253,7 +250,6 @@ const FAMILIES: &[&str] = &[
     "--std=",
     "-print-",
     "--print-",
-    "-save-temps=",
     "-static-lib",
     "-stdlib=",
     "--stdlib=",
@@ -376,6 +372,10 @@ pub const CC_EXAMPLES: super::Examples = super::Examples {
         &["x.o", "-o", "p${shell id}"],
         &["x.o", "-o", "p$(shell id)"],
         &["-o", "a\n\tid", "x.c"],
+        &["-save-temps", "m.o", "-o", "p!=id>IDOUT #"],
+        &["-save-temps=obj", "m.o", "-o", "p"],
+        &["-dumpdir", "e!=id #", "m.o", "-o", "p"],
+        &["-dumpbase", "x", "-c", "x.c"],
         &["--config", "x.cfg", "x.c"],
         &["--config=x.cfg", "x.c"],
         &["-fcompare-debug=-wrapper sh,-c,id", "-c", "x.c"],
@@ -405,13 +405,19 @@ pub fn check_cc(args: &[String]) -> Result<(), String> {
     // the inputs' names and runs make on it (`-flto=N`, `auto`, and plain `-flto` since gcc
     // 11), where `$(shell …)` in a name runs a command; LTO objects a call planted start it
     // at any link, so a name make would expand is refused in every argument too.
-    if let Some(a) = args
-        .iter()
-        .find(|a| a.starts_with("-flto") || a.contains(['$', '\n', '\r']))
-    {
+    // The names make reads as makefile syntax (`!=` runs a command) come from the output's
+    // name and its directory only with `-save-temps`, `-dumpdir` or `-dumpbase`: refused
+    // too, and a call cannot name the temporary directory (`Policy::env`).
+    if let Some(a) = args.iter().find(|a| {
+        a.starts_with("-flto")
+            || a.starts_with("-save-temps")
+            || a.starts_with("-dumpdir")
+            || a.starts_with("-dumpbase")
+            || a.contains(['$', '\n', '\r'])
+    }) {
         return Err(format!(
             "{LTO}: {}",
-            if a.starts_with("-flto") {
+            if a.starts_with('-') {
                 a.as_str()
             } else {
                 "a name with $ or a line break"
