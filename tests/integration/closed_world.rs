@@ -326,7 +326,7 @@ fn named_routes_to_a_library_or_a_program_are_refused() {
             "compiler option --pref is not known to the rule",
         ),
         // gcc's lto-wrapper runs make on a makefile holding the output's name, where
-        // `${shell …}` runs a command (sandbox off; red team).
+        // `${shell …}` runs a command (sandbox off).
         (
             &[
                 "gcc",
