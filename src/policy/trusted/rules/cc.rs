@@ -401,13 +401,13 @@ pub fn check_cc(args: &[String]) -> Result<(), String> {
     {
         return Err(RUNS.to_string());
     }
-    // Link-time optimisation: gcc's lto-wrapper writes a makefile holding the output's and
-    // the inputs' names and runs make on it (`-flto=N`, `auto`, and plain `-flto` since gcc
-    // 11), where `$(shell …)` in a name runs a command; LTO objects a call planted start it
-    // at any link, so a name make would expand is refused in every argument too.
-    // The names make reads as makefile syntax (`!=` runs a command) come from the output's
-    // name and its directory only with `-save-temps`, `-dumpdir` or `-dumpbase`: refused
-    // too, and a call cannot name the temporary directory (`Policy::env`).
+    // Link-time optimisation: gcc's lto-wrapper writes a makefile holding file names and
+    // runs make on it (`-flto=N`, `auto`, and plain `-flto` since gcc 11). An LTO object a
+    // call planted starts it at any link, so what make could read as its own syntax is kept
+    // out of the names: `$` (`$(shell …)` runs a command) and line breaks in any argument,
+    // and `-save-temps`, `-dumpdir` and `-dumpbase`, which put the caller's names where make
+    // reads rules (`!=` runs a command). A call cannot name the temporary directory either
+    // (`Policy::env`).
     if let Some(a) = args.iter().find(|a| {
         a.starts_with("-flto")
             || a.starts_with("-save-temps")
