@@ -498,20 +498,9 @@ mod tests {
 
     #[test]
     fn replies_use_the_old_names() {
-        let value = json!({"process_id": "proc_0123456789ab", "pid": 42, "truncated": true,
-            "capped": true, "next_seq": 7, "status": "running"});
-        let Value::Object(value) = value else {
-            unreachable!()
-        };
-        let r = reply(
-            &asked(Tool::Read, &Map::new()),
-            Reply {
-                value,
-                is_error: false,
-                texts: None,
-            },
-            false,
-        );
+        let value = object(json!({"process_id": "proc_0123456789ab", "pid": 42,
+            "truncated": true, "capped": true, "next_seq": 7, "status": "running"}));
+        let r = answer(&asked(Tool::Read, &Map::new()), value, false, false);
         assert_eq!(r.value["execution_id"], "0123456789ab");
         assert_eq!(r.value["process_id"], 42);
         assert_eq!(r.value["evicted"], true);
@@ -519,23 +508,25 @@ mod tests {
         let hint = r.value["hint"].as_str().unwrap();
         assert!(hint.contains("since_seq=7"), "{hint}");
         assert!(hint.contains("cannot be recovered"), "{hint}");
-        let Value::Object(unknown) =
-            json!({"process_id": "proc_x", "error": "Unknown process_id: proc_x"})
-        else {
-            unreachable!()
-        };
-        let r = reply(
-            &asked(Tool::Write, &Map::new()),
-            Reply {
-                value: unknown,
-                is_error: true,
-                texts: None,
-            },
-            false,
-        );
+        let unknown =
+            object(json!({"process_id": "proc_x", "error": "Unknown process_id: proc_x"}));
+        let r = answer(&asked(Tool::Write, &Map::new()), unknown, true, false);
         assert!(!r.is_error);
         assert_eq!(r.value["error"], "Unknown execution_id: proc_x");
         assert_eq!(r.value["ok"], false);
+    }
+
+    /// What `reply` makes of a result object (with no text blocks of its own).
+    fn answer(asked: &Asked, value: Map<String, Value>, is_error: bool, invalid: bool) -> Reply {
+        reply(
+            asked,
+            Reply {
+                value,
+                is_error,
+                texts: None,
+            },
+            invalid,
+        )
     }
 
     fn object(v: Value) -> Map<String, Value> {
@@ -555,15 +546,7 @@ mod tests {
         let value = object(json!({"process_id": "proc_0123456789ab", "latest_seq": 3,
             "exit_code": null, "signal": "SIGTERM", "status": "stopped",
             "wait_result": "exited"}));
-        let r = reply(
-            &wait,
-            Reply {
-                value,
-                is_error: false,
-                texts: None,
-            },
-            false,
-        );
+        let r = answer(&wait, value, false, false);
         assert_eq!(r.value["latest_seq"], 4, "one past the newest byte");
         assert_eq!(r.value["exit_code"], -15);
         assert_eq!(r.value["max_wait_ms"], 55_000);
@@ -571,15 +554,7 @@ mod tests {
             "pid": 7, "started_at": "1970-01-01T00:00:10.500Z", "ended_at": null,
             "stdout_bytes": 0, "stderr_bytes": 0, "idle_ms": 40, "latest_seq": 0,
             "exit_code": null, "signal": null}]}));
-        let r = reply(
-            &asked(Tool::Ps, &Map::new()),
-            Reply {
-                value,
-                is_error: false,
-                texts: None,
-            },
-            false,
-        );
+        let r = answer(&asked(Tool::Ps, &Map::new()), value, false, false);
         let e = &r.value["executions"][0];
         assert_eq!(e["execution_id"], "00000000000a");
         assert_eq!(e["started_at"], 10.5);
@@ -590,38 +565,14 @@ mod tests {
         // A refusal is a result; arguments the schema refuses stay an error.
         let value =
             object(json!({"status": "failed_to_start", "error": "cwd x is not a directory"}));
-        let r = reply(
-            &asked(Tool::Exec, &Map::new()),
-            Reply {
-                value,
-                is_error: true,
-                texts: None,
-            },
-            false,
-        );
+        let r = answer(&asked(Tool::Exec, &Map::new()), value, true, false);
         assert!(!r.is_error);
         let value =
             object(json!({"error": "missing required argument command: expected a string"}));
-        let r = reply(
-            &asked(Tool::Exec, &Map::new()),
-            Reply {
-                value,
-                is_error: true,
-                texts: None,
-            },
-            true,
-        );
+        let r = answer(&asked(Tool::Exec, &Map::new()), value, true, true);
         assert!(r.is_error);
         let stop = object(json!({"error": "Unknown process_id: proc_0123456789ab"}));
-        let r = reply(
-            &asked(Tool::Stop, &Map::new()),
-            Reply {
-                value: stop,
-                is_error: true,
-                texts: None,
-            },
-            false,
-        );
+        let r = answer(&asked(Tool::Stop, &Map::new()), stop, true, false);
         assert_eq!(r.value["stopped"], false);
         assert_eq!(r.value["error"], "Unknown execution_id: 0123456789ab");
         let mut lenient = object(json!({"timeout_ms": -5, "yield_ms": "-1",
