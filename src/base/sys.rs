@@ -68,6 +68,10 @@ use windows as imp;
 
 pub use imp::*;
 
+/// The variables that name the temporary directory (`TMPDIR` on Unix, `TMP` and `TEMP` on
+/// Windows): a call's own directory is named by all three.
+pub const TEMP_DIR_VARS: &[&str] = &["TMPDIR", "TMP", "TEMP"];
+
 /// Descriptors on Unix (std's own), handles under the same names on Windows.
 pub mod fd {
     #[cfg(windows)]

@@ -26,9 +26,6 @@ static BASE: OnceLock<Result<PathBuf, String>> = OnceLock::new();
 /// The directories free for a call, and how many were made.
 static FREE: Mutex<(Vec<PathBuf>, u64)> = Mutex::new((Vec::new(), 0));
 
-/// The variables that name the call's directory.
-pub const VARS: &[&str] = &["TMPDIR", "TMP", "TEMP"];
-
 /// A call's private directory; emptied and given back by [`CallDir::remove`] or on drop.
 #[derive(Debug)]
 pub struct CallDir {

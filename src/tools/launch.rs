@@ -200,7 +200,7 @@ impl Engine {
         env.retain(|(k, _)| k != MARKER_VAR);
         env.push((MARKER_VAR.into(), marker.into()));
         if let Some(t) = tmp {
-            let vars = crate::process::tmpdir::VARS;
+            let vars = crate::base::sys::TEMP_DIR_VARS;
             env.retain(|(k, _)| !vars.iter().any(|v| k == v));
             env.extend(vars.iter().map(|v| (v.into(), t.path().into())));
         }

@@ -398,7 +398,7 @@ impl Policy {
             // The temporary directory is the server's (the call's own one with the sandbox
             // on): a name a call chose reaches the makefile gcc's lto-wrapper writes there,
             // which make reads as makefile syntax.
-            if ["TMPDIR", "TMP", "TEMP"].contains(&k.as_str()) {
+            if sys::TEMP_DIR_VARS.contains(&k.as_str()) {
                 return Err(format!(
                     "environment variable {k} cannot be set by a call in trusted mode: the \
                      temporary directory is the server's (make reads its name as makefile \
