@@ -485,6 +485,25 @@ fn memfd_execution_is_refused_inside_the_sandbox() {
     }
 }
 
+/// `yieldshell check ARGS...`: `None` when it allows, the refusal's text when it refuses
+/// (exit 1 with a `refused:` line), and the whole report.
+fn check_verdict(args: &[&str], env: &[(&str, &str)]) -> (Option<String>, String) {
+    let out = run_binary(args, env);
+    let report = String::from_utf8_lossy(&out.stdout).to_string();
+    let verdict = match out.status.code() {
+        Some(0) => None,
+        Some(1) => Some(
+            report
+                .lines()
+                .find_map(|l| l.strip_prefix("refused: "))
+                .unwrap_or_else(|| panic!("{args:?}: no refusal in {report}"))
+                .to_string(),
+        ),
+        other => panic!("{args:?}: check exited {other:?}: {report}"),
+    };
+    (verdict, report)
+}
+
 /// `yieldshell check` prepares the launch as a call does: of a few hundred argv (accepted
 /// and refused programs and options, redirection targets through a symlink, a linked
 /// directory, a hard link, a FIFO, a directory, into `.git`, absolute, `..`, missing),
@@ -567,19 +586,7 @@ fn check_never_disagrees_with_the_call() {
                 argv.extend(redirection.iter());
                 let mut args = vec!["check"];
                 args.extend(argv.iter());
-                let out = run_binary(&args, &env);
-                let report = String::from_utf8_lossy(&out.stdout).to_string();
-                let checked = match out.status.code() {
-                    Some(0) => None,
-                    Some(1) => Some(
-                        report
-                            .lines()
-                            .find_map(|l| l.strip_prefix("refused: "))
-                            .unwrap_or_else(|| panic!("{argv:?}: no refusal in {report}"))
-                            .to_string(),
-                    ),
-                    other => panic!("{argv:?}: check exited {other:?}: {report}"),
-                };
+                let (checked, report) = check_verdict(&args, &env);
                 let result = server.call("shell_execute", json!({ "command": argv }));
                 let text = result["content"][0]["text"].as_str().unwrap_or_default();
                 let ran = result["structuredContent"]["process_id"].is_string();
@@ -651,16 +658,7 @@ fn check_never_disagrees_with_the_call_about_the_environment() {
                 }
                 args.push(command.to_string());
                 let args: Vec<&str> = args.iter().map(String::as_str).collect();
-                let out = run_binary(&args, &env);
-                let report = String::from_utf8_lossy(&out.stdout).to_string();
-                let checked = match out.status.code() {
-                    Some(0) => None,
-                    Some(1) => report
-                        .lines()
-                        .find_map(|l| l.strip_prefix("refused: "))
-                        .map(str::to_string),
-                    other => panic!("{command} {overlay:?}: check exited {other:?}: {report}"),
-                };
+                let (checked, report) = check_verdict(&args, &env);
                 let env_arg: serde_json::Map<String, serde_json::Value> = overlay
                     .iter()
                     .map(|(k, v)| (k.to_string(), json!(v)))
