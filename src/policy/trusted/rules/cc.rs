@@ -63,7 +63,9 @@ fn runs_or_loads(a: &str, b_linker_flags: bool) -> bool {
 
 /// Why link-time optimisation, and the options that name its files, are refused (see
 /// `check_cc`).
-const LTO: &str = "link-time optimisation runs make on a makefile built from the file names";
+const LTO: &str = "link-time optimisation runs make on a makefile built from the file names \
+     (build without -flto, -save-temps, -dumpdir and -dumpbase, with no $ or line break in a \
+     name)";
 
 /// True when an option that passes a comma-separated list on to the linker, assembler or
 /// preprocessor (`-Wl,`, `-Wa,`, `-Wp,`) holds an item that runs or loads something.
