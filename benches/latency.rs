@@ -19,6 +19,7 @@ fn main() {
     startup(&mut report);
     exec_round_trip(&mut report);
     exec_steps(&mut report);
+    exec_spaced(&mut report);
     responsiveness(&mut report);
 }
 
@@ -155,6 +156,38 @@ fn exec_steps(report: &mut Report) {
         Figure::new("exec `echo hi`, cgroup per command", "ms", on.median())
             .min(on.min())
             .baseline(off.median(), "YIELDSHELL_CGROUP=off, same run"),
+    );
+}
+
+/// `exec` of `echo hi` as an agent calls it, a while after the last command, with a cgroup
+/// per command, against the same on a server without cgroups, interleaved. Moving a
+/// process into a cgroup by a write to `cgroup.procs` waits for an RCU grace period when
+/// nothing moved for a few milliseconds; back-to-back calls (above) never see it.
+fn exec_spaced(report: &mut Report) {
+    let n = size(20, 1);
+    let gap = Duration::from_millis(100);
+    let mut on = Server::start(&[]);
+    let mut off = Server::start(&[("YIELDSHELL_CGROUP", "off".to_string())]);
+    let (mut on_ms, mut off_ms) = (Vec::new(), Vec::new());
+    for _ in 0..n {
+        for (server, samples) in [(&mut on, &mut on_ms), (&mut off, &mut off_ms)] {
+            std::thread::sleep(gap);
+            let t = Instant::now();
+            let r = server.exec("echo hi", json!({}));
+            samples.push(ms(t.elapsed()));
+            assert_eq!(r["stdout"], "hi\n", "{r}");
+        }
+    }
+    let (on, off) = (Stats::new(on_ms), Stats::new(off_ms));
+    report.add(
+        Figure::new(
+            "exec `echo hi`, 100 ms after the last call",
+            "ms",
+            on.median(),
+        )
+        .min(on.min())
+        .baseline(off.median(), "YIELDSHELL_CGROUP=off, same spacing")
+        .target(Target::RatioAtMost(1.3)),
     );
 }
 

@@ -38,6 +38,8 @@ use fd::{BorrowedFd, OwnedFd};
 
 #[cfg(target_os = "linux")]
 mod child;
+#[cfg(target_os = "linux")]
+mod clone3;
 #[cfg(unix)]
 mod fs;
 mod protect;

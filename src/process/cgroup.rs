@@ -2,16 +2,22 @@
 //! and everything it starts: a fork bomb fills its own cgroup, gets
 //! `EAGAIN` from `fork`, and the machine and the server keep answering.
 //!
-//! Where: beneath the server's own pids cgroup (so a cap placed around the server also
-//! holds for its commands), in a directory `yieldshell-<server pid>-<n>`, created before the
-//! spawn and removed once the record has ended.
-//! - cgroup v1 (a `pids` hierarchy, as at `/sys/fs/cgroup/pids`, writable by root or by
-//!   delegation), or cgroup v2 (the unified hierarchy with the `pids` controller enabled
-//!   for the children of the server's cgroup, as with systemd delegation).
-//! - The command joins it before it executes anything: the child of the server's spawn
-//!   writes `0` to the cgroup's `cgroup.procs` (opened by the server,
-//!   [`CommandGroup::procs_writer`]) before its exec, so there is no window in which the
-//!   command could fork outside.
+//! Where: beneath the server's own cgroup (so a cap placed around the server also holds for
+//! its commands), in a directory `yieldshell-<server pid>-<n>`, created before the spawn
+//! and removed once the record has ended.
+//! - cgroup v2 first (the unified hierarchy; with the `pids` controller enabled for the
+//!   children of the server's cgroup when a `pids` limit is asked for, as with systemd
+//!   delegation), else cgroup v1 (a `pids` hierarchy, as at `/sys/fs/cgroup/pids`, writable
+//!   by root or by delegation). On a host with both, a `pids` limit that only v1 can
+//!   enforce takes v1.
+//! - The command joins it before it executes anything, so there is no window in which it
+//!   could fork outside: on v2 the clone places the child in the cgroup
+//!   (`CLONE_INTO_CGROUP`, through its directory opened by the server,
+//!   [`CommandGroup::joiner`]); on v1 (or a kernel before 5.7) the child writes `0` to the
+//!   cgroup's `cgroup.procs`, also opened by the server, before its exec. The write is why
+//!   v2 comes first: moving a process takes the kernel's cgroup lock in its slow mode, and
+//!   switching to that mode waits for an RCU grace period, 5 to 15 ms here whenever
+//!   commands start more than a few milliseconds apart, which is how an agent calls.
 //!
 //! Where neither can be created, [`Cgroups::probe`] says why (a startup warning) and
 //! `pids` is not enforced.
@@ -48,10 +54,29 @@ static NEXT_GROUP: AtomicU64 = AtomicU64::new(0);
 /// How many taken names [`Cgroups::create`] passes over before it gives up.
 const LEFT_BEHIND: u32 = 64;
 
+/// The open files through which a child joins its command's cgroup.
+#[derive(Debug)]
+pub struct Joiner {
+    procs: fs::File,
+    dir: Option<fs::File>,
+}
+
+impl Joiner {
+    /// The files as the child's setup takes them.
+    pub fn join(&self) -> crate::base::sys::CgroupJoin<'_> {
+        use crate::base::sys::fd::AsFd;
+        crate::base::sys::CgroupJoin {
+            procs: self.procs.as_fd(),
+            dir: self.dir.as_ref().map(AsFd::as_fd),
+        }
+    }
+}
+
 /// One command's cgroup; removed (when empty) by [`CommandGroup::remove`] or on drop.
 #[derive(Debug)]
 pub struct CommandGroup {
     dir: PathBuf,
+    version: Version,
     count: parking_lot::Mutex<Count>,
 }
 
@@ -68,6 +93,9 @@ pub struct CommandGroup {
 #[derive(Debug, Default)]
 struct Count {
     tasks_file: Option<fs::File>,
+    /// A v2 cgroup's `cgroup.procs`, kept open where there is no `pids.current`: a v2
+    /// read from offset 0 lists the cgroup as it is now.
+    procs_file: Option<fs::File>,
     tasks: u64,
     processes: usize,
 }
@@ -132,13 +160,10 @@ impl Cgroups {
             .map_err(|e| format!("cannot read /proc/self/cgroup: {e}"))?;
         let (v1, v2) = mount_points(&mountinfo);
         let mut reasons = Vec::new();
-        if let (Some(mount), Some(path)) = (v1, own_path(&own, Version::V1)) {
-            let parent = mount.join(path.trim_start_matches('/'));
-            match Cgroups::try_make(Version::V1, parent, max) {
-                Ok(c) => return Ok(c),
-                Err(e) => reasons.push(format!("cgroup v1 pids: {e}")),
-            }
-        }
+        // v2 first: its child joins through the clone itself (`CLONE_INTO_CGROUP`), where a
+        // v1 child writes to `cgroup.procs`, which costs an RCU grace period (several
+        // milliseconds) whenever commands start more than a few milliseconds apart. v1
+        // where only it has the pids controller a configured `pids` limit needs.
         if let (Some(mount), Some(path)) = (v2, own_path(&own, Version::V2)) {
             let parent = mount.join(path.trim_start_matches('/'));
             let enabled = fs::read_to_string(parent.join("cgroup.subtree_control"))
@@ -156,6 +181,13 @@ impl Cgroups {
                      (delegate it, for example with systemd's Delegate=pids)",
                     parent.display()
                 ));
+            }
+        }
+        if let (Some(mount), Some(path)) = (v1, own_path(&own, Version::V1)) {
+            let parent = mount.join(path.trim_start_matches('/'));
+            match Cgroups::try_make(Version::V1, parent, max) {
+                Ok(c) => return Ok(c),
+                Err(e) => reasons.push(format!("cgroup v1 pids: {e}")),
             }
         }
         if reasons.is_empty() {
@@ -213,16 +245,51 @@ impl Cgroups {
         let g = CommandGroup {
             count: parking_lot::Mutex::new(Count {
                 tasks_file: fs::File::open(dir.join("pids.current")).ok(),
+                procs_file: None,
                 ..Count::default()
             }),
             dir,
+            version: self.version,
         };
+        if self.version == Version::V2 {
+            let mut c = g.count.lock();
+            if c.tasks_file.is_none() {
+                c.procs_file = fs::File::open(g.dir.join("cgroup.procs")).ok();
+            }
+        }
         if let Some(max) = self.max {
             fs::write(g.dir.join("pids.max"), max.to_string())
                 .map_err(|e| annotate(e, &g.dir.join("pids.max"), "write"))?;
         }
         Ok(g)
     }
+}
+
+/// The processes listed in a kept v2 `cgroup.procs`, read afresh from its start; `None`
+/// when none is kept or it cannot be read.
+fn kept_pids(c: &Count) -> Option<Vec<u32>> {
+    use crate::base::sys::ext::FileExt;
+    let f = c.procs_file.as_ref()?;
+    let mut buf = vec![0u8; 4096];
+    let mut len = 0;
+    loop {
+        let n = f.read_at(&mut buf[len..], len as u64).ok()?;
+        if n == 0 {
+            break;
+        }
+        len += n;
+        if len == buf.len() {
+            buf.resize(len * 2, 0);
+        }
+    }
+    let mut pids: Vec<u32> = std::str::from_utf8(&buf[..len])
+        .ok()?
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect();
+    pids.sort_unstable();
+    pids.dedup();
+    Some(pids)
 }
 
 /// The cgroup's task count now, read from its kept `pids.current`.
@@ -247,6 +314,15 @@ impl CommandGroup {
     /// cgroup holds, not what the host runs).
     /// A v1 `cgroup.procs` may name a process once per thread: each comes once here.
     pub fn pids(&self) -> Vec<u32> {
+        self.listed(&self.count.lock())
+    }
+
+    /// [`CommandGroup::pids`] with the count's lock held: from the kept `cgroup.procs`
+    /// (v2), else from one opened now.
+    fn listed(&self, c: &Count) -> Vec<u32> {
+        if let Some(pids) = kept_pids(c) {
+            return pids;
+        }
         let mut pids: Vec<u32> = fs::read_to_string(self.dir.join("cgroup.procs"))
             .unwrap_or_default()
             .lines()
@@ -278,10 +354,10 @@ impl CommandGroup {
             }
             Some(t) => {
                 c.tasks = t;
-                c.processes = self.pids().len();
+                c.processes = self.listed(&c).len();
                 c.processes
             }
-            None => self.pids().len(),
+            None => self.listed(&c).len(),
         }
     }
 
@@ -294,6 +370,9 @@ impl CommandGroup {
         if let Some(tasks) = tasks_of(&self.count.lock()) {
             return tasks == 0;
         }
+        if let Some(pids) = kept_pids(&self.count.lock()) {
+            return pids.is_empty();
+        }
         let Ok(mut f) = fs::File::open(self.dir.join("cgroup.procs")) else {
             return true;
         };
@@ -301,23 +380,36 @@ impl CommandGroup {
         !matches!(f.read(&mut first), Ok(n) if n > 0)
     }
 
-    /// The cgroup's `cgroup.procs`, open for writing, for the command's first process to
-    /// join through before it executes (`sys::ChildSetup::cgroup`; opened here, by the
-    /// server, so a child already in the kernel sandbox can still write to it).
-    pub fn procs_writer(&self) -> Result<fs::File, String> {
+    /// What a child needs to join the cgroup (`sys::ChildSetup::cgroup`): its
+    /// `cgroup.procs` open for writing, and on v2 its directory, for the clone to place the
+    /// child in it at once. Opened here, by the server, so that a child already in the
+    /// kernel sandbox can still join.
+    pub fn joiner(&self) -> Result<Joiner, String> {
         let path = self.dir.join("cgroup.procs");
-        fs::OpenOptions::new().write(true).open(&path).map_err(|e| {
-            format!(
-                "cannot open {} to join the command's cgroup: {e}",
-                path.display()
-            )
-        })
+        let procs = fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .map_err(|e| {
+                format!(
+                    "cannot open {} to join the command's cgroup: {e}",
+                    path.display()
+                )
+            })?;
+        let dir = match self.version {
+            Version::V2 => fs::File::open(&self.dir).ok(),
+            Version::V1 => None,
+        };
+        Ok(Joiner { procs, dir })
     }
 
     /// Removes the cgroup if it is empty; true when it is gone. Its kept `pids.current` is
     /// closed first: a finished record holds no descriptor.
     pub fn remove(&self) -> bool {
-        self.count.lock().tasks_file = None;
+        {
+            let mut c = self.count.lock();
+            c.tasks_file = None;
+            c.procs_file = None;
+        }
         match fs::remove_dir(&self.dir) {
             Ok(()) => true,
             Err(e) if e.kind() == io::ErrorKind::NotFound => true,

@@ -65,8 +65,8 @@ impl Engine {
         // window to fork outside it.
         let t = Instant::now();
         let cgroup = self.commands.new_cgroup()?;
-        let procs = match &cgroup {
-            Some(g) => Some(g.procs_writer()?),
+        let joiner = match &cgroup {
+            Some(g) => Some(g.joiner()?),
             None => None,
         };
         costs.cgroup = t.elapsed();
@@ -77,7 +77,7 @@ impl Engine {
             &launch.cwd,
             tmp.as_ref().map(|t| t.path()),
             &rlimits,
-            procs.as_ref().map(crate::base::sys::fd::AsFd::as_fd),
+            joiner.as_ref().map(crate::process::cgroup::Joiner::join),
         )?;
         costs.plan = t.elapsed();
         let setups: Vec<_> = (0..launch.stages.len()).map(|i| plan.setup(i)).collect();

@@ -272,29 +272,18 @@ fn a_process_that_leaves_its_cgroup_escapes_stop_but_not_shutdown() {
         .expect("process_id")
         .to_string();
     let cgroups = has_cgroups(&server, &probe_id);
+    let outside = probe["pid"]
+        .as_u64()
+        .and_then(|pid| outside_of_command_cgroup(pid as u32));
     server.call_ok(
         "stop",
         json!({"process_id": probe_id, "force_after_ms": 1000}),
     );
-    let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
-    let Some(v1) = own.lines().find_map(|l| {
-        let mut parts = l.splitn(3, ':');
-        let (_, ctl, path) = (parts.next()?, parts.next()?, parts.next()?);
-        ctl.split(',')
-            .any(|c| c == "pids")
-            .then(|| path.to_string())
-    }) else {
-        eprintln!("skipped: no cgroup v1 pids hierarchy");
-        return;
-    };
     if !cgroups {
         eprintln!("skipped: no cgroup per command here");
         return;
     }
-    let outside = format!(
-        "/sys/fs/cgroup/pids{}/cgroup.procs",
-        v1.trim_end_matches('/')
-    );
+    let outside = outside.expect("the command's cgroup and its parent's cgroup.procs");
     let command = format!(
         "setsid sh -c 'echo $$ > {outside} && exec sleep {tag}' >/dev/null 2>&1 & echo started"
     );
@@ -313,4 +302,31 @@ fn a_process_that_leaves_its_cgroup_escapes_stop_but_not_shutdown() {
         wait_until(Duration::from_secs(5), || tagged(&tag).is_empty()),
         "the escaped process survived the shutdown"
     );
+}
+
+/// The `cgroup.procs` of the cgroup that holds `pid`'s command cgroup (v1 or v2,
+/// whichever the server made it in), found from `/proc/<pid>/cgroup` and the mounts.
+fn outside_of_command_cgroup(pid: u32) -> Option<String> {
+    let own = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+    let (controllers, path) = own.lines().find_map(|l| {
+        let mut parts = l.splitn(3, ':');
+        let (_, ctl, path) = (parts.next()?, parts.next()?, parts.next()?);
+        path.contains("/yieldshell-")
+            .then(|| (ctl.to_string(), path.to_string()))
+    })?;
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mount = mounts.lines().find_map(|l| {
+        let (left, right) = l.split_once(" - ")?;
+        let mut f = left.split(' ');
+        let (root, point) = (f.nth(3)?, f.next()?);
+        let mut r = right.split(' ');
+        let (fstype, _, opts) = (r.next()?, r.next()?, r.next()?);
+        let hit = match controllers.as_str() {
+            "" => fstype == "cgroup2",
+            ctl => fstype == "cgroup" && opts.split(',').any(|o| o == ctl),
+        };
+        (hit && root == "/").then(|| point.to_string())
+    })?;
+    let parent = path.rsplit_once('/')?.0;
+    Some(format!("{mount}{parent}/cgroup.procs"))
 }

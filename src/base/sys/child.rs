@@ -30,6 +30,9 @@ pub(super) struct Job<'a> {
     /// `None`: a new session; `Some(0)`: a new group; `Some(g)`: join group `g`.
     pub join_group: Option<u32>,
     pub setup: Option<&'a ChildSetup<'a>>,
+    /// Set by the parent when the clone itself placed the child in its cgroup
+    /// (`CLONE_INTO_CGROUP`): the child then writes nothing to `cgroup.procs`.
+    joined: bool,
     /// Written by the child: the step that failed and its errno.
     failed: (i32, i32),
 }
@@ -51,6 +54,7 @@ impl<'a> Job<'a> {
             terminal: None,
             join_group: None,
             setup: None,
+            joined: false,
             failed: (0, 0),
         }
     }
@@ -143,23 +147,27 @@ pub(super) fn run(job: &mut Job<'_>) -> io::Result<u32> {
     // the page size).
     let top = unsafe { (base as *mut u8).add(STACK + GUARD) } as *mut c_void;
     let old = block_all();
-    // SAFETY: `child` only reads `job` and writes its `failed` field, and the parent does
-    // not touch `job` until the clone returns, which with CLONE_VFORK is after the child
-    // executed or exited. The stack is ours for that time. Every signal is blocked, so no
-    // handler runs on the child's side before it reset the dispositions.
-    let pid = unsafe {
-        libc::clone(
-            child,
-            top,
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
-            job as *mut Job<'_> as *mut c_void,
-        )
+    // Where the cgroup is a v2 one, the clone itself places the child in it: a write to
+    // `cgroup.procs` waits for the kernel to switch the cgroup lock to its slow mode (an
+    // RCU grace period, several milliseconds once writes are more than a few
+    // milliseconds apart), which `CLONE_INTO_CGROUP` does not take.
+    let pid = match job
+        .setup
+        .and_then(|s| s.cgroup)
+        .and_then(|c| c.dir)
+        .map(|dir| clone3_into(job, base, dir))
+    {
+        Some(Ok(pid)) => Ok(pid),
+        Some(Err(e)) if !unsupported(&e) => Err(e),
+        // No clone3 or no CLONE_INTO_CGROUP (kernels before 5.7, other architectures):
+        // the child joins by writing to `cgroup.procs`.
+        _ => {
+            job.joined = false;
+            clone_vfork(job, top)
+        }
     };
-    let clone_error = io::Error::last_os_error();
     set_mask(old);
-    if pid < 0 {
-        return Err(clone_error);
-    }
+    let pid = pid?;
     // SAFETY: the child is done with `job` (see above); a volatile read because the write
     // came from the child.
     let (step, errno) = unsafe { std::ptr::read_volatile(&job.failed) };
@@ -176,6 +184,69 @@ pub(super) fn run(job: &mut Job<'_>) -> io::Result<u32> {
         Some(step) => Err(SpawnError { step, errno }.into()),
         None => Err(io::Error::from_raw_os_error(errno)),
     }
+}
+
+/// Whether `e` says the kernel lacks clone3 or one of the flags asked for.
+fn unsupported(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::ENOSYS | libc::E2BIG | libc::EINVAL | libc::EOPNOTSUPP)
+    )
+}
+
+/// `clone(CLONE_VM | CLONE_VFORK)` of [`child`] on the stack whose top is `top`.
+fn clone_vfork(job: &mut Job<'_>, top: *mut c_void) -> io::Result<c_int> {
+    // SAFETY: `child` only reads `job` and writes its `failed` field, and the parent does
+    // not touch `job` until the clone returns, which with CLONE_VFORK is after the child
+    // executed or exited. The stack is ours for that time. The caller blocked every
+    // signal, so no handler runs on the child's side before it reset the dispositions.
+    let pid = unsafe {
+        libc::clone(
+            child,
+            top,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            job as *mut Job<'_> as *mut c_void,
+        )
+    };
+    match pid {
+        -1 => Err(io::Error::last_os_error()),
+        pid => Ok(pid),
+    }
+}
+
+/// `clone3(CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP)` of [`child`] on the mapping at
+/// `base` (guard page first), into the v2 cgroup whose directory `dir` is open.
+fn clone3_into(job: &mut Job<'_>, base: *mut c_void, dir: BorrowedFd<'_>) -> io::Result<c_int> {
+    const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+    let mut args = super::clone3::CloneArgs {
+        flags: (libc::CLONE_VM | libc::CLONE_VFORK) as u64 | CLONE_INTO_CGROUP,
+        pidfd: 0,
+        child_tid: 0,
+        parent_tid: 0,
+        exit_signal: libc::SIGCHLD as u64,
+        stack: base as u64 + GUARD as u64,
+        stack_size: STACK as u64,
+        tls: 0,
+        set_tid: 0,
+        set_tid_size: 0,
+        cgroup: dir.as_raw_fd() as u64,
+    };
+    job.joined = true;
+    // SAFETY: as for `clone_vfork`: the child runs `child` on its own stack (the mapping
+    // above the guard page, which the kernel makes its stack pointer) and the parent,
+    // suspended until the child executed or exited, reads `job` only after that.
+    let rc = unsafe {
+        super::clone3::raw_clone3(
+            &mut args,
+            std::mem::size_of::<super::clone3::CloneArgs>(),
+            child,
+            job as *mut Job<'_> as *mut c_void,
+        )
+    };
+    if rc < 0 {
+        return Err(io::Error::from_raw_os_error(-rc as i32));
+    }
+    Ok(rc as c_int)
 }
 
 /// The child: system calls only, in this order: default dispositions, cgroup, protected
@@ -218,9 +289,11 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
         }
     }
     if let Some(setup) = job.setup {
-        if let Some(fd) = setup.cgroup {
+        if let Some(join) = setup.cgroup.filter(|_| !job.joined) {
             // SAFETY: one byte from a static buffer to an open descriptor.
-            if unsafe { libc::write(fd.as_raw_fd(), b"0".as_ptr() as *const c_void, 1) } != 1 {
+            if unsafe { libc::write(join.procs.as_raw_fd(), b"0".as_ptr() as *const c_void, 1) }
+                != 1
+            {
                 return fail(job, SpawnStep::Cgroup);
             }
         }
@@ -411,7 +484,7 @@ pub fn namespaces_available(user: Option<&UserNamespace>) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{spawn, ChildSetup, SpawnError, SpawnSpec, SpawnStep, Spawned};
+    use super::super::{spawn, CgroupJoin, ChildSetup, SpawnError, SpawnSpec, SpawnStep, Spawned};
     use std::io::Read;
     use std::os::fd::AsFd;
     use std::path::Path;
@@ -473,7 +546,10 @@ mod tests {
         let rlimits = [(7u32, 37)];
         let setup = ChildSetup {
             rlimits: &rlimits,
-            cgroup: Some(file.as_fd()),
+            cgroup: Some(CgroupJoin {
+                procs: file.as_fd(),
+                dir: None,
+            }),
             ..ChildSetup::default()
         };
         let spawned = sh(
@@ -489,6 +565,50 @@ mod tests {
         assert_eq!(lines.next(), Some("SigIgn:\t0000000000000000"), "{out}");
         assert_eq!(std::fs::read_to_string(&procs).unwrap(), "0");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Where a v2 hierarchy is writable here, the clone places the child in the cgroup
+    /// itself: the child is in it before it executes, and `cgroup.procs` (a plain file
+    /// standing in for it) is not written.
+    #[test]
+    fn a_v2_cgroup_is_joined_by_the_clone_without_a_write() {
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        let Some(mount) = mounts.lines().find_map(|l| {
+            let (left, right) = l.split_once(" - ")?;
+            let point = left.split(' ').nth(4)?;
+            right.starts_with("cgroup2 ").then(|| point.to_string())
+        }) else {
+            eprintln!("skipped: no cgroup v2 hierarchy");
+            return;
+        };
+        let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+        let own = own
+            .lines()
+            .find_map(|l| l.strip_prefix("0::"))
+            .unwrap_or("/");
+        let name = format!("yieldshell-clone3-test-{}", std::process::id());
+        let group = Path::new(&mount)
+            .join(own.trim_start_matches('/'))
+            .join(&name);
+        if std::fs::create_dir(&group).is_err() {
+            eprintln!("skipped: cannot make a cgroup under {mount}{own}");
+            return;
+        }
+        let stand_in = std::env::temp_dir().join(format!("{name}.procs"));
+        let procs = std::fs::File::create(&stand_in).unwrap();
+        let dir = std::fs::File::open(&group).unwrap();
+        let setup = ChildSetup {
+            cgroup: Some(CgroupJoin {
+                procs: procs.as_fd(),
+                dir: Some(dir.as_fd()),
+            }),
+            ..ChildSetup::default()
+        };
+        let out = output(sh("grep '^0::' /proc/self/cgroup", Some(&setup)).unwrap());
+        let _ = std::fs::remove_dir(&group);
+        assert!(out.trim_end().ends_with(&format!("/{name}")), "{out}");
+        assert_eq!(std::fs::read_to_string(&stand_in).unwrap(), "");
+        let _ = std::fs::remove_file(&stand_in);
     }
 
     /// A step that fails is named in the error, and an exec failure is the plain error.

@@ -63,9 +63,8 @@ impl SpawnSpec<'_> {
 pub struct ChildSetup<'a> {
     /// Resource limits, `(RLIMIT_* number, value)`; the soft and the hard limit alike.
     pub rlimits: &'a [(u32, u64)],
-    /// A cgroup's `cgroup.procs`, open for writing: the child writes `0` to it, which moves
-    /// the writer (a single-threaded process, so v1 and v2 alike move the whole child).
-    pub cgroup: Option<BorrowedFd<'a>>,
+    /// The command's cgroup, which the child joins before anything else.
+    pub cgroup: Option<CgroupJoin<'a>>,
     /// Protected paths: a private mount namespace with each bound read-only onto itself
     /// (Linux), before the confinement (which forbids mounting).
     pub protect: Option<&'a Protect>,
@@ -78,6 +77,19 @@ pub struct ChildSetup<'a> {
     pub seccomp: Option<&'a SeccompProgram>,
     /// A Landlock ruleset to restrict the child to (needs `confine`).
     pub landlock: Option<BorrowedFd<'a>>,
+}
+
+/// How a child joins its command's cgroup.
+#[derive(Clone, Copy)]
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+pub struct CgroupJoin<'a> {
+    /// The cgroup's `cgroup.procs`, open for writing: the child writes `0` to it, which
+    /// moves the writer (a single-threaded process, so v1 and v2 alike move the whole
+    /// child).
+    pub procs: BorrowedFd<'a>,
+    /// A v2 cgroup's directory: the clone itself places the child in it
+    /// (`CLONE_INTO_CGROUP`) and nothing is written, unless the kernel lacks it.
+    pub dir: Option<BorrowedFd<'a>>,
 }
 
 /// A seccomp filter in the kernel's format, built once and installed by many children.

@@ -50,9 +50,9 @@ use std::path::{Path, PathBuf};
 
 use crate::base::config::{Config, Mode};
 use crate::base::config::{Network, SandboxMode};
-use crate::base::sys::fd::{AsFd, BorrowedFd};
+use crate::base::sys::fd::AsFd;
 use crate::base::sys::landlock as ll;
-use crate::base::sys::ChildSetup;
+use crate::base::sys::{CgroupJoin, ChildSetup};
 use crate::policy::trusted::Stage;
 use plan::{held_now, hold_roots, HeldDir, Rules};
 use resolve::Resolver;
@@ -573,8 +573,7 @@ impl Sandbox {
     }
 
     /// Plans what each process of a call applies to itself before it executes
-    /// (`sys::ChildSetup`): `limits` (rlimits), joining the cgroup whose `cgroup.procs` is
-    /// open as `cgroup`, and the call's kernel sandbox (every capability dropped,
+    /// (`sys::ChildSetup`): `limits` (rlimits), joining the command's cgroup (`cgroup`), and the call's kernel sandbox (every capability dropped,
     /// `no_new_privs`, the seccomp filter, and the call's Landlock ruleset, kept between
     /// calls by `domains`). The caller starts the stages with [`Plan::setup`] on the thread
     /// that called this (its capability bounding set is emptied here, once, for its
@@ -585,7 +584,7 @@ impl Sandbox {
         cwd: &Path,
         tmp: Option<&Path>,
         limits: &'a [(u32, u64)],
-        cgroup: Option<BorrowedFd<'a>>,
+        cgroup: Option<CgroupJoin<'a>>,
     ) -> Result<Plan<'a>, String> {
         let (rules, known) = self.plan_known(cwd, stages, tmp)?;
         let confined = match rules {
@@ -640,7 +639,7 @@ impl Sandbox {
 /// [`Sandbox::prepare`] planned it: a value the process layer applies when it spawns.
 pub struct Plan<'a> {
     rlimits: &'a [(u32, u64)],
-    cgroup: Option<BorrowedFd<'a>>,
+    cgroup: Option<CgroupJoin<'a>>,
     /// The kernel sandbox, when it applies to this call.
     confined: Option<Confined>,
     kind: Kind,
