@@ -295,11 +295,18 @@ mod tests {
     /// `refused` and a JSON string that the refusal's message contains; a line starting with
     /// `#` is a comment. A file holds refused forms and the accepted forms next to them:
     /// over-strictness is a defect too.
-    const CASE_FILES: &[(&str, &str, Home)] = &[(
-        "rules/find.cases",
-        include_str!("rules/find.cases"),
-        Home::Rules(&["find"]),
-    )];
+    const CASE_FILES: &[(&str, &str, Home)] = &[
+        (
+            "rules/find.cases",
+            include_str!("rules/find.cases"),
+            Home::Rules(&["find"]),
+        ),
+        (
+            "rules/awk.cases",
+            include_str!("rules/awk.cases"),
+            Home::Rules(&["awk"]),
+        ),
+    ];
 
     /// One line of a case file: the argv, and `None` when it must be accepted or the text its
     /// refusal must contain.
@@ -453,7 +460,7 @@ mod tests {
             wrong.len(),
             wrong.join("\n")
         );
-        assert!(cases >= 123, "{cases} cases");
+        assert!(cases >= 440, "{cases} cases");
         // Every program with an argument check has examples.
         for name in crate::policy::trusted::identity::checked_names() {
             assert!(
