@@ -306,6 +306,11 @@ mod tests {
             include_str!("rules/awk.cases"),
             Home::Rules(&["awk"]),
         ),
+        (
+            "rules/tar.cases",
+            include_str!("rules/tar.cases"),
+            Home::Rules(&["tar", "bsdtar"]),
+        ),
     ];
 
     /// One line of a case file: the argv, and `None` when it must be accepted or the text its
@@ -460,7 +465,7 @@ mod tests {
             wrong.len(),
             wrong.join("\n")
         );
-        assert!(cases >= 440, "{cases} cases");
+        assert!(cases >= 875, "{cases} cases");
         // Every program with an argument check has examples.
         for name in crate::policy::trusted::identity::checked_names() {
             assert!(
