@@ -311,6 +311,11 @@ mod tests {
             include_str!("rules/tar.cases"),
             Home::Rules(&["tar", "bsdtar"]),
         ),
+        (
+            "rules/sort.cases",
+            include_str!("rules/sort.cases"),
+            Home::Rules(&["sort"]),
+        ),
     ];
 
     /// One line of a case file: the argv, and `None` when it must be accepted or the text its
@@ -465,7 +470,7 @@ mod tests {
             wrong.len(),
             wrong.join("\n")
         );
-        assert!(cases >= 875, "{cases} cases");
+        assert!(cases >= 1013, "{cases} cases");
         // Every program with an argument check has examples.
         for name in crate::policy::trusted::identity::checked_names() {
             assert!(
