@@ -316,6 +316,11 @@ mod tests {
             include_str!("rules/sort.cases"),
             Home::Rules(&["sort"]),
         ),
+        (
+            "git/rules.cases",
+            include_str!("git/rules.cases"),
+            Home::Rules(&["git"]),
+        ),
     ];
 
     /// One line of a case file: the argv, and `None` when it must be accepted or the text its
@@ -470,7 +475,7 @@ mod tests {
             wrong.len(),
             wrong.join("\n")
         );
-        assert!(cases >= 1013, "{cases} cases");
+        assert!(cases >= 1942, "{cases} cases");
         // Every program with an argument check has examples.
         for name in crate::policy::trusted::identity::checked_names() {
             assert!(
