@@ -321,6 +321,11 @@ mod tests {
             include_str!("git/rules.cases"),
             Home::Rules(&["git"]),
         ),
+        (
+            "rules/go.cases",
+            include_str!("rules/go.cases"),
+            Home::Rules(&["go"]),
+        ),
     ];
 
     /// One line of a case file: the argv, and `None` when it must be accepted or the text its
@@ -475,7 +480,7 @@ mod tests {
             wrong.len(),
             wrong.join("\n")
         );
-        assert!(cases >= 1942, "{cases} cases");
+        assert!(cases >= 1963, "{cases} cases");
         // Every program with an argument check has examples.
         for name in crate::policy::trusted::identity::checked_names() {
             assert!(
