@@ -326,6 +326,11 @@ mod tests {
             include_str!("rules/go.cases"),
             Home::Rules(&["go"]),
         ),
+        (
+            "rules/curl.cases",
+            include_str!("rules/curl.cases"),
+            Home::Rules(&["curl"]),
+        ),
     ];
 
     /// One line of a case file: the argv, and `None` when it must be accepted or the text its
@@ -480,7 +485,7 @@ mod tests {
             wrong.len(),
             wrong.join("\n")
         );
-        assert!(cases >= 1963, "{cases} cases");
+        assert!(cases >= 1964, "{cases} cases");
         // Every program with an argument check has examples.
         for name in crate::policy::trusted::identity::checked_names() {
             assert!(
