@@ -331,6 +331,12 @@ mod tests {
             include_str!("rules/curl.cases"),
             Home::Rules(&["curl"]),
         ),
+        (
+            "identity.cases",
+            include_str!("identity.cases"),
+            Home::Names,
+        ),
+        ("names.cases", include_str!("names.cases"), Home::Names),
     ];
 
     /// One line of a case file: the argv, and `None` when it must be accepted or the text its
@@ -485,7 +491,7 @@ mod tests {
             wrong.len(),
             wrong.join("\n")
         );
-        assert!(cases >= 1964, "{cases} cases");
+        assert!(cases >= 2729, "{cases} cases");
         // Every program with an argument check has examples.
         for name in crate::policy::trusted::identity::checked_names() {
             assert!(
