@@ -337,6 +337,11 @@ mod tests {
             Home::Names,
         ),
         ("names.cases", include_str!("names.cases"), Home::Names),
+        (
+            "git/writers.cases",
+            include_str!("git/writers.cases"),
+            Home::Writers,
+        ),
     ];
 
     /// One line of a case file: the argv, and `None` when it must be accepted or the text its
@@ -491,7 +496,7 @@ mod tests {
             wrong.len(),
             wrong.join("\n")
         );
-        assert!(cases >= 2729, "{cases} cases");
+        assert!(cases >= 2785, "{cases} cases");
         // Every program with an argument check has examples.
         for name in crate::policy::trusted::identity::checked_names() {
             assert!(
