@@ -342,6 +342,11 @@ mod tests {
             include_str!("git/writers.cases"),
             Home::Writers,
         ),
+        (
+            "rules/cc.cases",
+            include_str!("rules/cc.cases"),
+            Home::Rules(&["cc", "ld"]),
+        ),
     ];
 
     /// One line of a case file: the argv, and `None` when it must be accepted or the text its
@@ -496,7 +501,7 @@ mod tests {
             wrong.len(),
             wrong.join("\n")
         );
-        assert!(cases >= 2785, "{cases} cases");
+        assert!(cases >= 2899, "{cases} cases");
         // Every program with an argument check has examples.
         for name in crate::policy::trusted::identity::checked_names() {
             assert!(
