@@ -347,6 +347,11 @@ mod tests {
             include_str!("rules/cc.cases"),
             Home::Rules(&["cc", "ld"]),
         ),
+        (
+            "rules/tools.cases",
+            include_str!("rules/tools.cases"),
+            Home::Rules(&["openssl", "ssh-keygen", "gpg", "cpio"]),
+        ),
     ];
 
     /// One line of a case file: the argv, and `None` when it must be accepted or the text its
@@ -501,7 +506,7 @@ mod tests {
             wrong.len(),
             wrong.join("\n")
         );
-        assert!(cases >= 2899, "{cases} cases");
+        assert!(cases >= 2946, "{cases} cases");
         // Every program with an argument check has examples.
         for name in crate::policy::trusted::identity::checked_names() {
             assert!(
