@@ -352,6 +352,11 @@ mod tests {
             include_str!("rules/tools.cases"),
             Home::Rules(&["openssl", "ssh-keygen", "gpg", "cpio"]),
         ),
+        (
+            "rules/misc.cases",
+            include_str!("rules/misc.cases"),
+            Home::Rules(&["fd", "rg", "split", "diff3", "sdiff", "wget"]),
+        ),
     ];
 
     /// One line of a case file: the argv, and `None` when it must be accepted or the text its
@@ -506,7 +511,7 @@ mod tests {
             wrong.len(),
             wrong.join("\n")
         );
-        assert!(cases >= 2946, "{cases} cases");
+        assert!(cases >= 2989, "{cases} cases");
         // Every program with an argument check has examples.
         for name in crate::policy::trusted::identity::checked_names() {
             assert!(
