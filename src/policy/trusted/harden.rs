@@ -357,6 +357,20 @@ mod tests {
             include_str!("rules/misc.cases"),
             Home::Rules(&["fd", "rg", "split", "diff3", "sdiff", "wget"]),
         ),
+        (
+            "rules/apps.cases",
+            include_str!("rules/apps.cases"),
+            Home::Rules(&[
+                "npm",
+                "systemctl",
+                "pandoc",
+                "bat",
+                "aria2c",
+                "rclone",
+                "convert",
+                "tex",
+            ]),
+        ),
     ];
 
     /// One line of a case file: the argv, and `None` when it must be accepted or the text its
@@ -511,7 +525,7 @@ mod tests {
             wrong.len(),
             wrong.join("\n")
         );
-        assert!(cases >= 2989, "{cases} cases");
+        assert!(cases >= 3065, "{cases} cases");
         // Every program with an argument check has examples.
         for name in crate::policy::trusted::identity::checked_names() {
             assert!(
