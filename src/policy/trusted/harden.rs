@@ -422,10 +422,12 @@ mod tests {
         }
     }
 
-    /// Walks every case file: how many cases it walked, and what was wrong.
+    /// Walks every case file: how many cases it walked, and what was wrong (a rule without a
+    /// case file of its own or without cases in it too).
     fn walk_cases() -> (usize, Vec<String>) {
         let mut walked = 0;
         let mut wrong = Vec::new();
+        let mut per_rule = vec![0; WITH_EXAMPLES.len()];
         for (file, text, home) in CASE_FILES {
             let before = walked;
             for (at, line) in text.lines().enumerate() {
@@ -444,6 +446,10 @@ mod tests {
                 let program = argv.first().map_or("", String::as_str);
                 if !belongs(home, program) {
                     wrong.push(format!("{at}: {program:?} has no place in this file"));
+                } else if let (Home::Rules(_), Some(rule)) = (home, rule_of(program)) {
+                    for (count, (names, _)) in per_rule.iter_mut().zip(WITH_EXAMPLES) {
+                        *count += usize::from(names.contains(&rule.as_str()));
+                    }
                 }
                 let verdict = match (refused, check(&argv)) {
                     (None, Ok(())) => None,
@@ -460,6 +466,21 @@ mod tests {
             }
             if walked == before {
                 wrong.push(format!("{file} holds no case"));
+            }
+        }
+        for ((names, _), cases) in WITH_EXAMPLES.iter().zip(per_rule) {
+            let files = CASE_FILES
+                .iter()
+                .filter(|(_, _, home)| {
+                    matches!(home, Home::Rules(rules) if rules.iter().any(|r| names.contains(r)))
+                })
+                .count();
+            if files != 1 {
+                wrong.push(format!(
+                    "{names:?}: {files} case files hold this rule's cases (one Home::Rules must)"
+                ));
+            } else if cases == 0 {
+                wrong.push(format!("{names:?}: a rule without cases in its case file"));
             }
         }
         (walked, wrong)
@@ -521,7 +542,7 @@ mod tests {
         let (cases, wrong) = walk_cases();
         assert!(
             wrong.is_empty(),
-            "{} of {cases} cases judged wrongly or out of place:\n{}",
+            "{} wrong in {cases} cases:\n{}",
             wrong.len(),
             wrong.join("\n")
         );
