@@ -1,6 +1,8 @@
-//! The hardening case table: one line per case, `(argv, expected)`, run through
-//! `trusted::harden::check` (the name as written), from the crate's `internals`. Each group holds refused forms and the accepted
-//! forms next to them: over-strictness is a defect too.
+//! The hardening cases that belong to no program's rule: empty and malformed names, control
+//! characters in any argument, metacharacters in a name. Each is `(argv, expected)`, run
+//! through `trusted::harden::check` (the name as written), from the crate's `internals`.
+//! Every program's cases sit beside its rule, in the `.cases` files under
+//! `src/policy/trusted/`, walked by `harden`'s tests.
 
 use yieldshell::internals::trusted::harden::check;
 
