@@ -278,6 +278,237 @@ mod tests {
         }
     }
 
+    /// Which programs a case file's cases may name.
+    enum Home {
+        /// The programs of these rules: one name of each `WITH_EXAMPLES` entry whose cases the
+        /// file holds.
+        Rules(&'static [&'static str]),
+        /// Programs without an argument rule: refused by their name alone, or accepted.
+        Names,
+        /// Any program: a write into a git directory is refused before any rule reads the
+        /// arguments.
+        Writers,
+    }
+
+    /// The hardening cases, each file beside the rule it holds the cases of. A line is a case:
+    /// the argv (the program as written first) as a JSON array of strings, then `accepted`, or
+    /// `refused` and a JSON string that the refusal's message contains; a line starting with
+    /// `#` is a comment. A file holds refused forms and the accepted forms next to them:
+    /// over-strictness is a defect too.
+    const CASE_FILES: &[(&str, &str, Home)] = &[
+        (
+            "rules/find.cases",
+            include_str!("rules/find.cases"),
+            Home::Rules(&["find"]),
+        ),
+        (
+            "rules/awk.cases",
+            include_str!("rules/awk.cases"),
+            Home::Rules(&["awk"]),
+        ),
+        (
+            "rules/tar.cases",
+            include_str!("rules/tar.cases"),
+            Home::Rules(&["tar", "bsdtar"]),
+        ),
+        (
+            "rules/sort.cases",
+            include_str!("rules/sort.cases"),
+            Home::Rules(&["sort"]),
+        ),
+        (
+            "git/rules.cases",
+            include_str!("git/rules.cases"),
+            Home::Rules(&["git"]),
+        ),
+        (
+            "rules/go.cases",
+            include_str!("rules/go.cases"),
+            Home::Rules(&["go"]),
+        ),
+        (
+            "rules/curl.cases",
+            include_str!("rules/curl.cases"),
+            Home::Rules(&["curl"]),
+        ),
+        (
+            "identity.cases",
+            include_str!("identity.cases"),
+            Home::Names,
+        ),
+        ("names.cases", include_str!("names.cases"), Home::Names),
+        (
+            "git/writers.cases",
+            include_str!("git/writers.cases"),
+            Home::Writers,
+        ),
+        (
+            "rules/cc.cases",
+            include_str!("rules/cc.cases"),
+            Home::Rules(&["cc", "ld"]),
+        ),
+        (
+            "rules/tools.cases",
+            include_str!("rules/tools.cases"),
+            Home::Rules(&["openssl", "ssh-keygen", "gpg", "cpio"]),
+        ),
+        (
+            "rules/misc.cases",
+            include_str!("rules/misc.cases"),
+            Home::Rules(&["fd", "rg", "split", "diff3", "sdiff", "wget"]),
+        ),
+        (
+            "rules/apps.cases",
+            include_str!("rules/apps.cases"),
+            Home::Rules(&[
+                "npm",
+                "systemctl",
+                "pandoc",
+                "bat",
+                "aria2c",
+                "rclone",
+                "convert",
+                "tex",
+            ]),
+        ),
+    ];
+
+    /// One line of a case file: the argv, and `None` when it must be accepted or the text its
+    /// refusal must contain.
+    fn parse_case(line: &str) -> Result<(Vec<String>, Option<String>), String> {
+        let mut values = serde_json::Deserializer::from_str(line).into_iter::<Vec<String>>();
+        let argv = match values.next() {
+            Some(Ok(argv)) => argv,
+            Some(Err(e)) => return Err(format!("not an argv: {e}")),
+            None => return Err("no argv".to_string()),
+        };
+        let verdict = line[values.byte_offset()..].trim();
+        if verdict == "accepted" {
+            return Ok((argv, None));
+        }
+        match verdict.strip_prefix("refused ") {
+            Some(text) => match serde_json::from_str::<String>(text) {
+                Ok(text) => Ok((argv, Some(text))),
+                Err(e) => Err(format!("not a refusal's text: {e}")),
+            },
+            None => Err(format!(
+                "{verdict:?} is neither `accepted` nor `refused \"text\"`"
+            )),
+        }
+    }
+
+    /// The rule a program's cases belong to: its name in `identity`'s table of argument
+    /// checks, or git for a `git-<subcommand>` program (`git::rules::check_dashed`).
+    fn rule_of(program: &str) -> Option<String> {
+        let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
+        if base.starts_with("git-") {
+            return Some("git".to_string());
+        }
+        match identity::classify(program) {
+            (name, Some(Policy::Args(_))) => Some(name),
+            _ => None,
+        }
+    }
+
+    /// Whether a case naming `program` belongs in a file of this home.
+    fn belongs(home: &Home, program: &str) -> bool {
+        match (home, rule_of(program)) {
+            (Home::Writers, _) => true,
+            (Home::Names, rule) => rule.is_none(),
+            (Home::Rules(rules), Some(rule)) => WITH_EXAMPLES.iter().any(|(names, _)| {
+                names.contains(&rule.as_str()) && rules.iter().any(|r| names.contains(r))
+            }),
+            (Home::Rules(_), None) => false,
+        }
+    }
+
+    /// Walks every case file: how many cases it walked, and what was wrong (a rule without a
+    /// case file of its own or without cases in it too).
+    fn walk_cases() -> (usize, Vec<String>) {
+        let mut walked = 0;
+        let mut wrong = Vec::new();
+        let mut per_rule = vec![0; WITH_EXAMPLES.len()];
+        for (file, text, home) in CASE_FILES {
+            let before = walked;
+            for (at, line) in text.lines().enumerate() {
+                if line.trim().is_empty() || line.starts_with('#') {
+                    continue;
+                }
+                let at = format!("{file}:{}", at + 1);
+                let (argv, refused) = match parse_case(line) {
+                    Ok(case) => case,
+                    Err(why) => {
+                        wrong.push(format!("{at}: {why}"));
+                        continue;
+                    }
+                };
+                walked += 1;
+                let program = argv.first().map_or("", String::as_str);
+                if !belongs(home, program) {
+                    wrong.push(format!("{at}: {program:?} has no place in this file"));
+                } else if let (Home::Rules(_), Some(rule)) = (home, rule_of(program)) {
+                    for (count, (names, _)) in per_rule.iter_mut().zip(WITH_EXAMPLES) {
+                        *count += usize::from(names.contains(&rule.as_str()));
+                    }
+                }
+                let verdict = match (refused, check(&argv)) {
+                    (None, Ok(())) => None,
+                    (Some(want), Err(msg)) if msg.contains(&want) => None,
+                    (Some(want), Err(msg)) => Some(format!("{msg:?} lacks {want:?}")),
+                    (None, Err(msg)) => Some(format!("expected acceptance, got {msg:?}")),
+                    (Some(want), Ok(())) => {
+                        Some(format!("expected refusal {want:?}, got acceptance"))
+                    }
+                };
+                if let Some(why) = verdict {
+                    wrong.push(format!("{at}: {argv:?}: {why}"));
+                }
+            }
+            if walked == before {
+                wrong.push(format!("{file} holds no case"));
+            }
+        }
+        for ((names, _), cases) in WITH_EXAMPLES.iter().zip(per_rule) {
+            let files = CASE_FILES
+                .iter()
+                .filter(|(_, _, home)| {
+                    matches!(home, Home::Rules(rules) if rules.iter().any(|r| names.contains(r)))
+                })
+                .count();
+            if files != 1 {
+                wrong.push(format!(
+                    "{names:?}: {files} case files hold this rule's cases (one Home::Rules must)"
+                ));
+            } else if cases == 0 {
+                wrong.push(format!("{names:?}: a rule without cases in its case file"));
+            }
+        }
+        (walked, wrong)
+    }
+
+    #[test]
+    fn case_lines_are_read_and_placed() {
+        assert!(belongs(&Home::Rules(&["tar"]), "/usr/bin/gtar"));
+        assert!(!belongs(&Home::Rules(&["tar"]), "bsdtar"));
+        assert!(belongs(&Home::Rules(&["tar", "bsdtar"]), "bsdtar"));
+        assert!(belongs(&Home::Rules(&["awk"]), "gawk5"));
+        assert!(belongs(&Home::Rules(&["git"]), "git-upload-pack"));
+        assert!(!belongs(&Home::Rules(&["find"]), "ls"));
+        assert!(belongs(&Home::Names, "sh"));
+        assert!(belongs(&Home::Names, "ls"));
+        assert!(!belongs(&Home::Names, "find"));
+        assert!(belongs(&Home::Writers, "tar"));
+        assert!(belongs(&Home::Writers, "cp"));
+        assert_eq!(
+            parse_case(r#"["a", "b c"] refused "policy: a""#),
+            Ok((argv(&["a", "b c"]), Some("policy: a".to_string())))
+        );
+        assert_eq!(parse_case(r#"[] accepted"#), Ok((Vec::new(), None)));
+        assert!(parse_case(r#"["a"] refused policy"#).is_err());
+        assert!(parse_case(r#"["a"]"#).is_err());
+        assert!(parse_case(r#"["a", 1] accepted"#).is_err());
+    }
+
     #[test]
     fn every_rule_accepts_and_refuses_its_examples() {
         let mut walked = 0;
@@ -308,6 +539,14 @@ mod tests {
             wrong.join("\n")
         );
         assert!(walked > 20, "{walked} examples");
+        let (cases, wrong) = walk_cases();
+        assert!(
+            wrong.is_empty(),
+            "{} wrong in {cases} cases:\n{}",
+            wrong.len(),
+            wrong.join("\n")
+        );
+        assert!(cases >= 3065, "{cases} cases");
         // Every program with an argument check has examples.
         for name in crate::policy::trusted::identity::checked_names() {
             assert!(

@@ -20,7 +20,8 @@ pub const PREFIX: &str = "Command rejected by default security policy: ";
 
 /// A rule's examples: argument lists (after the program's name) it must accept and must
 /// refuse. `harden`'s tests walk every rule's examples through the hardening's entry, by the
-/// rule's program names.
+/// rule's program names, with the rule's hardening cases: its `.cases` file beside it
+/// (`tar.cases` beside `tar.rs`), where each case also names the text of its refusal.
 #[cfg(test)]
 pub struct Examples {
     /// Must be accepted.
