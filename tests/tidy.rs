@@ -245,7 +245,7 @@ fn prose_files() -> Vec<PathBuf> {
                 walk(&p, out);
             } else if p
                 .extension()
-                .is_some_and(|x| ["rs", "sh", "py", "md"].iter().any(|e| x == *e))
+                .is_some_and(|x| ["rs", "sh", "py", "md", "cases"].iter().any(|e| x == *e))
             {
                 out.push(p);
             }

@@ -35,7 +35,7 @@
 //! 3. Every program but git and a few that only read (`cat`, `ls`, `grep`, `head`, `find`,
 //!    `rm`...: `writers::READERS`) may not name a path with a `.git` component or ending in `.git`
 //!    (`cp`, `mv`, `tee`, `install`, `ln`, `dd`, `rsync`, `touch`, `patch`, `split`, `uniq`,
-//!    archive extractors...: `writers::check_writer_text`, with the hardening table), nor a
+//!    archive extractors...: `writers::check_writer_text`, with the writers' cases in `git/writers.cases`), nor a
 //!    path inside a git directory or one that would complete one (`writers::check_writer`); `--exclude`
 //!    patterns are not paths. git may not write a work tree into a git directory
 //!    (`apply --unsafe-paths`, `checkout-index --prefix`, `--work-tree`: [`git_write_reason`]).
