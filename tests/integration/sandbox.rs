@@ -827,3 +827,69 @@ fn writable_paths_are_granted_and_warned_about() {
     let help = String::from_utf8_lossy(&run_binary(&["--help"], &[]).stdout).into_owned();
     assert!(help.contains("--writable-paths") && help.contains("YIELDSHELL_WRITABLE_PATHS"));
 }
+
+/// The dynamic loader runs any program it is handed, so it is in a stage's domain only when
+/// the stage's own program needs it. A static program that runs what it is told (accepted
+/// without rules) cannot hand a program to the loader, nor start a dynamic program; a
+/// dynamic stage of the same call still starts, and with the sandbox off the loader runs.
+#[test]
+fn a_static_stage_runs_without_the_loader() {
+    if !kernel_has(1, "a_static_stage_runs_without_the_loader") {
+        return;
+    }
+    let Some(loader) = [
+        "/lib64/ld-linux-x86-64.so.2",
+        "/lib/ld-linux-aarch64.so.1",
+        "/lib/ld-linux-x86-64.so.2",
+    ]
+    .into_iter()
+    .find(|p| Path::new(p).exists()) else {
+        eprintln!("skipped a_static_stage_runs_without_the_loader: no dynamic loader found");
+        return;
+    };
+    let fx = Fixture::new("sbx-static");
+    let source = fx.root.join("srunner.c");
+    std::fs::write(
+        &source,
+        "#include <stdio.h>\n#include <unistd.h>\nint main(int c, char **v) {\n  \
+         if (c < 2) return 2;\n  execv(v[1], v + 1);\n  perror(\"execv\");\n  return 127;\n}\n",
+    )
+    .expect("write the runner's source");
+    let built = std::process::Command::new("cc")
+        .args(["-static", "-O2", "-o"])
+        .arg(fx.bin.join("srunner"))
+        .arg(&source)
+        .output();
+    if !built.as_ref().is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped a_static_stage_runs_without_the_loader: cc -static failed: {built:?}");
+        return;
+    }
+    let id = "/usr/bin/id";
+    let allow = "srunner,reader";
+    for (sandbox, extra) in [("on", &[][..]), ("off", &[OFF][..])] {
+        let server = fx.0.trusted(allow, extra);
+        let (ok, text) = run(&server, &["srunner", loader, id, "-u"]);
+        match sandbox {
+            "on" => assert!(
+                !ok && text.contains("Permission denied") && !text.contains("\n0\n"),
+                "sandbox on: the loader ran for a static stage: {text}"
+            ),
+            _ => assert!(ok, "sandbox off: the loader runs {id}: {text}"),
+        }
+        // A dynamic program, allowed, needs the loader the static stage does not have.
+        let reader = path_str(&fx.bin.join("reader")).to_string();
+        let (ok, text) = run(&server, &["srunner", &reader, "/etc/hostname"]);
+        assert_eq!(ok, sandbox == "off", "sandbox {sandbox}: {text}");
+        // The dynamic stage of a pipeline with a static one keeps its loader.
+        std::fs::write(fx.work.join("in.txt"), "static-and-dynamic\n").expect("write in.txt");
+        let result = server.call(
+            "exec",
+            json!({"command": "srunner /bin/true | reader in.txt", "side_effects": ["NONE"]}),
+        );
+        let text = all_text(&result);
+        assert!(
+            text.contains("static-and-dynamic"),
+            "sandbox {sandbox}: the dynamic stage did not run: {text}"
+        );
+    }
+}

@@ -41,6 +41,7 @@ pub mod cwd;
 pub mod domains;
 pub mod filter;
 pub mod git_controls;
+mod loader;
 pub mod lookup;
 pub mod plan;
 pub mod protected;
@@ -484,7 +485,7 @@ impl Sandbox {
     /// The plan for a call's processes started in `cwd`. Fails when a stage is a script
     /// whose interpreter the domain would not let run.
     pub fn plan(&self, cwd: &Path, stages: &[Stage]) -> Result<Option<Rules>, String> {
-        self.plan_known(cwd, stages, None).map(|(plan, _)| plan)
+        self.plan_known(cwd, stages, None).map(|(plan, _, _)| plan)
     }
 
     /// [`Sandbox::plan`], with the device and inode of the files its first grants (the
@@ -498,8 +499,9 @@ impl Sandbox {
         tmp: Option<&Path>,
     ) -> Result<Planned, String> {
         let mut known = Vec::new();
+        let mut loaders = None;
         if !self.is_active() {
-            return Ok((None, known));
+            return Ok((None, known, loaders));
         }
         let fs_mask = fs_supported(self.abi);
         let mut rules = Rules {
@@ -530,6 +532,7 @@ impl Sandbox {
                         resolve::check_script(Path::new(&stage.program), &files)?;
                     }
                     known = files.iter().map(|f| f.id).collect();
+                    loaders = loader::Loaders::find(resolver, &files, stages);
                     rules
                         .grants
                         .extend(files.into_iter().map(|f| (ll::FS_EXECUTE, f.path)));
@@ -569,7 +572,7 @@ impl Sandbox {
                 }
             }
         }
-        Ok((Some(rules), known))
+        Ok((Some(rules), known, loaders))
     }
 
     /// Plans what each process of a call applies to itself before it executes
@@ -586,11 +589,19 @@ impl Sandbox {
         limits: &'a [(u32, u64)],
         cgroup: Option<CgroupJoin<'a>>,
     ) -> Result<Plan<'a>, String> {
-        let (rules, known) = self.plan_known(cwd, stages, tmp)?;
+        let (rules, known, loaders) = self.plan_known(cwd, stages, tmp)?;
         let confined = match rules {
             None => None,
             Some(rules) => Some(Confined {
                 ruleset: self.domains.ruleset(&rules, &known)?,
+                static_ruleset: match &loaders {
+                    Some(l) => {
+                        let (rules, known) = l.without(&rules, &known);
+                        Some((self.domains.ruleset(&rules, &known)?, l))
+                    }
+                    None => None,
+                }
+                .map(|(ruleset, l)| (ruleset, (0..stages.len()).map(|i| l.is_static(i)).collect())),
                 bounding_dropped: bounding_dropped_here(),
                 seccomp: match self.server_filtered.load(Ordering::SeqCst) {
                     true => None,
@@ -651,6 +662,9 @@ pub struct Plan<'a> {
 /// the server does not run under it already.
 struct Confined {
     ruleset: std::sync::Arc<crate::base::sys::fd::OwnedFd>,
+    /// The ruleset without the dynamic loader, and per stage whether it takes that one
+    /// (its program is static: `loader`).
+    static_ruleset: Option<(std::sync::Arc<crate::base::sys::fd::OwnedFd>, Vec<bool>)>,
     bounding_dropped: bool,
     seccomp: Option<&'static crate::base::sys::SeccompProgram>,
 }
@@ -672,7 +686,10 @@ impl Plan<'_> {
                 confine: true,
                 bounding_dropped: c.bounding_dropped,
                 seccomp: c.seccomp,
-                landlock: Some(c.ruleset.as_fd()),
+                landlock: Some(match &c.static_ruleset {
+                    Some((without, stages)) if stages.get(stage) == Some(&true) => without.as_fd(),
+                    _ => c.ruleset.as_fd(),
+                }),
                 ..base
             }),
         }
@@ -723,7 +740,7 @@ fn bounding_dropped_here() -> bool {
 
 /// A call's rules (none when the sandbox is off) and the device and inode of the files its
 /// first grants resolved to.
-type Planned = (Option<Rules>, Vec<(u64, u64)>);
+type Planned = (Option<Rules>, Vec<(u64, u64)>, Option<loader::Loaders>);
 
 /// Why there is no Landlock domain, for the warning and the refusals.
 #[cfg(target_os = "linux")]
@@ -783,6 +800,7 @@ mod tests {
                 ruleset: std::sync::Arc::new(
                     std::fs::File::open("/dev/null").expect("open").into(),
                 ),
+                static_ruleset: None,
                 bounding_dropped: false,
                 seccomp: None,
             }),

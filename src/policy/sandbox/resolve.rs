@@ -25,6 +25,9 @@ pub struct ExecFile {
     pub path: PathBuf,
     /// Device and inode of the file the path resolves to.
     pub id: (u64, u64),
+    /// An ELF interpreter (the dynamic loader), here because a program names it, not
+    /// because the allowlist does.
+    pub loader: bool,
 }
 
 /// Resolves the allowlist against the safe `PATH`, with caches: directory listings are
@@ -37,6 +40,8 @@ pub struct Resolver {
     dirs: Vec<PathBuf>,
     listings: Mutex<HashMap<PathBuf, (SystemTime, Vec<String>)>>,
     interps: Mutex<HashMap<FileId, (i64, Option<PathBuf>)>>,
+    /// Whether a file is an ELF program that names no interpreter, by inode and mtime.
+    statics: Mutex<HashMap<FileId, (i64, bool)>>,
     last: Mutex<Option<Snapshot>>,
 }
 
@@ -71,6 +76,7 @@ impl Resolver {
             dirs,
             listings: Mutex::default(),
             interps: Mutex::default(),
+            statics: Mutex::default(),
             last: Mutex::default(),
         }
     }
@@ -124,7 +130,11 @@ impl Resolver {
             if let Some(m) = m.or_else(|| std::fs::metadata(&path).ok()) {
                 let id = (m.dev(), m.ino());
                 if !out.iter().any(|f| f.id == id) {
-                    out.push(ExecFile { path, id });
+                    out.push(ExecFile {
+                        path,
+                        id,
+                        loader: false,
+                    });
                     metas.push(m);
                 }
             }
@@ -170,6 +180,9 @@ impl Resolver {
         }
         for interp in interps {
             push((&mut out, &mut metas), interp, None);
+        }
+        for f in &mut out[programs..] {
+            f.loader = true;
         }
         out
     }
@@ -240,6 +253,29 @@ impl Resolver {
         let interp = read_pt_interp(path);
         self.interps.lock().insert(key, (m.mtime(), interp.clone()));
         interp
+    }
+}
+
+impl Resolver {
+    /// Whether `program` is an ELF file that names no interpreter (statically linked, or
+    /// static-pie): it runs without the dynamic loader. Cached by inode and mtime.
+    pub fn is_static(&self, program: &Path) -> bool {
+        let Ok(m) = std::fs::metadata(program) else {
+            return false;
+        };
+        let key = (m.dev(), m.ino());
+        if let Some((mtime, yes)) = self.statics.lock().get(&key) {
+            if *mtime == m.mtime() {
+                return *yes;
+            }
+        }
+        let mut magic = [0u8; 4];
+        let elf = File::open(program)
+            .and_then(|f| f.read_exact_at(&mut magic, 0))
+            .is_ok_and(|()| &magic == b"\x7fELF");
+        let yes = elf && self.elf_interpreter(program, &m).is_none();
+        self.statics.lock().insert(key, (m.mtime(), yes));
+        yes
     }
 }
 
@@ -391,6 +427,7 @@ mod tests {
         let sh = ExecFile {
             path: "/bin/sh".into(),
             id: (m.dev(), m.ino()),
+            loader: false,
         };
         assert!(check_script(&script, &[sh]).is_ok());
         std::fs::write(&script, "echo no shebang\n").unwrap();
