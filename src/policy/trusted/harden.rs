@@ -169,12 +169,12 @@ mod tests {
         (&["go"], &rules::go::GO_EXAMPLES),
         (
             &["npm", "yarn", "yarnpkg", "pnpm"],
-            &rules::apps::PACKAGE_MANAGER_EXAMPLES,
+            &rules::npm::PACKAGE_MANAGER_EXAMPLES,
         ),
-        (&["systemctl"], &rules::apps::SYSTEMCTL_EXAMPLES),
+        (&["systemctl"], &rules::systemctl::SYSTEMCTL_EXAMPLES),
         (&["pandoc"], &rules::apps::PANDOC_EXAMPLES),
         (&["bat", "batcat"], &rules::apps::BAT_EXAMPLES),
-        (&["aria2c"], &rules::apps::ARIA2C_EXAMPLES),
+        (&["aria2c"], &rules::aria2c::ARIA2C_EXAMPLES),
         (&["rclone", "restic", "borg"], &rules::apps::BACKUP_EXAMPLES),
         (
             &[
@@ -198,7 +198,7 @@ mod tests {
                 "tex", "etex", "pdftex", "xetex", "latex", "pdflatex", "xelatex", "ptex", "uptex",
                 "platex", "uplatex",
             ],
-            &rules::apps::TEX_EXAMPLES,
+            &rules::tex::TEX_EXAMPLES,
         ),
     ];
 

@@ -1,114 +1,9 @@
-//! Rules for everyday applications with an option, a subcommand or a file name that runs a
-//! program: package managers (`npm run`, lifecycle scripts), systemctl (unit files, editors),
-//! pandoc (filters, PDF engines, Lua readers), ImageMagick and GraphicsMagick (`|cmd` file
-//! names, MSL scripts), bat (pagers), aria2c (`--on-download-*` hooks), rclone and restic
-//! (password commands, backend programs), borg (`--rsh`), and TeX (shell escape). Where a
-//! program has many subcommands, only those known not to run anything are accepted.
+//! Rules for everyday applications with an option or a file name that runs a program: pandoc
+//! (filters, PDF engines, Lua readers), ImageMagick and GraphicsMagick (`|cmd` file names, MSL
+//! scripts), bat (pagers), rclone and restic (password commands, backend programs) and borg
+//! (`--rsh`).
 
 use crate::policy::trusted::getopt::{Arg, Grammar};
-
-/// The first argument that is not an option.
-fn subcommand(args: &[String]) -> Option<&str> {
-    args.iter()
-        .map(String::as_str)
-        .find(|a| !a.starts_with('-'))
-}
-
-/// Accepted and refused examples, walked by `harden`'s tests.
-#[cfg(test)]
-pub const PACKAGE_MANAGER_EXAMPLES: super::Examples = super::Examples {
-    accept: &[
-        &["ls"],
-        &["view", "react"],
-        &["install", "--ignore-scripts"],
-        &["audit"],
-    ],
-    refuse: &[
-        &["run", "build"],
-        &["test"],
-        &["install"],
-        &["exec", "x"],
-        &["audit", "fix"],
-        &["help", "install"],
-        &["my-script"],
-    ],
-};
-
-/// npm, yarn, pnpm: everything that runs package scripts (`run`, `test`, `start`, `exec`, an
-/// unknown name, which yarn and pnpm run as a script, `install` without `--ignore-scripts`) is
-/// refused, and so is `help` (npm opens it with the `browser` or `viewer` that a project's
-/// `.npmrc` names); looking at packages is accepted.
-pub fn check_node_package_manager(args: &[String]) -> Result<(), String> {
-    const SAFE: &[&str] = &[
-        "ls", "list", "ll", "la", "view", "info", "show", "v", "outdated", "search", "whoami",
-        "ping", "fund", "explain", "why", "query", "prefix", "root", "bin", "cache", "licenses",
-        "audit",
-    ];
-    const INSTALL: &[&str] = &["install", "i", "ci", "add", "update", "up", "upgrade"];
-    let ignore_scripts = args.iter().any(|a| a == "--ignore-scripts");
-    match subcommand(args) {
-        None => Ok(()),
-        Some(s) if SAFE.contains(&s) && !args.iter().any(|a| a == "fix") => Ok(()),
-        Some(s) if INSTALL.contains(&s) && ignore_scripts => Ok(()),
-        Some(s) => Err(format!(
-            "package manager subcommand {s} (it can run package scripts; inspection \
-             subcommands and install --ignore-scripts are accepted)"
-        )),
-    }
-}
-
-/// Accepted and refused examples, walked by `harden`'s tests.
-#[cfg(test)]
-pub const SYSTEMCTL_EXAMPLES: super::Examples = super::Examples {
-    accept: &[&["status", "nginx"], &["list-units"], &["is-active", "x"]],
-    refuse: &[
-        &["start", "x"],
-        &["edit", "x"],
-        &["link", "/tmp/x.service"],
-        &["daemon-reload"],
-        &["-H", "user@host", "status"],
-        &["--host=user@host", "status"],
-        &["--ho", "user@host", "status"],
-    ],
-};
-
-/// systemctl: only the subcommands that look (status, show, list-*, is-*, cat) are accepted;
-/// the others start units (whose files a redirection can write and `link` can install) or an
-/// editor.
-pub fn check_systemctl(args: &[String]) -> Result<(), String> {
-    const SAFE: &[&str] = &[
-        "status",
-        "show",
-        "cat",
-        "is-active",
-        "is-enabled",
-        "is-failed",
-        "is-system-running",
-        "list-units",
-        "list-unit-files",
-        "list-timers",
-        "list-sockets",
-        "list-dependencies",
-        "list-jobs",
-        "list-machines",
-        "help",
-        "get-default",
-    ];
-    // `-H`/`--host` reaches the host through ssh, which runs what its configuration names.
-    if args.iter().any(|a| {
-        a.starts_with("--h") && "--host".starts_with(a.split('=').next().unwrap_or(""))
-            || (a.starts_with('-') && !a.starts_with("--") && a.contains('H'))
-    }) {
-        return Err("systemctl --host (it runs ssh)".to_string());
-    }
-    match subcommand(args) {
-        None => Ok(()),
-        Some(s) if SAFE.contains(&s) => Ok(()),
-        Some(s) => Err(format!(
-            "systemctl {s} (only status and listing subcommands)"
-        )),
-    }
-}
 
 /// pandoc 3's options (`pandoc --help`), read with Haskell's GetOpt as pandoc does: short
 /// options clustered, a required value attached or the next argument, an optional one
@@ -315,35 +210,6 @@ pub fn check_bat(args: &[String]) -> Result<(), String> {
 
 /// Accepted and refused examples, walked by `harden`'s tests.
 #[cfg(test)]
-pub const ARIA2C_EXAMPLES: super::Examples = super::Examples {
-    accept: &[
-        &["https://example.com/f"],
-        &["-x", "4", "https://example.com/f"],
-    ],
-    refuse: &[
-        &["--on-download-complete=sh", "https://example.com/f"],
-        &["-i", "list"],
-        &["--conf-path=c"],
-        &["--input-file=list"],
-    ],
-};
-
-/// aria2c: `--on-download-*` and `--on-bt-*` run hooks; an input file (`-i`) and a
-/// configuration file can set them.
-pub fn check_aria2c(args: &[String]) -> Result<(), String> {
-    if args.iter().any(|a| {
-        a.starts_with("--on-")
-            || a.starts_with("--conf-path")
-            || a.starts_with("--input-file")
-            || a.starts_with("-i")
-    }) {
-        return Err("aria2c hook or input file option".to_string());
-    }
-    Ok(())
-}
-
-/// Accepted and refused examples, walked by `harden`'s tests.
-#[cfg(test)]
 pub const BACKUP_EXAMPLES: super::Examples = super::Examples {
     accept: &[&["snapshots"], &["ls", "remote:"]],
     refuse: &[
@@ -368,31 +234,6 @@ pub fn check_backup(args: &[String]) -> Result<(), String> {
             || a.starts_with("--sftp-command")
     }) {
         return Err("backup tool command or configuration option".to_string());
-    }
-    Ok(())
-}
-
-/// Accepted and refused examples, walked by `harden`'s tests.
-#[cfg(test)]
-pub const TEX_EXAMPLES: super::Examples = super::Examples {
-    accept: &[&["doc.tex"], &["-interaction=nonstopmode", "doc.tex"]],
-    refuse: &[
-        &["-shell-escape", "doc.tex"],
-        &["--shell-escape", "doc.tex"],
-        &["-enable-write18", "doc.tex"],
-        &["-cnf-line=shell_escape=t", "doc.tex"],
-    ],
-};
-
-/// TeX engines: shell escape, and `-cnf-line`, which can turn it on.
-pub fn check_tex(args: &[String]) -> Result<(), String> {
-    if args.iter().any(|a| {
-        let a = a.trim_start_matches('-');
-        a.starts_with("shell-escape")
-            || a.starts_with("enable-write18")
-            || a.starts_with("cnf-line")
-    }) {
-        return Err("TeX shell escape option".to_string());
     }
     Ok(())
 }
