@@ -3962,12 +3962,21 @@ const CASES: &[(&[&str], Expect)] = &[
         &["npm", "audit", "fix"],
         E("policy: package manager subcommand audit"),
     ),
-    (&["npm", "install", "--ignore-scripts"], A),
-    (&["npm", "ci", "--ignore-scripts"], A),
+    (
+        &["npm", "install", "--ignore-scripts"],
+        E("policy: package manager subcommand install"),
+    ),
+    (
+        &["npm", "ci", "--ignore-scripts"],
+        E("policy: package manager subcommand ci"),
+    ),
     (&["npm", "ls"], A),
     (&["npm", "view", "react"], A),
     (&["npm", "outdated"], A),
-    (&["npm", "audit"], A),
+    (
+        &["npm", "audit"],
+        E("policy: package manager subcommand audit"),
+    ),
     (&["npm", "--version"], A),
     (
         &["yarn", "build"],

@@ -167,8 +167,9 @@ mod tests {
         (&["gpg", "gpg2", "gpgv"], &rules::tools::GPG_EXAMPLES),
         (&["cpio"], &rules::tools::CPIO_EXAMPLES),
         (&["go"], &rules::go::GO_EXAMPLES),
+        (&["npm"], &rules::npm::NPM_EXAMPLES),
         (
-            &["npm", "yarn", "yarnpkg", "pnpm"],
+            &["yarn", "yarnpkg", "pnpm"],
             &rules::npm::PACKAGE_MANAGER_EXAMPLES,
         ),
         (&["systemctl"], &rules::systemctl::SYSTEMCTL_EXAMPLES),

@@ -199,7 +199,7 @@ const CHECKED: &[(&str, ArgCheck)] = &[
     ("gpgv", rules::tools::check_gpg),
     ("cpio", rules::tools::check_cpio),
     ("go", rules::go::check_go),
-    ("npm", rules::npm::check_node_package_manager),
+    ("npm", rules::npm::check_npm),
     ("yarn", rules::npm::check_node_package_manager),
     ("yarnpkg", rules::npm::check_node_package_manager),
     ("pnpm", rules::npm::check_node_package_manager),
