@@ -3,7 +3,7 @@
 //! scripts), bat (pagers), rclone and restic (password commands, backend programs) and borg
 //! (`--rsh`).
 
-use crate::policy::trusted::getopt::{Arg, Grammar};
+use crate::policy::trusted::getopt::{Arg, Grammar, Item};
 
 /// pandoc 3's options (`pandoc --help`), read with Haskell's GetOpt as pandoc does: short
 /// options clustered, a required value attached or the next argument, an optional one
@@ -186,24 +186,116 @@ pub fn check_magick(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// bat's options (its clap definition, `src/bin/bat/clap_app.rs` of bat 0.25, with the `git`
+/// and `lessopen` features): long options by their exact names and aliases (clap infers no
+/// prefixes, so the grammar's prefix reading only refuses more), short options clustered, a
+/// value attached or the next argument. bat reads more options from its configuration file
+/// (`BAT_CONFIG_PATH` or the user's configuration directory, not the working directory) and
+/// `BAT_OPTS`, which the environment rules refuse.
+#[rustfmt::skip]
+const BAT: Grammar = Grammar {
+    short: &[
+        ('A', Arg::No), ('p', Arg::No), ('l', Arg::Required), ('H', Arg::Required),
+        ('d', Arg::No), ('S', Arg::No), ('n', Arg::No), ('f', Arg::No), ('P', Arg::No),
+        ('m', Arg::Required), ('s', Arg::No), ('r', Arg::Required), ('L', Arg::No),
+        ('u', Arg::No), ('h', Arg::No), ('V', Arg::No),
+    ],
+    long: &[
+        ("show-all", Arg::No), ("show-nonprintable", Arg::No),
+        ("nonprintable-notation", Arg::Required), ("binary", Arg::Required), ("plain", Arg::No),
+        ("language", Arg::Required), ("highlight-line", Arg::Required),
+        ("file-name", Arg::Required), ("diff", Arg::No), ("diff-context", Arg::Required),
+        ("gitsigns", Arg::Required), ("tabs", Arg::Required), ("wrap", Arg::Required),
+        ("chop-long-lines", Arg::No), ("terminal-width", Arg::Required), ("number", Arg::No),
+        ("color", Arg::Required), ("italic-text", Arg::Required),
+        ("decorations", Arg::Required), ("force-colorization", Arg::No),
+        ("paging", Arg::Required), ("no-paging", Arg::No), ("no-pager", Arg::No),
+        ("pager", Arg::Required), ("map-syntax", Arg::Required),
+        ("ignored-suffix", Arg::Required), ("theme", Arg::Required),
+        ("theme-light", Arg::Required), ("theme-dark", Arg::Required), ("list-themes", Arg::No),
+        ("squeeze-blank", Arg::No), ("squeeze-limit", Arg::Required),
+        ("strip-ansi", Arg::Required), ("style", Arg::Required), ("line-range", Arg::Required),
+        ("list-languages", Arg::No), ("unbuffered", Arg::No), ("no-config", Arg::No),
+        ("no-custom-assets", Arg::No), ("completion", Arg::Required), ("lessopen", Arg::No),
+        ("no-lessopen", Arg::No), ("config-file", Arg::No), ("generate-config-file", Arg::No),
+        ("config-dir", Arg::No), ("cache-dir", Arg::No), ("diagnostic", Arg::No),
+        ("diagnostics", Arg::No), ("acknowledgements", Arg::No),
+        ("set-terminal-title", Arg::No), ("help", Arg::No), ("version", Arg::No),
+    ],
+    stop_at_operand: false,
+    w_long: false,
+    negation: false,
+    ambiguous_takes_value: true,
+};
+
+/// bat options that run a program: `--pager` names one, `--paging` other than `never` or
+/// `auto` (`always`) runs it without a terminal, `--lessopen` runs the `LESSOPEN`
+/// preprocessor, `--diagnostic` runs the pager to read its version; and
+/// `--generate-config-file`, which writes outside the working directory.
+const BAT_RUNS: &[&str] = &[
+    "pager",
+    "lessopen",
+    "diagnostic",
+    "diagnostics",
+    "generate-config-file",
+];
+
 /// Accepted and refused examples, walked by `harden`'s tests.
 #[cfg(test)]
 pub const BAT_EXAMPLES: super::Examples = super::Examples {
-    accept: &[&["f.rs"], &["--paging=never", "f.rs"], &["-n", "f.rs"]],
+    accept: &[
+        &["f.rs"],
+        &["--paging=never", "f.rs"],
+        &["--paging", "auto", "f.rs"],
+        &["-n", "f.rs"],
+        &["-pp", "f.rs"],
+        &["-P", "-l", "rust", "f"],
+        &["-lrust", "-r", "10:20", "f"],
+        &["--style=numbers,changes", "--color=always", "f.rs"],
+        &["--no-pager", "-A", "f"],
+        &["--list-languages"],
+        &["-d", "--diff-context", "3", "f.rs"],
+        &["./cache"],
+        &["--", "--pager"],
+    ],
     refuse: &[
         &["--pager", "sh", "f.rs"],
         &["--pager=sh", "f.rs"],
+        &["--pag=sh", "f.rs"],
         &["--paging=always", "f.rs"],
+        &["--paging", "always", "f.rs"],
+        &["f.rs", "--paging=always"],
+        &["--lessopen", "f.rs"],
+        &["--diagnostic"],
+        &["--generate-config-file"],
+        &["cache", "--build"],
+        &["--future-option", "f"],
+        &["-Z", "f"],
     ],
 };
 
-/// bat: `--pager` names a program, and `--paging=always` runs it without a terminal.
+/// bat: the options in `BAT_RUNS` in any spelling, `--paging` other than `never`/`auto`, the
+/// `cache` subcommand (it rebuilds bat's assets outside the working directory; a file named
+/// `cache` is read as `./cache`) and any option bat does not have.
 pub fn check_bat(args: &[String]) -> Result<(), String> {
-    if args
-        .iter()
-        .any(|a| a.starts_with("--pager") || a.starts_with("--paging=always") || a == "-P")
-    {
-        return Err("bat pager option".to_string());
+    for items in BAT.readings(args) {
+        for item in &items {
+            if let Some(option) = BAT.unknown(item) {
+                return Err(format!("bat option {option} is not known to the rule"));
+            }
+            let paging_runs = item.long_is(&["paging"])
+                && !item.value().is_some_and(|v| v == "never" || v == "auto");
+            if item.long_is(BAT_RUNS) || paging_runs {
+                return Err("bat pager option (it runs a program)".to_string());
+            }
+        }
+        if items.iter().find(|i| matches!(i, Item::Operand(_))) == Some(&Item::Operand("cache")) {
+            return Err(
+                "bat cache (it rebuilds bat's assets outside the working directory; \
+                 a file named cache is read as ./cache)"
+                    .to_string(),
+            );
+        }
     }
     Ok(())
 }
