@@ -4113,8 +4113,14 @@ const CASES: &[(&[&str], Expect)] = &[
         &["pdflatex", "-cnf-line=shell_escape=t", "a.tex"],
         E("policy: TeX shell escape"),
     ),
-    (&["pdflatex", "-no-shell-escape", "a.tex"], A),
-    (&["pdflatex", "-interaction=nonstopmode", "a.tex"], A),
+    (
+        &["pdflatex", "-no-shell-escape", "a.tex"],
+        E("policy: TeX runs programs its input names"),
+    ),
+    (
+        &["pdflatex", "-interaction=nonstopmode", "a.tex"],
+        E("policy: TeX runs programs its input names"),
+    ),
     (&["latexmk", "-pdf"], E("policy: latexmk")),
     (&["cargo", "run"], E("policy: cargo")),
     (&["cargo", "install", "--path", "."], E("policy: cargo")),

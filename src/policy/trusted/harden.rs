@@ -201,6 +201,7 @@ mod tests {
             ],
             &rules::tex::TEX_EXAMPLES,
         ),
+        (&["xetex", "xelatex"], &rules::tex::XETEX_EXAMPLES),
     ];
 
     fn argv(items: &[&str]) -> Vec<String> {
