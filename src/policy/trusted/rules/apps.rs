@@ -1,7 +1,9 @@
 //! Rules for everyday applications with an option or a file name that runs a program: pandoc
-//! (filters, PDF engines, Lua readers), ImageMagick and GraphicsMagick (`|cmd` file names, MSL
-//! scripts), bat (pagers), rclone and restic (password commands, backend programs) and borg
-//! (`--rsh`).
+//! (filters, PDF engines, Lua readers) and bat (pagers), closed grammars; and the deny-lists
+//! of ImageMagick and GraphicsMagick (`|cmd` file names, MSL scripts) and of rclone, restic
+//! and borg (password commands, backend programs, `--rsh`). Those programs cannot be closed
+//! (`reviewed::NOT_CLOSED` says why): they are refused as unreviewed, and their deny-lists
+//! still refuse the known forms when the operator accepts them.
 
 use crate::policy::trusted::getopt::{Arg, Grammar, Item};
 
