@@ -86,10 +86,10 @@ const YARN: &str = "yarn runs the script that a .yarnrc or .yarnrc.yml in the wo
                     names (yarn-path, yarnPath) for every command";
 const PNPM: &str = "pnpm downloads and runs the pnpm version package.json's packageManager names, \
                     and loads .pnpmfile.cjs from the working directory";
-const MAGICK: &str = "ImageMagick and GraphicsMagick choose a coder by a file's content, and the \
-                      PostScript, PDF and SVG coders start delegate programs (Ghostscript runs \
-                      the file as a program) named in delegates.xml, which is also looked for \
-                      in the working directory and MAGICK_CONFIGURE_PATH";
+const MAGICK: &str = "ImageMagick and GraphicsMagick choose a coder by a file's content and hand \
+                      PostScript, PDF, EPS and SVG to delegate programs (Ghostscript runs the \
+                      file as a program), as delegates.xml and policy.xml say, which are \
+                      searched for in several places (the working directory, in some builds)";
 const BACKUP: &str = "its repositories and remotes name programs it starts (an sftp or ssh \
                       repository runs ssh with its options, restic's rclone: backend runs rclone, \
                       an rclone remote's ssh option, borg's with-lock runs any command), in \
