@@ -40,8 +40,12 @@ enum Kind {
     Bool,
     /// `--color`: a boolean that also takes `always` from the next argument.
     Color,
+    /// A boolean that may be `null`, which it also takes from the next argument.
+    NullBool,
     /// A value: attached with `=`, or the next argument.
     Value,
+    /// A string value: the next argument, unless it looks like an option (`-x`, `--x`).
+    Str,
 }
 
 /// The accepted options, by exact name, with their types in npm's definitions.
@@ -54,12 +58,12 @@ const OPTIONS: &[(&str, Kind)] = &[
     ("link", Kind::Bool), ("loglevel", Kind::Value), ("long", Kind::Bool),
     ("offline", Kind::Bool), ("omit", Kind::Value), ("package-lock-only", Kind::Bool),
     ("parseable", Kind::Bool), ("prefer-offline", Kind::Bool), ("prefer-online", Kind::Bool),
-    ("production", Kind::Bool), ("progress", Kind::Bool), ("registry", Kind::Value),
-    ("sbom-format", Kind::Value), ("sbom-type", Kind::Value), ("scope", Kind::Value),
-    ("searchexclude", Kind::Value), ("searchlimit", Kind::Value), ("searchopts", Kind::Value),
-    ("tag", Kind::Value), ("unicode", Kind::Bool), ("update-notifier", Kind::Bool),
+    ("production", Kind::NullBool), ("progress", Kind::Bool), ("registry", Kind::Value),
+    ("sbom-format", Kind::Value), ("sbom-type", Kind::Value), ("scope", Kind::Str),
+    ("searchexclude", Kind::Str), ("searchlimit", Kind::Value), ("searchopts", Kind::Str),
+    ("tag", Kind::Str), ("unicode", Kind::Bool), ("update-notifier", Kind::Bool),
     ("usage", Kind::Bool), ("version", Kind::Bool), ("workspace", Kind::Value),
-    ("workspaces", Kind::Bool),
+    ("workspaces", Kind::NullBool),
 ];
 
 /// npm's shorthands (its `shorthands` table) that expand to accepted options.
@@ -214,6 +218,8 @@ pub const NPM_EXAMPLES: super::Examples = super::Examples {
         &["ls", "--json", "true"],
         &["ls", "--no-unicode"],
         &["fund"],
+        &["--registry", "--json=run", "ls"],
+        &["--no-color", "always", "ls"],
     ],
     refuse: &[
         &["install"],
@@ -251,6 +257,10 @@ pub const NPM_EXAMPLES: super::Examples = super::Examples {
         &["--json", "run", "x"],
         &["-w", "ls", "run"],
         &["ins"],
+        &["--tag", "--json=run", "ls"],
+        &["--depth=--", "run"],
+        &["--json=exec", "ls"],
+        &["-d=exec", "ls"],
     ],
 };
 
@@ -300,32 +310,28 @@ pub fn check_npm(args: &[String]) -> Result<(), String> {
 
 /// Reads the options and returns the operands, and the first option the rule does not know
 /// (read as a boolean, so the subcommand found past it is only a guess, used to word the
-/// refusal) nopt
-/// first splits `-x=value` into `-x` and `value`, so the value is read as the next argument
-/// would be: a boolean takes only `true` or `false` (`--json=run` leaves `run` an operand).
+/// refusal). As nopt does, an option written `-x=value` is split when it is read, into `-x`
+/// and a next argument `value`, which is then read as any next argument would be: a boolean
+/// takes only `true` or `false` (`--json=run` leaves `run` an operand), an option with a
+/// value takes it whole (`--tag --json=run` is the tag `--json=run`), and a `--` ends the
+/// options instead (`--depth=--`).
 fn read_options(args: &[String]) -> (Vec<&str>, Option<&str>) {
-    let mut words: Vec<&str> = Vec::new();
-    for (n, arg) in args.iter().enumerate() {
-        if arg == "--" {
-            words.extend(args[n..].iter().map(String::as_str));
-            break;
-        }
-        match arg.split_once('=') {
-            Some((head, value)) if head.starts_with('-') && head.len() > 1 => {
-                words.extend([head, value]);
-            }
-            _ => words.push(arg),
-        }
-    }
+    let mut words: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut operands = Vec::new();
     let mut unknown = None;
     let mut i = 0;
     while i < words.len() {
-        let arg = words[i];
+        let mut arg = words[i];
         i += 1;
         if arg == "--" {
             operands.extend(words[i..].iter().copied());
             break;
+        }
+        if arg.len() > 1 && arg.starts_with('-') {
+            if let Some((head, value)) = arg.split_once('=') {
+                words.insert(i, value);
+                arg = head;
+            }
         }
         let Some(body) = arg.strip_prefix('-').filter(|b| !b.is_empty()) else {
             operands.push(arg);
@@ -346,27 +352,34 @@ fn read_options(args: &[String]) -> (Vec<&str>, Option<&str>) {
             let name = expanded[k].trim_start_matches('-');
             k += 1;
             let last = k == expanded.len();
-            let (kind, negated) = match kind_of(name) {
-                Some(kind) => (kind, false),
+            let kind = match kind_of(name) {
+                Some(kind) => kind,
                 None => match name.strip_prefix("no-").and_then(kind_of) {
-                    Some(Kind::Bool | Kind::Color) => (Kind::Bool, true),
-                    _ => {
+                    Some(Kind::Value | Kind::Str) | None => {
                         unknown = unknown.or(Some(arg));
                         continue;
                     }
+                    Some(kind) => kind,
                 },
             };
             let next = words.get(i).copied();
+            let dashes = |n: &str| n.len() >= 2 && n.bytes().all(|b| b == b'-');
+            let option_like = |n: &str| {
+                let rest = n.strip_prefix("--").or_else(|| n.strip_prefix('-'));
+                rest.is_some_and(|r| r.chars().next().is_some_and(|c| c != '-'))
+            };
             match kind {
                 // A value written in the expansion (`-d` is `--loglevel info`) comes next.
-                Kind::Value if !last => k += 1,
-                // nopt leaves a `--` that follows to end the options.
-                Kind::Value
-                    if next.is_some_and(|n| n.len() >= 2 && n.bytes().all(|b| b == b'-')) => {}
-                Kind::Value => i += 1,
+                Kind::Value | Kind::Str if !last => k += 1,
+                // nopt leaves a `--` (or `---`) that follows to end the options, and a
+                // string option leaves what looks like an option.
+                Kind::Value if next.is_some_and(dashes) => {}
+                Kind::Str if next.is_some_and(|n| dashes(n) || option_like(n)) => {}
+                Kind::Value | Kind::Str => i += 1,
                 _ if !last => {}
-                Kind::Color if !negated && next == Some("always") => i += 1,
                 _ if matches!(next, Some("true" | "false")) => i += 1,
+                Kind::Color if next == Some("always") => i += 1,
+                Kind::NullBool if next == Some("null") => i += 1,
                 _ => {}
             }
         }
