@@ -10,6 +10,8 @@ mod approvals;
 mod backpressure;
 mod cli;
 #[cfg(target_os = "linux")] // the sandbox tests' fixture
+mod closed_apps;
+#[cfg(target_os = "linux")] // the sandbox tests' fixture
 mod closed_world;
 mod config;
 mod cursors;

@@ -167,14 +167,15 @@ mod tests {
         (&["gpg", "gpg2", "gpgv"], &rules::tools::GPG_EXAMPLES),
         (&["cpio"], &rules::tools::CPIO_EXAMPLES),
         (&["go"], &rules::go::GO_EXAMPLES),
+        (&["npm"], &rules::npm::NPM_EXAMPLES),
         (
-            &["npm", "yarn", "yarnpkg", "pnpm"],
-            &rules::apps::PACKAGE_MANAGER_EXAMPLES,
+            &["yarn", "yarnpkg", "pnpm"],
+            &rules::npm::PACKAGE_MANAGER_EXAMPLES,
         ),
-        (&["systemctl"], &rules::apps::SYSTEMCTL_EXAMPLES),
+        (&["systemctl"], &rules::systemctl::SYSTEMCTL_EXAMPLES),
         (&["pandoc"], &rules::apps::PANDOC_EXAMPLES),
         (&["bat", "batcat"], &rules::apps::BAT_EXAMPLES),
-        (&["aria2c"], &rules::apps::ARIA2C_EXAMPLES),
+        (&["aria2c"], &rules::aria2c::ARIA2C_EXAMPLES),
         (&["rclone", "restic", "borg"], &rules::apps::BACKUP_EXAMPLES),
         (
             &[
@@ -198,8 +199,9 @@ mod tests {
                 "tex", "etex", "pdftex", "xetex", "latex", "pdflatex", "xelatex", "ptex", "uptex",
                 "platex", "uplatex",
             ],
-            &rules::apps::TEX_EXAMPLES,
+            &rules::tex::TEX_EXAMPLES,
         ),
+        (&["xetex", "xelatex"], &rules::tex::XETEX_EXAMPLES),
     ];
 
     fn argv(items: &[&str]) -> Vec<String> {
@@ -362,6 +364,7 @@ mod tests {
             include_str!("rules/apps.cases"),
             Home::Rules(&[
                 "npm",
+                "yarn",
                 "systemctl",
                 "pandoc",
                 "bat",
@@ -369,6 +372,7 @@ mod tests {
                 "rclone",
                 "convert",
                 "tex",
+                "xetex",
             ]),
         ),
     ];

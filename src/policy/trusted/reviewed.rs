@@ -14,7 +14,9 @@
 //! and may check files out through RCS, SCCS or git), the binutils that take `--plugin`
 //! (`nm`, `ar`, `ranlib`, `objdump`), LLVM tools (`-load`), the JDK launchers (`-J`,
 //! annotation processors), `kubectl` (exec credential plugins named in a kubeconfig),
-//! `rustc`, `gio`, `zgrep` and friends (shell scripts that run `sed`).
+//! `rustc`, `gio`, `zgrep` and friends (shell scripts that run `sed`). Programs whose rules
+//! are deny-lists that cannot be closed ([`NOT_CLOSED`]: yarn, pnpm, ImageMagick and
+//! GraphicsMagick, rclone, restic, borg) are refused the same way.
 
 use super::identity::{self, Policy};
 use super::names::derived_names;
@@ -80,6 +82,43 @@ pub const INERT: &[(&str, &str)] = &[
     ("zipinfo", "lists zip archives; runs nothing"),
 ];
 
+const YARN: &str = "yarn runs the script that a .yarnrc or .yarnrc.yml in the working directory \
+                    names (yarn-path, yarnPath) for every command";
+const PNPM: &str = "pnpm downloads and runs the pnpm version package.json's packageManager names, \
+                    and loads .pnpmfile.cjs from the working directory";
+const MAGICK: &str = "ImageMagick and GraphicsMagick choose a coder by a file's content and hand \
+                      PostScript, PDF, EPS and SVG to delegate programs (Ghostscript runs the \
+                      file as a program), as delegates.xml and policy.xml say, which are \
+                      searched for in several places (the working directory, in some builds)";
+const BACKUP: &str = "its repositories and remotes name programs it starts (an sftp or ssh \
+                      repository runs ssh with its options, restic's rclone: backend runs rclone, \
+                      an rclone remote's ssh option, borg's with-lock runs any command), in \
+                      arguments, configuration files and environment variables too many to close";
+
+/// Programs whose argument rules only refuse the forms known to run something (a deny-list)
+/// and cannot be closed with confidence, with the reason: they are refused as unreviewed
+/// unless the operator accepts them in `YIELDSHELL_UNREVIEWED_COMMANDS`, and then their
+/// rules still refuse the known forms.
+#[rustfmt::skip]
+pub const NOT_CLOSED: &[(&str, &str)] = &[
+    ("yarn", YARN), ("yarnpkg", YARN), ("pnpm", PNPM),
+    ("convert", MAGICK), ("magick", MAGICK), ("mogrify", MAGICK), ("identify", MAGICK),
+    ("composite", MAGICK), ("montage", MAGICK), ("compare", MAGICK), ("stream", MAGICK),
+    ("display", MAGICK), ("animate", MAGICK), ("import", MAGICK), ("gm", MAGICK),
+    ("rclone", BACKUP), ("restic", BACKUP), ("borg", BACKUP),
+];
+
+/// Why `program` (by any of its names) has rules that are not closed, when it has.
+pub fn not_closed(program: &str) -> Option<&'static str> {
+    let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
+    derived_names(&base).iter().find_map(|n| {
+        NOT_CLOSED
+            .iter()
+            .find(|(name, _)| name == n)
+            .map(|(_, why)| *why)
+    })
+}
+
 /// How an allowlisted program stands with the review.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Review {
@@ -97,6 +136,7 @@ pub enum Review {
 /// (`/usr/bin/xzcat`, `gzip.exe`, `x86_64-linux-gnu-strings`).
 pub fn review(program: &str) -> Review {
     match identity::classify(program).1 {
+        Some(Policy::Args(_)) if not_closed(program).is_some() => return Review::Unreviewed,
         Some(Policy::Args(_)) => return Review::Rules,
         Some(Policy::Deny) => return Review::Denied,
         None => (),
@@ -118,9 +158,16 @@ pub fn unreviewed_text(program: &str, resolved: Option<&str>) -> String {
         Some(real) => format!("{program} (which is {real})"),
         None => program.to_string(),
     };
+    let rules = match resolved
+        .and_then(not_closed)
+        .or_else(|| not_closed(program))
+    {
+        Some(why) => format!("its argument rules are not closed ({why})"),
+        None => "has no argument rules".to_string(),
+    };
     format!(
-        "Command refused: {shown} is allowlisted but has no argument rules, so nothing checks \
-         what its arguments, stdin or files make it run or load; ask the operator to add it to \
+        "Command refused: {shown} is allowlisted but {rules}, so nothing checks what its \
+         arguments, stdin or files make it run or load; ask the operator to add it to \
          YIELDSHELL_UNREVIEWED_COMMANDS (accepting that it may run any program its arguments \
          name), or use a reviewed program"
     )
@@ -157,10 +204,34 @@ mod tests {
             ("nm", Review::Unreviewed),
             ("kubectl", Review::Unreviewed),
             ("install", Review::Unreviewed),
+            ("npm", Review::Rules),
+            ("systemctl", Review::Rules),
+            ("pdflatex", Review::Rules),
+            ("yarn", Review::Unreviewed),
+            ("/usr/bin/convert", Review::Unreviewed),
+            ("gm", Review::Unreviewed),
+            ("restic", Review::Unreviewed),
         ];
         for (name, want) in cases {
             assert_eq!(review(name), *want, "{name}");
         }
+    }
+
+    #[test]
+    fn programs_whose_rules_are_not_closed_have_rules_and_say_why() {
+        for (name, _) in NOT_CLOSED {
+            assert!(
+                matches!(identity::classify(name).1, Some(Policy::Args(_))),
+                "{name} has no deny-list rules"
+            );
+        }
+        let text = unreviewed_text("convert", None);
+        assert!(
+            text.contains("convert is allowlisted but its argument rules are not closed")
+                && text.contains("YIELDSHELL_UNREVIEWED_COMMANDS"),
+            "{text}"
+        );
+        assert!(unreviewed_text("not-14", None).contains("not-14 is allowlisted but has no"));
     }
 
     #[test]

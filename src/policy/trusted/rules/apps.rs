@@ -1,114 +1,11 @@
-//! Rules for everyday applications with an option, a subcommand or a file name that runs a
-//! program: package managers (`npm run`, lifecycle scripts), systemctl (unit files, editors),
-//! pandoc (filters, PDF engines, Lua readers), ImageMagick and GraphicsMagick (`|cmd` file
-//! names, MSL scripts), bat (pagers), aria2c (`--on-download-*` hooks), rclone and restic
-//! (password commands, backend programs), borg (`--rsh`), and TeX (shell escape). Where a
-//! program has many subcommands, only those known not to run anything are accepted.
+//! Rules for everyday applications with an option or a file name that runs a program: pandoc
+//! (filters, PDF engines, Lua readers) and bat (pagers), closed grammars; and the deny-lists
+//! of ImageMagick and GraphicsMagick (`|cmd` file names, MSL scripts) and of rclone, restic
+//! and borg (password commands, backend programs, `--rsh`). Those programs cannot be closed
+//! (`reviewed::NOT_CLOSED` says why): they are refused as unreviewed, and their deny-lists
+//! still refuse the known forms when the operator accepts them.
 
-use crate::policy::trusted::getopt::{Arg, Grammar};
-
-/// The first argument that is not an option.
-fn subcommand(args: &[String]) -> Option<&str> {
-    args.iter()
-        .map(String::as_str)
-        .find(|a| !a.starts_with('-'))
-}
-
-/// Accepted and refused examples, walked by `harden`'s tests.
-#[cfg(test)]
-pub const PACKAGE_MANAGER_EXAMPLES: super::Examples = super::Examples {
-    accept: &[
-        &["ls"],
-        &["view", "react"],
-        &["install", "--ignore-scripts"],
-        &["audit"],
-    ],
-    refuse: &[
-        &["run", "build"],
-        &["test"],
-        &["install"],
-        &["exec", "x"],
-        &["audit", "fix"],
-        &["help", "install"],
-        &["my-script"],
-    ],
-};
-
-/// npm, yarn, pnpm: everything that runs package scripts (`run`, `test`, `start`, `exec`, an
-/// unknown name, which yarn and pnpm run as a script, `install` without `--ignore-scripts`) is
-/// refused, and so is `help` (npm opens it with the `browser` or `viewer` that a project's
-/// `.npmrc` names); looking at packages is accepted.
-pub fn check_node_package_manager(args: &[String]) -> Result<(), String> {
-    const SAFE: &[&str] = &[
-        "ls", "list", "ll", "la", "view", "info", "show", "v", "outdated", "search", "whoami",
-        "ping", "fund", "explain", "why", "query", "prefix", "root", "bin", "cache", "licenses",
-        "audit",
-    ];
-    const INSTALL: &[&str] = &["install", "i", "ci", "add", "update", "up", "upgrade"];
-    let ignore_scripts = args.iter().any(|a| a == "--ignore-scripts");
-    match subcommand(args) {
-        None => Ok(()),
-        Some(s) if SAFE.contains(&s) && !args.iter().any(|a| a == "fix") => Ok(()),
-        Some(s) if INSTALL.contains(&s) && ignore_scripts => Ok(()),
-        Some(s) => Err(format!(
-            "package manager subcommand {s} (it can run package scripts; inspection \
-             subcommands and install --ignore-scripts are accepted)"
-        )),
-    }
-}
-
-/// Accepted and refused examples, walked by `harden`'s tests.
-#[cfg(test)]
-pub const SYSTEMCTL_EXAMPLES: super::Examples = super::Examples {
-    accept: &[&["status", "nginx"], &["list-units"], &["is-active", "x"]],
-    refuse: &[
-        &["start", "x"],
-        &["edit", "x"],
-        &["link", "/tmp/x.service"],
-        &["daemon-reload"],
-        &["-H", "user@host", "status"],
-        &["--host=user@host", "status"],
-        &["--ho", "user@host", "status"],
-    ],
-};
-
-/// systemctl: only the subcommands that look (status, show, list-*, is-*, cat) are accepted;
-/// the others start units (whose files a redirection can write and `link` can install) or an
-/// editor.
-pub fn check_systemctl(args: &[String]) -> Result<(), String> {
-    const SAFE: &[&str] = &[
-        "status",
-        "show",
-        "cat",
-        "is-active",
-        "is-enabled",
-        "is-failed",
-        "is-system-running",
-        "list-units",
-        "list-unit-files",
-        "list-timers",
-        "list-sockets",
-        "list-dependencies",
-        "list-jobs",
-        "list-machines",
-        "help",
-        "get-default",
-    ];
-    // `-H`/`--host` reaches the host through ssh, which runs what its configuration names.
-    if args.iter().any(|a| {
-        a.starts_with("--h") && "--host".starts_with(a.split('=').next().unwrap_or(""))
-            || (a.starts_with('-') && !a.starts_with("--") && a.contains('H'))
-    }) {
-        return Err("systemctl --host (it runs ssh)".to_string());
-    }
-    match subcommand(args) {
-        None => Ok(()),
-        Some(s) if SAFE.contains(&s) => Ok(()),
-        Some(s) => Err(format!(
-            "systemctl {s} (only status and listing subcommands)"
-        )),
-    }
-}
+use crate::policy::trusted::getopt::{Arg, Grammar, Item};
 
 /// pandoc 3's options (`pandoc --help`), read with Haskell's GetOpt as pandoc does: short
 /// options clustered, a required value attached or the next argument, an optional one
@@ -291,53 +188,116 @@ pub fn check_magick(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// bat's options (its clap definition, `src/bin/bat/clap_app.rs` of bat 0.25, with the `git`
+/// and `lessopen` features): long options by their exact names and aliases (clap infers no
+/// prefixes, so the grammar's prefix reading only refuses more), short options clustered, a
+/// value attached or the next argument. bat reads more options from its configuration file
+/// (`BAT_CONFIG_PATH` or the user's configuration directory, not the working directory) and
+/// `BAT_OPTS`, which the environment rules refuse.
+#[rustfmt::skip]
+const BAT: Grammar = Grammar {
+    short: &[
+        ('A', Arg::No), ('p', Arg::No), ('l', Arg::Required), ('H', Arg::Required),
+        ('d', Arg::No), ('S', Arg::No), ('n', Arg::No), ('f', Arg::No), ('P', Arg::No),
+        ('m', Arg::Required), ('s', Arg::No), ('r', Arg::Required), ('L', Arg::No),
+        ('u', Arg::No), ('h', Arg::No), ('V', Arg::No),
+    ],
+    long: &[
+        ("show-all", Arg::No), ("show-nonprintable", Arg::No),
+        ("nonprintable-notation", Arg::Required), ("binary", Arg::Required), ("plain", Arg::No),
+        ("language", Arg::Required), ("highlight-line", Arg::Required),
+        ("file-name", Arg::Required), ("diff", Arg::No), ("diff-context", Arg::Required),
+        ("gitsigns", Arg::Required), ("tabs", Arg::Required), ("wrap", Arg::Required),
+        ("chop-long-lines", Arg::No), ("terminal-width", Arg::Required), ("number", Arg::No),
+        ("color", Arg::Required), ("italic-text", Arg::Required),
+        ("decorations", Arg::Required), ("force-colorization", Arg::No),
+        ("paging", Arg::Required), ("no-paging", Arg::No), ("no-pager", Arg::No),
+        ("pager", Arg::Required), ("map-syntax", Arg::Required),
+        ("ignored-suffix", Arg::Required), ("theme", Arg::Required),
+        ("theme-light", Arg::Required), ("theme-dark", Arg::Required), ("list-themes", Arg::No),
+        ("squeeze-blank", Arg::No), ("squeeze-limit", Arg::Required),
+        ("strip-ansi", Arg::Required), ("style", Arg::Required), ("line-range", Arg::Required),
+        ("list-languages", Arg::No), ("unbuffered", Arg::No), ("no-config", Arg::No),
+        ("no-custom-assets", Arg::No), ("completion", Arg::Required), ("lessopen", Arg::No),
+        ("no-lessopen", Arg::No), ("config-file", Arg::No), ("generate-config-file", Arg::No),
+        ("config-dir", Arg::No), ("cache-dir", Arg::No), ("diagnostic", Arg::No),
+        ("diagnostics", Arg::No), ("acknowledgements", Arg::No),
+        ("set-terminal-title", Arg::No), ("help", Arg::No), ("version", Arg::No),
+    ],
+    stop_at_operand: false,
+    w_long: false,
+    negation: false,
+    ambiguous_takes_value: true,
+};
+
+/// bat options that run a program: `--pager` names one, `--paging` other than `never` or
+/// `auto` (`always`) runs it without a terminal, `--lessopen` runs the `LESSOPEN`
+/// preprocessor, `--diagnostic` runs the pager to read its version; and
+/// `--generate-config-file`, which writes outside the working directory.
+const BAT_RUNS: &[&str] = &[
+    "pager",
+    "lessopen",
+    "diagnostic",
+    "diagnostics",
+    "generate-config-file",
+];
+
 /// Accepted and refused examples, walked by `harden`'s tests.
 #[cfg(test)]
 pub const BAT_EXAMPLES: super::Examples = super::Examples {
-    accept: &[&["f.rs"], &["--paging=never", "f.rs"], &["-n", "f.rs"]],
+    accept: &[
+        &["f.rs"],
+        &["--paging=never", "f.rs"],
+        &["--paging", "auto", "f.rs"],
+        &["-n", "f.rs"],
+        &["-pp", "f.rs"],
+        &["-P", "-l", "rust", "f"],
+        &["-lrust", "-r", "10:20", "f"],
+        &["--style=numbers,changes", "--color=always", "f.rs"],
+        &["--no-pager", "-A", "f"],
+        &["--list-languages"],
+        &["-d", "--diff-context", "3", "f.rs"],
+        &["./cache"],
+        &["--", "--pager"],
+    ],
     refuse: &[
         &["--pager", "sh", "f.rs"],
         &["--pager=sh", "f.rs"],
+        &["--pag=sh", "f.rs"],
         &["--paging=always", "f.rs"],
+        &["--paging", "always", "f.rs"],
+        &["f.rs", "--paging=always"],
+        &["--lessopen", "f.rs"],
+        &["--diagnostic"],
+        &["--generate-config-file"],
+        &["cache", "--build"],
+        &["--future-option", "f"],
+        &["-Z", "f"],
     ],
 };
 
-/// bat: `--pager` names a program, and `--paging=always` runs it without a terminal.
+/// bat: the options in `BAT_RUNS` in any spelling, `--paging` other than `never`/`auto`, the
+/// `cache` subcommand (it rebuilds bat's assets outside the working directory; a file named
+/// `cache` is read as `./cache`) and any option bat does not have.
 pub fn check_bat(args: &[String]) -> Result<(), String> {
-    if args
-        .iter()
-        .any(|a| a.starts_with("--pager") || a.starts_with("--paging=always") || a == "-P")
-    {
-        return Err("bat pager option".to_string());
-    }
-    Ok(())
-}
-
-/// Accepted and refused examples, walked by `harden`'s tests.
-#[cfg(test)]
-pub const ARIA2C_EXAMPLES: super::Examples = super::Examples {
-    accept: &[
-        &["https://example.com/f"],
-        &["-x", "4", "https://example.com/f"],
-    ],
-    refuse: &[
-        &["--on-download-complete=sh", "https://example.com/f"],
-        &["-i", "list"],
-        &["--conf-path=c"],
-        &["--input-file=list"],
-    ],
-};
-
-/// aria2c: `--on-download-*` and `--on-bt-*` run hooks; an input file (`-i`) and a
-/// configuration file can set them.
-pub fn check_aria2c(args: &[String]) -> Result<(), String> {
-    if args.iter().any(|a| {
-        a.starts_with("--on-")
-            || a.starts_with("--conf-path")
-            || a.starts_with("--input-file")
-            || a.starts_with("-i")
-    }) {
-        return Err("aria2c hook or input file option".to_string());
+    for items in BAT.readings(args) {
+        for item in &items {
+            if let Some(option) = BAT.unknown(item) {
+                return Err(format!("bat option {option} is not known to the rule"));
+            }
+            let paging_runs = item.long_is(&["paging"])
+                && !item.value().is_some_and(|v| v == "never" || v == "auto");
+            if item.long_is(BAT_RUNS) || paging_runs {
+                return Err("bat pager option (it runs a program)".to_string());
+            }
+        }
+        if items.iter().find(|i| matches!(i, Item::Operand(_))) == Some(&Item::Operand("cache")) {
+            return Err(
+                "bat cache (it rebuilds bat's assets outside the working directory; \
+                 a file named cache is read as ./cache)"
+                    .to_string(),
+            );
+        }
     }
     Ok(())
 }
@@ -368,31 +328,6 @@ pub fn check_backup(args: &[String]) -> Result<(), String> {
             || a.starts_with("--sftp-command")
     }) {
         return Err("backup tool command or configuration option".to_string());
-    }
-    Ok(())
-}
-
-/// Accepted and refused examples, walked by `harden`'s tests.
-#[cfg(test)]
-pub const TEX_EXAMPLES: super::Examples = super::Examples {
-    accept: &[&["doc.tex"], &["-interaction=nonstopmode", "doc.tex"]],
-    refuse: &[
-        &["-shell-escape", "doc.tex"],
-        &["--shell-escape", "doc.tex"],
-        &["-enable-write18", "doc.tex"],
-        &["-cnf-line=shell_escape=t", "doc.tex"],
-    ],
-};
-
-/// TeX engines: shell escape, and `-cnf-line`, which can turn it on.
-pub fn check_tex(args: &[String]) -> Result<(), String> {
-    if args.iter().any(|a| {
-        let a = a.trim_start_matches('-');
-        a.starts_with("shell-escape")
-            || a.starts_with("enable-write18")
-            || a.starts_with("cnf-line")
-    }) {
-        return Err("TeX shell escape option".to_string());
     }
     Ok(())
 }

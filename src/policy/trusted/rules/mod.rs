@@ -4,6 +4,7 @@
 //! prefix.
 
 pub mod apps;
+pub mod aria2c;
 pub mod awk;
 pub mod awk_scan;
 pub mod cc;
@@ -11,8 +12,11 @@ pub mod curl;
 pub mod find;
 pub mod go;
 pub mod misc;
+pub mod npm;
 pub mod sort;
+pub mod systemctl;
 pub mod tar;
+pub mod tex;
 pub mod tools;
 
 /// The prefix of every rejection message.
