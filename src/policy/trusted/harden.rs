@@ -164,7 +164,7 @@ mod tests {
         (&["openssl"], &rules::tools::OPENSSL_EXAMPLES),
         (&["curl"], &rules::curl::EXAMPLES),
         (&["ssh-keygen"], &rules::tools::SSH_KEYGEN_EXAMPLES),
-        (&["gpg", "gpg2", "gpgv"], &rules::tools::GPG_EXAMPLES),
+        (&["gpg", "gpg2", "gpgv"], &rules::gpg::GPG_EXAMPLES),
         (&["cpio"], &rules::tools::CPIO_EXAMPLES),
         (&["go"], &rules::go::GO_EXAMPLES),
         (

@@ -10,6 +10,7 @@ pub mod cc;
 pub mod curl;
 pub mod find;
 pub mod go;
+pub mod gpg;
 pub mod misc;
 pub mod sort;
 pub mod tar;
