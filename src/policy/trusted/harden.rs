@@ -164,7 +164,8 @@ mod tests {
         (&["openssl"], &rules::tools::OPENSSL_EXAMPLES),
         (&["curl"], &rules::curl::EXAMPLES),
         (&["ssh-keygen"], &rules::tools::SSH_KEYGEN_EXAMPLES),
-        (&["gpg", "gpg2", "gpgv"], &rules::gpg::GPG_EXAMPLES),
+        (&["gpg", "gpg2"], &rules::gpg::GPG_EXAMPLES),
+        (&["gpgv"], &rules::gpg::GPGV_EXAMPLES),
         (&["cpio"], &rules::tools::CPIO_EXAMPLES),
         (&["go"], &rules::go::GO_EXAMPLES),
         (

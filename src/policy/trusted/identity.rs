@@ -196,7 +196,7 @@ const CHECKED: &[(&str, ArgCheck)] = &[
     ("ssh-keygen", rules::tools::check_ssh_keygen),
     ("gpg", rules::gpg::check_gpg),
     ("gpg2", rules::gpg::check_gpg),
-    ("gpgv", rules::gpg::check_gpg),
+    ("gpgv", rules::gpg::check_gpgv),
     ("cpio", rules::tools::check_cpio),
     ("go", rules::go::check_go),
     ("npm", rules::apps::check_node_package_manager),
