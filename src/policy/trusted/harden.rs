@@ -161,7 +161,7 @@ mod tests {
             &["ld", "lld", "ld.lld", "ld.bfd", "ld.gold", "mold"],
             &rules::cc::LD_EXAMPLES,
         ),
-        (&["openssl"], &rules::tools::OPENSSL_EXAMPLES),
+        (&["openssl"], &rules::openssl::OPENSSL_EXAMPLES),
         (&["curl"], &rules::curl::EXAMPLES),
         (&["ssh-keygen"], &rules::tools::SSH_KEYGEN_EXAMPLES),
         (&["gpg", "gpg2"], &rules::gpg::GPG_EXAMPLES),

@@ -191,7 +191,7 @@ const CHECKED: &[(&str, ArgCheck)] = &[
     ("ld.bfd", rules::cc::check_ld),
     ("ld.gold", rules::cc::check_ld),
     ("mold", rules::cc::check_ld),
-    ("openssl", rules::tools::check_openssl),
+    ("openssl", rules::openssl::check_openssl),
     ("curl", rules::curl::check),
     ("ssh-keygen", rules::tools::check_ssh_keygen),
     ("gpg", rules::gpg::check_gpg),

@@ -12,6 +12,7 @@ pub mod find;
 pub mod go;
 pub mod gpg;
 pub mod misc;
+pub mod openssl;
 pub mod sort;
 pub mod tar;
 pub mod tools;
