@@ -159,7 +159,7 @@ mod tests {
         ),
         (
             &["ld", "lld", "ld.lld", "ld.bfd", "ld.gold", "mold"],
-            &rules::cc::LD_EXAMPLES,
+            &rules::ld::LD_EXAMPLES,
         ),
         (&["openssl"], &rules::openssl::OPENSSL_EXAMPLES),
         (&["curl"], &rules::curl::EXAMPLES),

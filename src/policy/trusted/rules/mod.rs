@@ -11,6 +11,7 @@ pub mod curl;
 pub mod find;
 pub mod go;
 pub mod gpg;
+pub mod ld;
 pub mod misc;
 pub mod openssl;
 pub mod sort;
