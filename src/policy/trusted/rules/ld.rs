@@ -2,7 +2,8 @@
 //! the union of GNU ld 2.40's and gold 1.16's `--help` (every long option and short letter, and
 //! whether it takes a value; where the two disagree the value is read as optional, so the next
 //! argument is judged as an option too), with lld's `--load-pass-plugin` and `-mllvm` and
-//! mold's `-run` so that they are named when refused. The options are read as GNU ld reads them
+//! mold's `-run` so that they are named when refused, and a few everyday lld options
+//! (`--lto-O3`, `--thinlto-jobs`, `--color-diagnostics`, `--pack-dyn-relocs`). The options are read as GNU ld reads them
 //! (`getopt_long_only`): a long option with one dash or two, by any unambiguous prefix, its
 //! value as `=value` or the next argument; a single dash that selects no long option is a
 //! cluster of short letters (`-lc`, `-L/usr/lib`, `-znow`). lld and mold take no
@@ -184,6 +185,11 @@ const LD: Grammar = Grammar {
         ("warn-section-align", Arg::No), ("warn-shared-textrel", Arg::No),
         ("warn-textrel", Arg::No), ("warn-unresolved-symbols", Arg::No),
         ("weak-unresolved-symbols", Arg::No), ("whole-archive", Arg::No), ("wrap", Arg::Required),
+        // lld's everyday options that neither GNU linker has: optimisation levels, job
+        // counts, colours and relocation packing, none of which names a file to load.
+        ("lto-O0", Arg::No), ("lto-O1", Arg::No), ("lto-O2", Arg::No), ("lto-O3", Arg::No),
+        ("thinlto-jobs", Arg::Required), ("color-diagnostics", Arg::Optional),
+        ("no-color-diagnostics", Arg::No), ("pack-dyn-relocs", Arg::Required),
     ],
     stop_at_operand: false,
     w_long: false,
@@ -240,6 +246,14 @@ pub const LD_EXAMPLES: super::Examples = super::Examples {
         &["--build-id", "--hash-style=gnu", "-m", "elf_x86_64", "x.o"],
         &["-o", "-plugin", "x.o"],
         &["--version"],
+        &[
+            "--lto-O3",
+            "--thinlto-jobs=4",
+            "--color-diagnostics",
+            "-o",
+            "p",
+            "m.o",
+        ],
     ],
     refuse: &[
         &["-plugin", "x.so", "a.o"],
@@ -257,6 +271,8 @@ pub const LD_EXAMPLES: super::Examples = super::Examples {
         &["--error-h", "./x", "a.o"],
         &["--some-future-option", "a.o"],
         &["-Zfuture", "a.o"],
+        &["--print", "a.o"],
+        &["--retain", "--plugin=x.so", "a.o"],
         &["-lc", "-K"],
     ],
 };
@@ -293,17 +309,17 @@ pub fn check_ld(args: &[String]) -> Result<(), String> {
                 return Err(RUNS.to_string());
             }
             if let [only] = candidates[..] {
-                if value.is_none() && LD.long_arg(only) == Some(Arg::Required) {
+                // An abbreviation takes its value only in GNU ld's reading: lld and mold read
+                // the name exactly (perhaps as an option of theirs without a value), so the
+                // next argument is judged as an option too.
+                if only == name && value.is_none() && LD.long_arg(only) == Some(Arg::Required) {
                     i += 1;
                 }
                 continue;
             }
-            if !candidates.is_empty() {
-                // Ambiguous: the linker refuses it; the next argument is judged on its own.
-                continue;
-            }
-            if two {
-                return unknown(format!("--{name}"));
+            // Ambiguous (GNU ld refuses it; lld or mold may have it exactly), or none.
+            if two || !candidates.is_empty() {
+                return unknown(format!("{}{name}", if two { "--" } else { "-" }));
             }
         }
         let mut items = Vec::new();

@@ -2,7 +2,7 @@
 //! command given in the arguments. Each is a closed grammar read as the program reads its
 //! options (`getopt`): an option it does not know is refused, naming it.
 
-use crate::policy::trusted::getopt::{Arg, Grammar};
+use crate::policy::trusted::getopt::{Arg, Grammar, Item};
 
 /// fd 10's options, from its `clap` definition (`src/cli.rs`): every long option and alias
 /// (clap takes no abbreviations; reading them as getopt does only finds more options to
@@ -76,6 +76,8 @@ pub const FD_EXAMPLES: super::Examples = super::Examples {
         &["-tf", "-X", "rm"],
         &["--some-future-option", "x"],
         &["-K", "x"],
+        &["--max-d", "--exec=sh"],
+        &["--hid", "x"],
     ],
 };
 
@@ -84,8 +86,11 @@ pub const FD_EXAMPLES: super::Examples = super::Examples {
 /// server sets, not a program the caller names.
 pub fn check_fd(args: &[String]) -> Result<(), String> {
     super::closed("fd", &FD, args, |item| {
-        (item.short_is(&['x', 'X']) || item.long_is(&["exec", "exec-batch"]))
-            .then(|| "fd --exec".to_string())
+        if item.short_is(&['x', 'X']) || item.long_is(&["exec", "exec-batch"]) {
+            Some("fd --exec".to_string())
+        } else {
+            abbreviation("fd", item)
+        }
     })
 }
 
@@ -190,6 +195,8 @@ pub const RG_EXAMPLES: super::Examples = super::Examples {
         &["--hostname", "sh", "x"],
         &["--some-future-option", "x"],
         &["-K", "x"],
+        &["--max-c", "--pre=sh", "x"],
+        &["--hid", "x"],
     ],
 };
 
@@ -204,9 +211,25 @@ pub fn check_rg(args: &[String]) -> Result<(), String> {
         } else if item.long_is(&["hostname-bin"]) {
             Some("rg --hostname-bin".to_string())
         } else {
-            None
+            abbreviation("rg", item)
         }
     })
+}
+
+/// An abbreviated long option, for the programs that take none (fd's clap, rg's lexopt): the
+/// program reads the name exactly, so a newer version's option of that name could take no
+/// value where the abbreviated one takes the next argument, and hide an option there.
+fn abbreviation(program: &str, item: &Item<'_>) -> Option<String> {
+    match item {
+        Item::Long {
+            candidates,
+            written,
+            ..
+        } if !candidates.is_empty() && !candidates.contains(written) => Some(format!(
+            "{program} option --{written} is not known to the rule"
+        )),
+        _ => None,
+    }
 }
 
 /// GNU split's options (coreutils 9.1's `--help` and optstring, with the obsolete `-NUM` as
