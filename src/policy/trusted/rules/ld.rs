@@ -7,8 +7,9 @@
 //! (`getopt_long_only`): a long option with one dash or two, by any unambiguous prefix, its
 //! value as `=value` or the next argument; a single dash that selects no long option is a
 //! cluster of short letters (`-lc`, `-L/usr/lib`, `-znow`). lld and mold take no
-//! abbreviations, so reading them as ld does only finds more options to judge; their options
-//! that neither GNU linker has are refused as unknown.
+//! abbreviations: an ambiguous one is refused as unknown (GNU ld refuses it too), and after a
+//! unique one the next argument is judged as an option as well as a value; their options that
+//! neither GNU linker has are refused as unknown.
 //!
 //! Refused, and why: `-plugin`/`--plugin` (a library the linker loads), `-plugin-opt` (the LTO
 //! plugin runs the lto-wrapper program its first option names), lld's `--load-pass-plugin` and

@@ -5,8 +5,7 @@
 use crate::policy::trusted::getopt::{Arg, Grammar, Item};
 
 /// fd 10's options, from its `clap` definition (`src/cli.rs`): every long option and alias
-/// (clap takes no abbreviations; reading them as getopt does only finds more options to
-/// judge), the hidden negations (`--no-hidden`, `--ignore`, …) and `-1`. Values are attached
+/// (clap takes no abbreviations: `check_fd` refuses one as unknown), the hidden negations (`--no-hidden`, `--ignore`, …) and `-1`. Values are attached
 /// (`-d3`, `--max-depth=3`) or the next argument; clap reads a
 /// separate value that starts with `-` as a new option and reports the missing value.
 #[rustfmt::skip]
@@ -96,8 +95,8 @@ pub fn check_fd(args: &[String]) -> Result<(), String> {
 
 /// ripgrep's flags (14 and 15, from `crates/core/flags/defs.rs`, without the build-time
 /// `unstable-index` ones): each flag's long name, aliases, negation and short letter. rg's
-/// parser (lexopt) takes no abbreviations; reading them as getopt does only finds more
-/// options to judge. `RIPGREP_CONFIG_PATH` (a file of flags) is the environment's, which a
+/// parser (lexopt) takes no abbreviations: `check_rg` refuses one as unknown.
+/// `RIPGREP_CONFIG_PATH` (a file of flags) is the environment's, which a
 /// call cannot set.
 #[rustfmt::skip]
 const RG: Grammar = Grammar {
