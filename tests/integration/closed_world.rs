@@ -735,3 +735,142 @@ fn a_call_cannot_name_the_temporary_directory() {
         );
     }
 }
+
+/// The closed grammars of fd, rg, split, diff3, sdiff, wget, gpg, gpgv, openssl and the
+/// linkers, through the real binary: each program's route to a program or library the caller
+/// names is refused in the spellings the program reads (abbreviations, `=`, clusters, after an
+/// operand, a planted configuration), nothing runs (the runner's marker is never written), an
+/// option the grammar does not have is refused naming it, and everyday calls run.
+#[test]
+fn closed_grammars_refuse_every_spelling_of_a_route_and_unknown_options() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = Renamed::new("closed-grammars", &[]);
+    let work = &fx.work;
+    // What each route would run: it leaves MARK behind.
+    let runner = work.join("runner");
+    std::fs::write(&runner, "#!/bin/sh\ntouch MARK\nexit 1\n").expect("runner");
+    std::fs::set_permissions(&runner, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    // A home directory whose gpg.conf names the agent gpg starts (`--card-status` starts it).
+    std::fs::create_dir(work.join("h")).expect("h");
+    std::fs::set_permissions(work.join("h"), std::fs::Permissions::from_mode(0o700))
+        .expect("chmod h");
+    std::fs::write(
+        work.join("h/gpg.conf"),
+        format!("agent-program {}\n", path_str(&runner)),
+    )
+    .expect("gpg.conf");
+    // An OpenSSL configuration that loads a provider module from the working directory.
+    std::fs::write(
+        work.join("evil.cnf"),
+        "openssl_conf = init\n[init]\nproviders = p\n[p]\nx = x_sect\n[x_sect]\n\
+         module = ./runner\nactivate = 1\n",
+    )
+    .expect("evil.cnf");
+    for name in ["a", "b", "c", "data.txt"] {
+        std::fs::write(work.join(name), "one\ntwo\n").expect("data");
+    }
+    // diff3 and sdiff run diff.
+    let allow = "fd,rg,split,diff,diff3,sdiff,wget,gpg,gpgv,openssl,ld,ld.bfd,mold";
+    const RUNS: &str = "compiler plugin or external program option";
+    const GPG: &str = "gpg external program or option file";
+    const OPENSSL: &str = "openssl engine, provider or configuration option";
+    let url = "http://127.0.0.1:9/";
+    let refused: &[(&[&str], &str)] = &[
+        (&["fd", "-Hx", "./runner"], "fd --exec"),
+        (&["fd", "--exec-b", "./runner"], "fd --exec"),
+        (
+            &["fd", "--from-the-future", "x"],
+            "fd option --from-the-future is not known to the rule",
+        ),
+        (&["rg", "--pre=./runner", "x"], "rg --pre"),
+        (&["rg", "-n", "x", "--pr", "./runner"], "rg --pre"),
+        (&["rg", "-K", "x"], "rg option -K is not known to the rule"),
+        (
+            &["split", "--fil", "./runner", "data.txt"],
+            "split --filter",
+        ),
+        (
+            &["split", "-l1", "data.txt", "--f=./runner"],
+            "split --filter",
+        ),
+        (
+            &["split", "--from-the-future", "data.txt"],
+            "split option --from-the-future is not known to the rule",
+        ),
+        (
+            &["diff3", "--d=./runner", "a", "b", "c"],
+            "external diff program",
+        ),
+        (
+            &["diff3", "-Z", "a", "b", "c"],
+            "diff3 option -Z is not known to the rule",
+        ),
+        (
+            &["sdiff", "--diff", "./runner", "a", "b"],
+            "external diff program",
+        ),
+        (&["sdiff", "-sout", "a", "b"], "interactive merge"),
+        (&["wget", "-qex=y", url], "wget command option"),
+        (&["wget", "--use-a", "./runner", url], "wget command option"),
+        (&["wget", "--conf=h/gpg.conf", url], "wget command option"),
+        (
+            &["wget", "-j", url],
+            "wget option -j is not known to the rule",
+        ),
+        (&["gpg", "--homedir", "h", "--card-status"], GPG),
+        (&["gpg", "--home=h", "--card-status"], GPG),
+        (&["gpg", "--agent-p=./runner", "--card-status"], GPG),
+        (&["gpg", "-k", "--opt", "h/gpg.conf"], GPG),
+        (
+            &["gpg", "--from-the-future", "-k"],
+            "gpg option --from-the-future is not known to the rule",
+        ),
+        (&["gpgv", "--home=h", "x.sig"], GPG),
+        (&["openssl", "req", "--config=evil.cnf", "-new"], OPENSSL),
+        (
+            &["openssl", "dgst", "-provider-path", ".", "data.txt"],
+            OPENSSL,
+        ),
+        (
+            &["openssl", "x509", "-from-the-future"],
+            "openssl option -from-the-future is not known to the rule",
+        ),
+        (&["ld", "-plugin", "./runner", "m.o"], RUNS),
+        (&["ld.bfd", "-plugin-opt=./runner", "m.o"], RUNS),
+        (&["ld", "--error-h", "./runner", "m.o"], RUNS),
+        (&["ld", "-o", "@opts", "m.o"], RUNS),
+        (&["mold", "-run", "./runner"], RUNS),
+        (
+            &["ld", "--from-the-future", "m.o"],
+            "linker option --from-the-future is not known to the rule",
+        ),
+    ];
+    for sandbox in sandboxes() {
+        let mut extra = sandbox.to_vec();
+        extra.push(NO_OPT_IN);
+        let server = fx.trusted(allow, &extra);
+        for (argv, expected) in refused {
+            let (ok, text) = shell_execute(&server, argv);
+            assert!(!ok, "{argv:?}: {text}");
+            assert!(
+                text.contains(expected),
+                "{argv:?}: expected {expected:?} in {text}"
+            );
+            assert!(!work.join("MARK").exists(), "{argv:?} ran the runner");
+        }
+        for argv in [
+            &["split", "-l", "1", "data.txt", "part-"][..],
+            &["diff3", "-m", "a", "b", "c"],
+            &["sdiff", "-s", "a", "b"],
+            &["openssl", "dgst", "-sha256", "data.txt"],
+            &["gpg", "--version"],
+            &["gpgv", "--version"],
+            &["ld", "--version"],
+            &["wget", "--version"],
+        ] {
+            let (ok, text) = shell_execute(&server, argv);
+            assert!(ok, "{argv:?}: {text}");
+        }
+        assert!(work.join("part-ab").exists(), "split ran");
+    }
+}

@@ -159,12 +159,13 @@ mod tests {
         ),
         (
             &["ld", "lld", "ld.lld", "ld.bfd", "ld.gold", "mold"],
-            &rules::cc::LD_EXAMPLES,
+            &rules::ld::LD_EXAMPLES,
         ),
-        (&["openssl"], &rules::tools::OPENSSL_EXAMPLES),
+        (&["openssl"], &rules::openssl::OPENSSL_EXAMPLES),
         (&["curl"], &rules::curl::EXAMPLES),
         (&["ssh-keygen"], &rules::tools::SSH_KEYGEN_EXAMPLES),
-        (&["gpg", "gpg2", "gpgv"], &rules::tools::GPG_EXAMPLES),
+        (&["gpg", "gpg2"], &rules::gpg::GPG_EXAMPLES),
+        (&["gpgv"], &rules::gpg::GPGV_EXAMPLES),
         (&["cpio"], &rules::tools::CPIO_EXAMPLES),
         (&["go"], &rules::go::GO_EXAMPLES),
         (&["npm"], &rules::npm::NPM_EXAMPLES),
@@ -352,7 +353,7 @@ mod tests {
         (
             "rules/tools.cases",
             include_str!("rules/tools.cases"),
-            Home::Rules(&["openssl", "ssh-keygen", "gpg", "cpio"]),
+            Home::Rules(&["openssl", "ssh-keygen", "gpg", "gpgv", "cpio"]),
         ),
         (
             "rules/misc.cases",

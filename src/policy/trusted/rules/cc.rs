@@ -1,6 +1,5 @@
-//! Compiler drivers and linkers: gcc, clang and friends, and ld, lld, gold and mold. They run
-//! programs and load libraries named in their arguments (`-wrapper`, plugins, `-B`, spec and
-//! response files, configuration files).
+//! Compiler drivers: gcc, clang and friends. They run programs and load libraries named in
+//! their arguments (`-wrapper`, plugins, `-B`, spec and response files, configuration files).
 //!
 //! The compiler drivers (gcc, g++, cc, c++, cpp, clang, clang++, clang-cpp, gfortran, tcc) are a
 //! closed grammar of option families: the families gcc and clang document that cannot load or
@@ -13,7 +12,7 @@
 //! Every argument, values included, is also checked against the deny-list, so a value passed on
 //! to another tool (`-Wl,`, `-Xlinker`, `-Xclang`, `-mllvm`) is judged there.
 //!
-//! The linkers keep the deny-list alone: their options are those of several different programs.
+//! The linkers run on their own have a closed grammar of their own, in `ld`.
 
 /// The reason of every option that loads or runs something.
 const RUNS: &str = "compiler plugin or external program option";
@@ -81,33 +80,6 @@ fn passes_on_to_runs(a: &str) -> bool {
 /// directory the caller wrote could supply the program. A driver named `cc` may be clang.
 fn is_sysroot(a: &str) -> bool {
     a == "--sysroot" || a.starts_with("--sysroot=")
-}
-
-/// Accepted and refused examples, walked by `harden`'s tests.
-#[cfg(test)]
-pub const LD_EXAMPLES: super::Examples = super::Examples {
-    accept: &[
-        &["-Bstatic", "-o", "a", "a.o"],
-        &["--gc-sections", "-o", "a", "a.o", "-lc"],
-    ],
-    refuse: &[
-        &["-plugin", "x.so", "a.o"],
-        &["--plugin=x.so", "a.o"],
-        &["--load-pass-plugin=x.so"],
-        &["@opts"],
-        &["-run", "make"],
-        &["--run", "sh", "-c", "id"],
-    ],
-};
-
-/// The linkers: nothing that loads a plugin or reads a file of options, and not mold's
-/// `-run COMMAND` (it runs the command, with mold standing in for every linker it starts).
-pub fn check_ld(args: &[String]) -> Result<(), String> {
-    let runs = |a: &str| a == "-run" || a == "--run" || a.starts_with("--run=");
-    if args.iter().any(|a| runs_or_loads(a, true) || runs(a)) {
-        return Err(RUNS.to_string());
-    }
-    Ok(())
 }
 
 /// Options whose value is the next argument when it is not attached (gcc's `Separate` and
@@ -468,7 +440,5 @@ mod tests {
             check_cc(&argv(&["-o", "-wrapper", "x.c"])),
             Err(RUNS.to_string())
         );
-        // The linkers keep their `-B` flags.
-        assert_eq!(check_ld(&argv(&["-Bstatic", "a.o"])), Ok(()));
     }
 }

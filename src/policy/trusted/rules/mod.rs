@@ -11,16 +11,46 @@ pub mod cc;
 pub mod curl;
 pub mod find;
 pub mod go;
+pub mod gpg;
+pub mod ld;
 pub mod misc;
 pub mod npm;
+pub mod openssl;
 pub mod sort;
 pub mod systemctl;
 pub mod tar;
 pub mod tex;
 pub mod tools;
 
+use crate::policy::trusted::getopt::{Grammar, Item};
+
 /// The prefix of every rejection message.
 pub const PREFIX: &str = "Command rejected by default security policy: ";
+
+/// A closed rule's walk: `args` read with `grammar` under both readings of an ambiguous
+/// abbreviation; `judge`'s reason for the first option it refuses, else the first option the
+/// grammar does not have (a newer version of the program may load or run something with it),
+/// named as `<program> option <option> is not known to the rule`.
+pub fn closed(
+    program: &str,
+    grammar: &Grammar,
+    args: &[String],
+    judge: impl Fn(&Item<'_>) -> Option<String>,
+) -> Result<(), String> {
+    for items in grammar.readings(args) {
+        for item in &items {
+            if let Some(reason) = judge(item) {
+                return Err(reason);
+            }
+            if let Some(option) = grammar.unknown(item) {
+                return Err(format!(
+                    "{program} option {option} is not known to the rule"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
 
 /// A rule's examples: argument lists (after the program's name) it must accept and must
 /// refuse. `harden`'s tests walk every rule's examples through the hardening's entry, by the
