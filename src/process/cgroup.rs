@@ -292,6 +292,24 @@ fn kept_pids(c: &Count) -> Option<Vec<u32>> {
     Some(pids)
 }
 
+/// How many processes a kept v2 `cgroup.procs` lists now (one line each: v2 lists each
+/// process once), counted without allocating; `None` when none is kept or it cannot be read.
+fn kept_count(c: &Count) -> Option<usize> {
+    use crate::base::sys::ext::FileExt;
+    let f = c.procs_file.as_ref()?;
+    let mut buf = [0u8; 512];
+    let (mut at, mut lines) = (0u64, 0);
+    loop {
+        let n = f.read_at(&mut buf, at).ok()?;
+        lines += memchr::memchr_iter(b'\n', &buf[..n]).count();
+        // A read of a cgroup file fills the buffer unless the list ended.
+        if n < buf.len() {
+            return Some(lines);
+        }
+        at += n as u64;
+    }
+}
+
 /// The cgroup's task count now, read from its kept `pids.current`.
 fn tasks_of(c: &Count) -> Option<u64> {
     use crate::base::sys::ext::FileExt;
@@ -357,7 +375,7 @@ impl CommandGroup {
                 c.processes = self.listed(&c).len();
                 c.processes
             }
-            None => self.listed(&c).len(),
+            None => kept_count(&c).unwrap_or_else(|| self.listed(&c).len()),
         }
     }
 
@@ -370,8 +388,8 @@ impl CommandGroup {
         if let Some(tasks) = tasks_of(&self.count.lock()) {
             return tasks == 0;
         }
-        if let Some(pids) = kept_pids(&self.count.lock()) {
-            return pids.is_empty();
+        if let Some(n) = kept_count(&self.count.lock()) {
+            return n == 0;
         }
         let Ok(mut f) = fs::File::open(self.dir.join("cgroup.procs")) else {
             return true;
