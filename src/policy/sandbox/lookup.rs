@@ -75,6 +75,39 @@ impl Lookups {
     }
 }
 
+/// Most entries a directory is listed for before [`Listing::of`] gives up (a huge
+/// directory costs more to list than the few names asked about cost to `lstat`).
+const MOST_ENTRIES: usize = 4096;
+
+/// The names in one directory, read with one listing: which of many names asked about
+/// exist costs a `getdents` or two instead of an `lstat` each. Read when asked, never kept
+/// beyond its caller.
+pub(super) struct Listing(std::collections::HashSet<std::ffi::OsString>);
+
+impl Listing {
+    /// The listing of `dir`; `None` when it cannot be read or holds more than
+    /// [`MOST_ENTRIES`] entries (then ask name by name).
+    pub(super) fn of(dir: &Path) -> Option<Listing> {
+        let mut names = std::collections::HashSet::new();
+        for e in std::fs::read_dir(dir).ok()? {
+            names.insert(e.ok()?.file_name());
+            if names.len() > MOST_ENTRIES {
+                return None;
+            }
+        }
+        Some(Listing(names))
+    }
+
+    /// False when `path` (a path beneath the listed directory, `rel` its part below it)
+    /// certainly does not exist: its first component is not in the listing. True when it
+    /// may (ask the kernel).
+    pub(super) fn may_hold(&self, rel: &Path) -> bool {
+        rel.components()
+            .next()
+            .is_none_or(|first| self.0.contains(first.as_os_str()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,6 +128,23 @@ mod tests {
         let mut next = Lookups::default();
         assert!(next.exists(&dot) && !next.is_dir(&dot));
         assert_eq!(next.read(&dot).as_deref(), Some("gitdir: x\n"));
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    /// A listing answers "certainly absent" only for names whose first component is not
+    /// in the directory; a dangling link counts as present.
+    #[test]
+    fn a_listing_rules_out_only_absent_names() {
+        let base = std::env::temp_dir().join(format!("ys-listing-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(base.join(".vscode")).unwrap();
+        std::os::unix::fs::symlink("nowhere", base.join(".envrc")).unwrap();
+        let listing = Listing::of(&base).unwrap();
+        assert!(listing.may_hold(Path::new(".vscode/tasks.json")));
+        assert!(listing.may_hold(Path::new(".envrc")));
+        assert!(!listing.may_hold(Path::new(".bashrc")));
+        assert!(!listing.may_hold(Path::new(".claude/settings.json")));
+        assert!(Listing::of(&base.join("missing")).is_none());
         let _ = std::fs::remove_dir_all(&base);
     }
 }

@@ -84,9 +84,36 @@ impl Watch {
                 }
             })
         });
-        self.missing
-            .iter()
-            .filter(|p| std::fs::symlink_metadata(p).is_ok())
+        // A directory with several watched names is listed once: most were not made.
+        let mut listings: Vec<(&Path, Option<super::lookup::Listing>)> = Vec::new();
+        let mut made: Vec<&PathBuf> = Vec::new();
+        for p in &self.missing {
+            let (Some(dir), Some(name)) = (p.parent(), p.file_name()) else {
+                if std::fs::symlink_metadata(p).is_ok() {
+                    made.push(p);
+                }
+                continue;
+            };
+            if !listings.iter().any(|(d, _)| *d == dir) {
+                let several = self
+                    .missing
+                    .iter()
+                    .filter(|m| m.parent() == Some(dir))
+                    .count()
+                    > 2;
+                let listing = several.then(|| super::lookup::Listing::of(dir)).flatten();
+                listings.push((dir, listing));
+            }
+            let ruled_out = listings
+                .iter()
+                .find(|(d, _)| *d == dir)
+                .and_then(|(_, l)| l.as_ref())
+                .is_some_and(|l| !l.may_hold(Path::new(name)));
+            if !ruled_out && std::fs::symlink_metadata(p).is_ok() {
+                made.push(p);
+            }
+        }
+        made.into_iter()
             .chain(replaced.map(|(p, _)| p))
             .map(PathBuf::as_path)
             .collect()
@@ -281,9 +308,17 @@ impl Protected {
         // Each name is asked about once, here: not kept in `look`, whose search would
         // cost more than it saves.
         for base in &bases {
+            // One listing answers for every name that is not there (most of them).
+            let listing = (self.names.len() > 2)
+                .then(|| super::lookup::Listing::of(base))
+                .flatten();
             for name in &self.names {
                 let path = base.join(name);
-                match std::fs::symlink_metadata(&path).ok() {
+                let present = match &listing {
+                    Some(l) if !l.may_hold(name) => None,
+                    _ => std::fs::symlink_metadata(&path).ok(),
+                };
+                match present {
                     None => found.missing.push(path),
                     // A link's target is what later programs read; the link itself can
                     // still be replaced (docs/sandbox.md).
