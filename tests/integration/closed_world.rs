@@ -874,3 +874,202 @@ fn closed_grammars_refuse_every_spelling_of_a_route_and_unknown_options() {
         assert!(work.join("part-ab").exists(), "split ran");
     }
 }
+
+/// A fixture for the closed grammars of find, sort and awk: a runner that leaves MARK behind
+/// and a data file.
+fn closed_text_tools(label: &str) -> Renamed {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = Renamed::new(label, &[]);
+    let runner = fx.work.join("runner");
+    std::fs::write(&runner, "#!/bin/sh\ntouch MARK\nexit 1\n").expect("runner");
+    std::fs::set_permissions(&runner, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    std::fs::write(fx.work.join("data.txt"), "b:2\na:1\n").expect("data.txt");
+    fx
+}
+
+/// Runs each refused argv (refused with its text, the runner's MARK and the file `out` never
+/// written) and each accepted one (its output holding the text given), with the sandbox on
+/// and off.
+fn refuses_and_runs(
+    fx: &Renamed,
+    allow: &str,
+    refused: &[(&[&str], &str)],
+    accepted: &[(&[&str], &str)],
+) {
+    for sandbox in sandboxes() {
+        let mut extra = sandbox.to_vec();
+        extra.push(NO_OPT_IN);
+        let server = fx.trusted(allow, &extra);
+        for (argv, expected) in refused {
+            let (ok, text) = shell_execute(&server, argv);
+            assert!(!ok, "{argv:?}: {text}");
+            assert!(
+                text.contains(expected),
+                "{argv:?}: expected {expected:?} in {text}"
+            );
+            assert!(!fx.work.join("MARK").exists(), "{argv:?} ran the runner");
+            assert!(!fx.work.join("out").exists(), "{argv:?} wrote out");
+        }
+        for (argv, expected) in accepted {
+            let (ok, text) = shell_execute(&server, argv);
+            assert!(ok, "{argv:?}: {text}");
+            assert!(
+                text.contains(expected),
+                "{argv:?}: expected {expected:?} in {text}"
+            );
+        }
+    }
+}
+
+/// find's closed grammar through the real binary: the primaries that run a program or write a
+/// file are refused in every position (after options, operators, other primaries' values),
+/// a primary find does not know is refused naming it (nothing runs), and everyday searches
+/// run.
+#[test]
+fn find_refuses_unknown_primaries_and_runs_everyday_searches() {
+    let fx = closed_text_tools("closed-find");
+    const EXEC: &str = "find -exec";
+    let refused: &[(&[&str], &str)] = &[
+        (&["find", ".", "-exec", "./runner", "{}", "+"], EXEC),
+        (
+            &[
+                "find", "-L", ".", "-name", "x", "-o", "-execdir", "./runner", "{}", "+",
+            ],
+            EXEC,
+        ),
+        (
+            &["find", "-D", "stat", ".", "!", "-ok", "./runner", "{}", "+"],
+            EXEC,
+        ),
+        (
+            &["find", ".", "-name", "--", "-exec", "./runner", "{}", "+"],
+            EXEC,
+        ),
+        (&["find", ".", "-fprint", "out"], "find file output"),
+        (
+            &["find", ".", "-type", "f", "-fprintf", "out", "%p"],
+            "find file output",
+        ),
+        (
+            &["find", ".", "-from-the-future"],
+            "find primary -from-the-future is not known to the rule",
+        ),
+        (
+            &["find", ".", "-exek", "./runner", "{}", "+"],
+            "find primary -exek is not known to the rule",
+        ),
+        (
+            &["find", "-D", "future", "."],
+            "find option -D future is not known to the rule",
+        ),
+    ];
+    let accepted: &[(&[&str], &str)] = &[
+        (&["find", ".", "-name", "data.txt"], "./data.txt"),
+        (&["find", ".", "-name", "-exec"], ""),
+        (
+            &[
+                "find",
+                "-O2",
+                ".",
+                "-maxdepth",
+                "1",
+                "-type",
+                "f",
+                "-printf",
+                "%f\\n",
+            ],
+            "runner",
+        ),
+        (
+            &[
+                "find", ".", "(", "-name", "*.txt", "-o", "-name", "x", ")", "-print0",
+            ],
+            "data.txt",
+        ),
+    ];
+    refuses_and_runs(&fx, "find", refused, accepted);
+}
+
+/// sort's closed grammar through the real binary: `-o`, `-T`, `--compress-program` and
+/// `--files0-from` are refused in every spelling (`-y -o FILE`, which GNU sort reads as
+/// `-o FILE`, among them), an option sort does not have is refused naming it, and everyday
+/// sorts run.
+#[test]
+fn sort_refuses_unknown_options_and_runs_everyday_sorts() {
+    let fx = closed_text_tools("closed-sort");
+    const REASON: &str = "sort external program or path option";
+    let refused: &[(&[&str], &str)] = &[
+        (&["sort", "-y", "-o", "out", "data.txt"], REASON),
+        (&["sort", "-ro", "out", "data.txt"], REASON),
+        (&["sort", "data.txt", "--out=out"], REASON),
+        (
+            &["sort", "--compress-p=./runner", "-S", "1", "data.txt"],
+            REASON,
+        ),
+        (&["sort", "--files0", "data.txt"], REASON),
+        (
+            &["sort", "--from-the-future", "data.txt"],
+            "sort option --from-the-future is not known to the rule",
+        ),
+        (
+            &["sort", "-rna", "data.txt"],
+            "sort option -a is not known to the rule",
+        ),
+    ];
+    let accepted: &[(&[&str], &str)] = &[
+        (&["sort", "data.txt"], "a:1\nb:2"),
+        (&["sort", "-r", "data.txt"], "b:2\na:1"),
+        (&["sort", "-t", ":", "-k2,2n", "data.txt"], "a:1\nb:2"),
+        (&["sort", "-y0", "-u", "--", "data.txt"], "a:1"),
+        (&["sort", "--rev", "--stable", "data.txt"], "b:2\na:1"),
+    ];
+    refuses_and_runs(&fx, "sort", refused, accepted);
+}
+
+/// awk's closed grammar through the real binary (the machine's awk: mawk or gawk): program
+/// text from files and `-W exec`, `system` and pipes are refused, an option or `-W` name no
+/// awk has is refused naming it (nothing runs), and everyday programs run.
+#[test]
+fn awk_refuses_unknown_options_and_runs_everyday_programs() {
+    let fx = closed_text_tools("closed-awk");
+    std::fs::write(fx.work.join("p.awk"), "BEGIN { system(\"./runner\") }\n").expect("p.awk");
+    const REASON: &str = "awk external access";
+    let refused: &[(&[&str], &str)] = &[
+        (&["awk", "BEGIN { system(\"./runner\") }"], REASON),
+        (&["awk", "BEGIN { print | \"./runner\" }"], REASON),
+        (&["awk", "-f", "p.awk"], REASON),
+        (&["awk", "-W", "interactive,exec", "p.awk"], REASON),
+        (&["awk", "--exe=p.awk"], REASON),
+        (&["awk", "{ print > \"out\" }", "data.txt"], REASON),
+        (
+            &["awk", "--from-the-future", "{print}", "data.txt"],
+            "awk option --from-the-future is not known to the rule",
+        ),
+        (
+            &["awk", "-W", "from-the-future", "{print}", "data.txt"],
+            "awk option -W from-the-future is not known to the rule",
+        ),
+        (
+            &["awk", "-a", "{print}", "data.txt"],
+            "awk option -a is not known to the rule",
+        ),
+    ];
+    let accepted: &[(&[&str], &str)] = &[
+        (&["awk", "-F:", "{ print $1 }", "data.txt"], "b\na"),
+        (
+            &[
+                "awk",
+                "-F",
+                ":",
+                "-v",
+                "n=2",
+                "$2 == n { print $1 }",
+                "data.txt",
+            ],
+            "b",
+        ),
+        (&["awk", "-F:", "$2 > 1", "data.txt"], "b:2"),
+        (&["awk", "--", "END { print NR }", "data.txt"], "2"),
+    ];
+    refuses_and_runs(&fx, "awk", refused, accepted);
+}

@@ -1,26 +1,32 @@
-//! sort (GNU, and the BSD sort of FreeBSD and macOS, whose extra long options choose a sorting
-//! algorithm or a memory strategy, take no value and run nothing): options
-//! are read with getopt_long (clusters, values that look like options, abbreviations, options
-//! after operands until a separate `--`), and an ambiguous abbreviation both ways (taking the
-//! next argument as its value, and not), so that a value never hides an option.
+//! sort (GNU coreutils 9.1, and the BSD sort of FreeBSD and macOS, whose extra long options
+//! choose a sorting algorithm or a memory strategy, take no value and run nothing): a closed
+//! grammar, the union of both option tables, read with getopt_long (clusters, values that look
+//! like options, abbreviations, options after operands until a separate `--`), and an
+//! ambiguous abbreviation both ways (taking the next argument as its value, and not), so that
+//! a value never hides an option. An option neither sort has is refused, naming it.
 //!
 //! Refused (the original's rule): `-o`/`--output` and `-T`/`--temporary-directory` (paths
 //! outside the contained redirections), `--compress-program` (runs a program) and
 //! `--files0-from` (reads the file list from a file). An ambiguous prefix that could be one
 //! of them (`--c`) is refused too; sort would refuse it anyway.
+//!
+//! `-y` (obsolete, ignored) takes a separate argument only when it is all digits: GNU sort
+//! reads any other next argument as an option again (`-y -o FILE` writes FILE). So its value
+//! is read as getopt reads an optional one, attached only, and the next argument is judged on
+//! its own.
 
 use crate::policy::trusted::getopt::{Arg, Grammar};
 
 const REASON: &str = "sort external program or path option";
 
+#[rustfmt::skip]
 const GRAMMAR: Grammar = Grammar {
     short: &[
-        ('k', Arg::Required),
-        ('o', Arg::Required),
-        ('S', Arg::Required),
-        ('t', Arg::Required),
-        ('T', Arg::Required),
-        ('y', Arg::Required),
+        ('b', Arg::No), ('c', Arg::No), ('C', Arg::No), ('d', Arg::No), ('f', Arg::No),
+        ('g', Arg::No), ('h', Arg::No), ('i', Arg::No), ('k', Arg::Required), ('m', Arg::No),
+        ('M', Arg::No), ('n', Arg::No), ('o', Arg::Required), ('r', Arg::No), ('R', Arg::No),
+        ('s', Arg::No), ('S', Arg::Required), ('t', Arg::Required), ('T', Arg::Required),
+        ('u', Arg::No), ('V', Arg::No), ('y', Arg::Optional), ('z', Arg::No),
     ],
     long: &[
         ("batch-size", Arg::Required),
@@ -32,6 +38,7 @@ const GRAMMAR: Grammar = Grammar {
         ("field-separator", Arg::Required),
         ("files0-from", Arg::Required),
         ("general-numeric-sort", Arg::No),
+        ("heapsort", Arg::No),
         ("help", Arg::No),
         ("human-numeric-sort", Arg::No),
         ("ignore-case", Arg::No),
@@ -39,10 +46,14 @@ const GRAMMAR: Grammar = Grammar {
         ("ignore-nonprinting", Arg::No),
         ("key", Arg::Required),
         ("merge", Arg::No),
+        ("mergesort", Arg::No),
+        ("mmap", Arg::No),
         ("month-sort", Arg::No),
         ("numeric-sort", Arg::No),
         ("output", Arg::Required),
         ("parallel", Arg::Required),
+        ("qsort", Arg::No),
+        ("radixsort", Arg::No),
         ("random-sort", Arg::No),
         ("random-source", Arg::Required),
         ("reverse", Arg::No),
@@ -82,18 +93,16 @@ pub const EXAMPLES: super::Examples = super::Examples {
         &["--c", "x", "f"],
         &["--files0-from=list"],
         &["-T", "/tmp", "f"],
+        &["-y", "-o", "x", "f"],
+        &["--from-the-future", "f"],
+        &["-a", "f"],
     ],
 };
 
 /// Checks sort's arguments, under both readings of an ambiguous abbreviation (taking the
-/// next argument as its value, and not).
+/// next argument as its value, and not); an option the grammar does not have is refused.
 pub fn check(args: &[String]) -> Result<(), String> {
-    for items in GRAMMAR.readings(args) {
-        for item in items {
-            if item.long_is(PROHIBITED_LONG) || item.short_is(&['o', 'T']) {
-                return Err(REASON.to_string());
-            }
-        }
-    }
-    Ok(())
+    super::closed("sort", &GRAMMAR, args, |item| {
+        (item.long_is(PROHIBITED_LONG) || item.short_is(&['o', 'T'])).then(|| REASON.to_string())
+    })
 }
