@@ -56,6 +56,9 @@ DEPARTURES = {
     "and what is accepted in this server's words.",
     "lenient-arguments": "As for every tool here, an integer given as a numeric string is "
     "accepted and a timeout below 1 is raised to 1; the original's schema refuses both.",
+    "closed-rules": "A program with argument rules refuses an option its rule does not know "
+    "before anything runs (`… sort option --bogus is not known to the rule`); the original ran "
+    "the program, which refused the option itself. Both are errors.",
     "cwd-policy": "Trusted mode refuses a working directory that holds a directory of the "
     "safe PATH (such as `/`): a call could write beneath it a program under an allowed name.",
     "bounded-results": "The answer holds at most the output budget "
@@ -862,6 +865,9 @@ SHELL_RULES = {
     "lenient-arguments": lambda case, o, y: _first(o).startswith("Input validation error: ")
     and not y["isError"] and "timeout" in case,
     "cwd-policy": lambda case, o, y: y["isError"] and "MCP_SHELL_SAFE_PATH" in _first(y),
+    "closed-rules": lambda case, o, y: o["isError"] and y["isError"]
+    and _first(y).startswith(ERROR_PREFIX + "Command rejected by default security policy: ")
+    and "is not known to the rule" in _first(y),
     "bounded-results": lambda case, o, y: not o["isError"] and not y["isError"]
     and any("bytes omitted" in t for t in y["texts"]),
 }
