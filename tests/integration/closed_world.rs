@@ -417,6 +417,13 @@ fn environment_families_are_refused_at_startup() {
         "npm_config_script_shell",
         "GNUPGHOME",
         "AWS_CONFIG_FILE",
+        "SYSTEM_WGETRC",
+        "DBUS_SESSION_BUS_ADDRESS",
+        "BINUTILS_ROOT",
+        "GCC_ROOT",
+        "GOROOT",
+        "PKG_CONFIG",
+        "shell_escape",
     ] {
         let list = format!("LANG,{name}");
         let out = run_binary(
