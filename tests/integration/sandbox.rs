@@ -893,3 +893,55 @@ fn a_static_stage_runs_without_the_loader() {
         );
     }
 }
+
+/// A call may not make a set-user-id or set-group-id file (a root server's call would
+/// otherwise leave a set-user-id copy of any program for the host's other users); ordinary
+/// modes are set as before. With the sandbox off the bit is set.
+#[test]
+fn a_confined_call_cannot_make_a_set_id_file() {
+    if !kernel_has(1, "a_confined_call_cannot_make_a_set_id_file") {
+        return;
+    }
+    let fx = Fixture::new("sbx-setid");
+    std::fs::copy("/usr/bin/id", fx.work.join("myid")).expect("copy id");
+    let mode = |name: &str| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(fx.work.join(name))
+            .expect("stat")
+            .permissions()
+            .mode()
+            & 0o7777
+    };
+    for (sandbox, extra) in [("on", &[][..]), ("off", &[OFF][..])] {
+        let server = Server::ready_with_env(
+            &[
+                &[
+                    ("ALLOW_COMMANDS", "chmod"),
+                    ("YIELDSHELL_DEFAULT_CWD", path_str(&fx.work)),
+                ][..],
+                extra,
+            ]
+            .concat(),
+        );
+        let (ok, text) = run(&server, &["chmod", "755", "myid"]);
+        assert!(ok && mode("myid") == 0o755, "sandbox {sandbox}: {text}");
+        let (ok, text) = run(&server, &["chmod", "4755", "myid"]);
+        let (ok_g, text_g) = run(&server, &["chmod", "g+s", "myid"]);
+        match sandbox {
+            "on" => {
+                assert!(!ok && text.contains("Operation not permitted"), "{text}");
+                assert!(!ok_g, "{text_g}");
+                assert_eq!(mode("myid"), 0o755, "sandbox on: a set-id bit was set");
+            }
+            _ => {
+                assert!(ok && ok_g, "sandbox off: {text} {text_g}");
+                assert_eq!(mode("myid") & 0o6000, 0o6000, "sandbox off");
+            }
+        }
+        std::fs::set_permissions(
+            fx.work.join("myid"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .expect("reset the mode");
+    }
+}

@@ -16,6 +16,16 @@
 //! on another of its threads) is refused too; programs normally pass 0. `io_uring_setup`
 //! is refused: io_uring performs its operations without passing through seccomp.
 //!
+//! With the same part, a call may not make a set-user-id or set-group-id file: `chmod`,
+//! `fchmod`, `fchmodat`, `fchmodat2`, and `open`, `openat`, `creat`, `mknod`, `mknodat` are
+//! refused when their mode holds `S_ISUID` or `S_ISGID`. Landlock does not cover mode
+//! changes, and a root server's call could otherwise leave a set-user-id copy of any
+//! program for the host's other users (`cp /usr/bin/id x; chmod 4755 x`). `mkdir` is not
+//! filtered (`S_ISGID` on a directory only sets the group of new files), but `chmod g+s` on
+//! a directory is refused with the rest.
+//! `openat2`'s mode is in a structure a filter cannot read: a program that calls it
+//! directly with such a mode is not stopped here (no allowlisted program does).
+//!
 //! Under `YIELDSHELL_NETWORK=deny` the filter also refuses `socket()` in `AF_INET` and
 //! `AF_INET6` for every type but `SOCK_DGRAM`: no TCP, MPTCP, SCTP or raw socket exists, so
 //! neither MPTCP (which Landlock's TCP rules do not see) nor `listen()`'s automatic bind
@@ -40,7 +50,7 @@ use crate::base::sys::{Insn, SeccompProgram};
 /// What the filter refuses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Filter {
-    /// Changing other processes' limits, priorities, affinity; io_uring.
+    /// Changing other processes' limits, priorities, affinity; io_uring; set-id files.
     pub processes: bool,
     /// TCP, MPTCP, SCTP and raw sockets in `AF_INET`/`AF_INET6`.
     pub network: bool,
@@ -122,6 +132,8 @@ pub struct Table {
     socket: u32,
     socketcall: Option<u32>,
     memfd_create: u32,
+    /// The calls that set a file's mode, each with the index of its mode argument.
+    modes: &'static [(u32, u32)],
     /// Refuse numbers with the x32 bit.
     x32: bool,
 }
@@ -140,6 +152,18 @@ pub const X86_64: Table = Table {
     socket: 41,
     socketcall: None,
     memfd_create: 319,
+    // chmod, fchmod, fchmodat, fchmodat2, open, openat, creat, mknod, mknodat.
+    modes: &[
+        (90, 1),
+        (91, 1),
+        (268, 2),
+        (452, 2),
+        (2, 2),
+        (257, 3),
+        (85, 1),
+        (133, 1),
+        (259, 2),
+    ],
     x32: true,
 };
 /// i386 (`asm/unistd_32.h`), reachable from x86_64 through `int 0x80`.
@@ -156,6 +180,17 @@ pub const I386: Table = Table {
     socket: 359,
     socketcall: Some(102),
     memfd_create: 356,
+    modes: &[
+        (15, 1),
+        (94, 1),
+        (306, 2),
+        (452, 2),
+        (5, 2),
+        (295, 3),
+        (8, 1),
+        (14, 1),
+        (297, 2),
+    ],
     x32: false,
 };
 /// aarch64 (the generic table).
@@ -172,6 +207,8 @@ pub const AARCH64: Table = Table {
     socket: 198,
     socketcall: None,
     memfd_create: 279,
+    // fchmod, fchmodat, fchmodat2, openat, mknodat (no chmod, open, creat or mknod).
+    modes: &[(52, 1), (53, 2), (452, 2), (56, 3), (33, 2)],
     x32: false,
 };
 /// 32-bit ARM, EABI (the compat table of aarch64).
@@ -188,6 +225,17 @@ pub const ARM: Table = Table {
     socket: 281,
     socketcall: None,
     memfd_create: 385,
+    modes: &[
+        (15, 1),
+        (94, 1),
+        (333, 2),
+        (452, 2),
+        (5, 2),
+        (322, 3),
+        (8, 1),
+        (14, 1),
+        (324, 2),
+    ],
     x32: false,
 };
 
@@ -214,6 +262,8 @@ const SOCK_DGRAM: u32 = 2;
 const SOCK_TYPE_MASK: u32 = 0xf;
 const SYS_SOCKET: u32 = 1; // socketcall's call number for socket()
 const MFD_NOEXEC_SEAL: u32 = 0x0008;
+/// `S_ISUID | S_ISGID`.
+const SET_ID: u32 = 0o6000;
 
 /// Where a jump goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -277,6 +327,9 @@ impl Asm {
             }
             add(self, t.ioprio_set, Block::WhichWho(IOPRIO_WHO_USER));
             add(self, t.io_uring_setup, Block::Always);
+            for &(nr, arg) in t.modes {
+                add(self, nr, Block::Mode(arg));
+            }
         }
         if f.memfd {
             add(self, t.memfd_create, Block::Memfd);
@@ -325,6 +378,12 @@ impl Asm {
                 Block::SocketCall => {
                     self.ld(arg_lo(0));
                     self.jeq(SYS_SOCKET, To::Deny, To::Allow);
+                }
+                Block::Mode(arg) => {
+                    // A mode with S_ISUID or S_ISGID is refused (the low half: mode_t).
+                    self.ld(arg_lo(arg));
+                    self.code.push((AND, SET_ID, To::Next, To::Next));
+                    self.jeq(0, To::Allow, To::Deny);
                 }
                 Block::Memfd => {
                     // memfd_create(name, flags): allowed only with MFD_NOEXEC_SEAL.
@@ -388,6 +447,7 @@ enum Block {
     Socket,
     SocketCall,
     Memfd,
+    Mode(u32),
 }
 
 /// The program for `filter` over `tables` (native first); `None` when there is nothing to
@@ -589,6 +649,10 @@ mod tests {
             assert_eq!(t.io_uring_setup, n(libc::SYS_io_uring_setup));
             assert_eq!(t.socket, n(libc::SYS_socket));
             assert_eq!(t.memfd_create, n(libc::SYS_memfd_create));
+            assert!(t.modes.contains(&(n(libc::SYS_fchmod), 1)));
+            assert!(t.modes.contains(&(n(libc::SYS_fchmodat), 2)));
+            assert!(t.modes.contains(&(n(libc::SYS_openat), 3)));
+            assert!(t.modes.contains(&(n(libc::SYS_mknodat), 2)));
         }
         let _ = t;
     }
@@ -621,6 +685,72 @@ mod tests {
         };
         let p = program(others, &[X86_64]).unwrap().unwrap();
         assert_eq!(run(&p, 319, AUDIT_ARCH_X86_64, [0; 6]), RET_ALLOW);
+    }
+
+    #[test]
+    fn set_id_modes_are_refused_others_are_not() {
+        for (tables, arch, chmod_like) in [
+            (
+                &[X86_64, I386][..],
+                AUDIT_ARCH_X86_64,
+                &[(90, 1), (91, 1), (268, 2), (452, 2)][..],
+            ),
+            (
+                &[X86_64, I386][..],
+                AUDIT_ARCH_I386,
+                &[(15, 1), (94, 1), (306, 2)][..],
+            ),
+            (
+                &[AARCH64, ARM][..],
+                AUDIT_ARCH_AARCH64,
+                &[(52, 1), (53, 2), (452, 2)][..],
+            ),
+            (
+                &[AARCH64, ARM][..],
+                AUDIT_ARCH_ARM,
+                &[(15, 1), (94, 1), (333, 2)][..],
+            ),
+        ] {
+            let p = program(BOTH, tables).unwrap().unwrap();
+            for &(nr, arg) in chmod_like {
+                let with = |mode: u64| {
+                    let mut args = [0x1000u64; 6];
+                    args[arg as usize] = mode;
+                    run(&p, nr, arch, args)
+                };
+                assert_eq!(with(0o755), RET_ALLOW, "{nr}");
+                assert_eq!(with(0o1777), RET_ALLOW, "sticky {nr}");
+                assert_eq!(with(0o4755), RET_EPERM, "setuid {nr}");
+                assert_eq!(with(0o2755), RET_EPERM, "setgid {nr}");
+                assert_eq!(with(0o100_4755), RET_EPERM, "S_IFREG|setuid {nr}");
+            }
+        }
+        // openat(dirfd, path, flags, mode) on x86_64: the mode is the fourth argument.
+        let p = program(BOTH, &[X86_64]).unwrap().unwrap();
+        let o_creat = 0o100;
+        assert_eq!(
+            run(&p, 257, AUDIT_ARCH_X86_64, [0, 1, o_creat, 0o644, 0, 0]),
+            RET_ALLOW
+        );
+        assert_eq!(
+            run(&p, 257, AUDIT_ARCH_X86_64, [0, 1, o_creat, 0o4755, 0, 0]),
+            RET_EPERM
+        );
+        // mkdir keeps a set-group-id directory.
+        assert_eq!(
+            run(&p, 83, AUDIT_ARCH_X86_64, [1, 0o2775, 0, 0, 0, 0]),
+            RET_ALLOW
+        );
+        // Without the processes part, modes are not filtered.
+        let others = Filter {
+            processes: false,
+            ..BOTH
+        };
+        let p = program(others, &[X86_64]).unwrap().unwrap();
+        assert_eq!(
+            run(&p, 90, AUDIT_ARCH_X86_64, [1, 0o4755, 0, 0, 0, 0]),
+            RET_ALLOW
+        );
     }
 
     #[test]
