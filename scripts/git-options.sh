@@ -15,6 +15,10 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 git init -q "$work/repo"
 cd "$work/repo"
+man -w git-log >/dev/null 2>&1 || {
+    echo "git-options.sh needs git's manual pages (git-man)" >&2
+    exit 1
+}
 version=$(git --version | awk '{print $3}')
 manversion=$(dpkg-query -W -f '${Version}' git-man 2>/dev/null | sed 's/^[0-9]*://; s/-.*//' || true)
 
@@ -127,7 +131,9 @@ def add(short, long, arg, neg):
 def arg_of(rest):
     if rest.startswith("["):
         return "opt"
-    if rest.startswith("=") or re.match(r"^ [<(\[{A-Za-z]", rest):
+    # A value is written `<x>`, `(a|b)` or `[prefix]x`; a letter after one space starts the
+    # help text of a long option name that fills its column.
+    if rest.startswith("=") or re.match(r"^ [<(\[{]", rest):
         return "req"
     if rest.startswith("<") or rest.startswith("..."):
         return "opt"
