@@ -3,7 +3,8 @@
 # trusted mode accepts (`KNOWN` in src/policy/trusted/git/tables.rs), from the git on PATH:
 # `git <cmd> --help-all` and `git <cmd> <sub> --help-all` (parse-options' usage, hidden
 # options included: every long option, its short letter, whether it takes a value, and
-# `--[no-]` negations), and, for the commands whose
+# `--[no-]` negations), `--git-completion-helper-all` (every long option parse-options
+# completes, the diff options included, and their negations), and, for the commands whose
 # options are not all parse-options' (the revision and diff options of log, diff and their
 # family, the commands that print only a usage line, git's scripts), the option lines of
 # their manual page (git-man). Run from the repository's root:
@@ -71,7 +72,7 @@ extra() {
     esac
     # The shortcuts of --diff-merges, and options newer than the manual pages.
     case $1 in
-    log | show | whatchanged | diff-tree | rev-list | format-patch | shortlog | stash | reflog)
+    log | show | whatchanged | diff-tree | rev-list | shortlog | stash | reflog)
         printf '%s\n' -m -c --cc --dd --remerge-diff --default-prefix ;;
     diff | diff-files | diff-index | range-diff)
         printf '%s\n' --cc --default-prefix ;;
@@ -100,6 +101,14 @@ for cmd in $known; do
             done
         fi
     } >"$work/help"
+    # The long options parse-options completes (the diff options of the diff and revision
+    # family included), `=` after those that take a value.
+    {
+        git "$cmd" --git-completion-helper-all 2>/dev/null </dev/null || true
+        for sub in $(subs "$cmd"); do
+            git "$cmd" "$sub" --git-completion-helper-all 2>/dev/null </dev/null || true
+        done
+    } >"$work/complete"
     : >"$work/man"
     for page in $(man_pages "$cmd"); do
         man_options "$page" >>"$work/man"
@@ -107,7 +116,7 @@ for cmd in $known; do
     done
     extra "$cmd" >>"$work/man"
     echo "[$cmd] git $version $sources"
-    python3 - "$work/help" "$work/man" <<'PY'
+    python3 - "$work/help" "$work/man" "$work/complete" <<'PY'
 import re, sys
 
 help_text = open(sys.argv[1], encoding="utf-8", errors="replace").read()
@@ -187,6 +196,28 @@ for item in man_text.splitlines():
         short, rest = m.group(1), m.group(2)
         arg = "req" if takes and not rest else "opt" if rest.startswith(("<", "[")) else "no"
         add(short, None, arg, False)
+
+# Completion words: a long option the usage did not show is added, `=` says that an option
+# takes a value, and `--no-X` marks X as negatable.
+words = open(sys.argv[3], encoding="utf-8", errors="replace").read().split()
+longs = {long: key for key in table for long in [key[1]] if long != "-"}
+for word in words:
+    name = word[2:].rstrip("=")
+    if not word.startswith("--") or not name or name.startswith("no-"):
+        continue
+    if name not in longs:
+        add(None, name, "req" if word.endswith("=") else "no", False)
+        longs[name] = ("-", name)
+    elif word.endswith("=") and table[longs[name]][0] == "no":
+        # git itself says it takes a value, where the usage's `--path blob|tree` or
+        # `--resolvemsg ...` did not (an optional value keeps its reading).
+        table[longs[name]][0] = "req"
+for word in words:
+    name = word[2:].rstrip("=")
+    if word.startswith("--no-") and name[3:] in longs:
+        table[longs[name[3:]]][1] = True
+    elif word.startswith("--no-") and name not in longs:
+        add(None, name, "no", False)
 
 for (short, long), (arg, neg) in sorted(table.items(), key=lambda kv: (kv[0][1], kv[0][0])):
     print(f"{short} {long} {arg} {'neg' if neg else 'noneg'}")
