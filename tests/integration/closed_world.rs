@@ -1080,3 +1080,74 @@ fn awk_refuses_unknown_options_and_runs_everyday_programs() {
     ];
     refuses_and_runs(&fx, "awk", refused, accepted);
 }
+
+/// git's closed grammar through the real binary: an option a known subcommand does not have
+/// (or a `--no-` form git does not negate, or an abbreviation where git takes only whole
+/// names) is refused naming it, with nothing run (no commit made), and everyday calls run.
+#[test]
+fn git_refuses_unknown_options_of_known_subcommands_and_runs_everyday_calls() {
+    let fx = closed_text_tools("closed-git");
+    let dir = &fx.work;
+    crate::support::git(dir, &["init", "-q", "-b", "main"]);
+    crate::support::git(dir, &["config", "user.email", "t@example.com"]);
+    crate::support::git(dir, &["config", "user.name", "t"]);
+    crate::support::git(dir, &["add", "data.txt"]);
+    crate::support::git(dir, &["commit", "-q", "-m", "first"]);
+    std::fs::write(dir.join("data.txt"), "b:2\na:1\nc:3\n").expect("data.txt");
+    let refused: &[(&[&str], &str)] = &[
+        (
+            &["git", "status", "--from-the-future"],
+            "git status option --from-the-future is not known to the rule",
+        ),
+        (
+            &["git", "commit", "-a", "-m", "unknown", "--from-the-future"],
+            "git commit option --from-the-future is not known to the rule",
+        ),
+        (
+            &["git", "commit", "-m", "unknown", "-a", "--no-trailer"],
+            "git commit option --no-trailer is not known to the rule",
+        ),
+        (
+            &["git", "log", "--onel"],
+            "git log option --onel is not known to the rule",
+        ),
+        (
+            &["git", "log", "--sendmail-cmd=./runner"],
+            "git log option --sendmail-cmd is not known to the rule",
+        ),
+        (
+            &["git", "stash", "push", "--from-the-future"],
+            "git stash option --from-the-future is not known to the rule",
+        ),
+        (
+            &["git", "diff", "-j", "HEAD"],
+            "git diff option -j is not known to the rule",
+        ),
+    ];
+    let accepted: &[(&[&str], &str)] = &[
+        (&["git", "status", "--short"], "M data.txt"),
+        (&["git", "log", "--oneline", "-n", "5"], "first"),
+        (&["git", "diff", "--stat"], "data.txt"),
+        (&["git", "branch", "-a"], "main"),
+        (&["git", "rev-parse", "--abbrev-ref", "HEAD"], "main"),
+        (
+            &["git", "commit", "--allow-empty", "-q", "-m", "everyday"],
+            "",
+        ),
+        (&["git", "log", "--format=%s", "-n", "1"], "everyday"),
+        (
+            &["git", "log", "--stat", "--format=%s", "--reverse"],
+            "data.txt",
+        ),
+    ];
+    refuses_and_runs(&fx, "git", refused, accepted);
+    // Nothing refused was committed: the commits are the first one and the everyday ones.
+    let log = std::process::Command::new("git")
+        .args(["log", "--format=%s"])
+        .current_dir(dir)
+        .output()
+        .expect("git log");
+    let subjects = String::from_utf8_lossy(&log.stdout);
+    assert!(!subjects.contains("unknown"), "{subjects}");
+    assert!(subjects.contains("first"), "{subjects}");
+}

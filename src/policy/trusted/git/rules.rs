@@ -42,6 +42,10 @@
 //!   `branch --edit-description`, `replace --edit`, `pull --edit`; and `help --web` (a
 //!   browser).
 //! - The same rules apply to `git-<subcommand>` programs run directly (`git-submodule foreach`).
+//! - Any option its subcommand's table (`options`: git's own, every option) does not have,
+//!   `--no-X` where X cannot be negated, and an abbreviation where git takes only whole
+//!   names (log and its family): a newer git may load or run something with it.
+//!   This comes after every refusal above, so each keeps its reason.
 //!
 //! An option's value is never read as an option (`git grep -A -O` shows `-O` lines of
 //! context), and an option after a value is never missed (`git grep -e -- -OX` runs `X`).
@@ -343,7 +347,20 @@ pub fn check(args: &[String]) -> Result<(), String> {
     if resumes {
         return Err(RESUME.to_string());
     }
-    Ok(())
+    // A closed world: an option the subcommand's table does not have is refused, since a
+    // newer git may load or run something with it (every refusal above keeps its reason).
+    match crate::policy::trusted::git::options::grammar(name) {
+        Some(grammar) => crate::policy::trusted::rules::closed(
+            &format!("git {name}"),
+            &grammar,
+            &parsed,
+            |item| {
+                crate::policy::trusted::git::options::not_read(name, item)
+                    .map(|option| format!("git {name} option {option} is not known to the rule"))
+            },
+        ),
+        None => Err(format!("git {name} has no option table")),
+    }
 }
 
 /// True when the command would start an editor.

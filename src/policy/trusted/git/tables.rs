@@ -3,7 +3,8 @@
 //! A grammar lists the options that take a value (so that a value is never read as an
 //! option, and an option after a value is never missed) and the options a rule looks at.
 //! An option missing from a table is read as taking no value, so the argument after it is
-//! still examined: an incomplete table can only refuse more, never less.
+//! still examined: an incomplete table can only refuse more, never less. Every option of each
+//! subcommand, for refusing those git does not have, is in `options`.
 
 use crate::policy::trusted::getopt::{Arg, Grammar};
 
