@@ -220,6 +220,9 @@ for word in words:
         add(None, name, "no", False)
 
 for (short, long), (arg, neg) in sorted(table.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-    print(f"{short} {long} {arg} {'neg' if neg else 'noneg'}")
+    letter = f"{short}:" if short != "-" else ""
+    name = long if long != "-" else ""
+    value = {"no": "", "req": "=", "opt": "?"}[arg]
+    print(f"{letter}{name}{value}{'+' if neg else ''}")
 PY
 done

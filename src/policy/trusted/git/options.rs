@@ -5,9 +5,10 @@
 //! a newer git may load or run something with it; so is a `--no-` form of an option git does
 //! not negate, and an abbreviation where git matches only whole names.
 //!
-//! A line of a table is `<letter or -> <long name or -> <no|req|opt> <neg|noneg>`: the short
-//! letter, the long name, whether it takes a value (a required one, attached or the next
-//! argument; an optional one only attached), and whether `--no-<name>` negates it. A name or
+//! A line of a table is `[<letter>:][<long name>][=|?][+]`: the short letter, the long name,
+//! whether it takes a value (`=` a required one, attached or the next argument; `?` an
+//! optional one, only attached; neither: none), and `+` when `--no-<name>` negates it
+//! (`A:all+`, `chmod=+`, `C:=`). A name or
 //! letter listed twice (two sources, or two sub-subcommands) takes the weaker value: an
 //! optional value is only ever attached, so the next argument is still read as an option.
 
@@ -85,30 +86,45 @@ fn parse(text: &'static str) -> HashMap<&'static str, Table> {
         let Some(table) = current.and_then(|c| out.get_mut(c)) else {
             continue;
         };
-        let fields: Vec<&'static str> = line.split_whitespace().collect();
-        let [short, long, arg, neg] = fields[..] else {
+        let Some((letter, long, arg, neg)) = parse_line(line.trim()) else {
             continue;
         };
-        let arg = match arg {
-            "no" => Arg::No,
-            "req" => Arg::Required,
-            "opt" => Arg::Optional,
-            _ => continue,
-        };
-        let mut letters = short.chars();
-        if let (Some(letter), None) = (letters.next(), letters.next()) {
-            if short != "-" {
-                table.add_short(letter, arg);
-            }
+        if let Some(letter) = letter {
+            table.add_short(letter, arg);
         }
-        if long != "-" {
+        if !long.is_empty() {
             table.add_long(long, arg);
-            if neg == "neg" && !table.negatable.contains(&long) {
+            if neg && !table.negatable.contains(&long) {
                 table.negatable.push(long);
             }
         }
     }
     out
+}
+
+/// One line of a table: the letter, the long name (empty when there is none), the value it
+/// takes, and whether it is negatable. `None` for a line that is neither.
+fn parse_line(line: &'static str) -> Option<(Option<char>, &'static str, Arg, bool)> {
+    let (letter, rest) = match line.char_indices().nth(1) {
+        Some((at, ':')) => (line[..at].chars().next(), &line[at + 1..]),
+        _ => (None, line),
+    };
+    let (rest, neg) = match rest.strip_suffix('+') {
+        Some(r) => (r, true),
+        None => (rest, false),
+    };
+    let (long, arg) = if let Some(l) = rest.strip_suffix('=') {
+        (l, Arg::Required)
+    } else if let Some(l) = rest.strip_suffix('?') {
+        (l, Arg::Optional)
+    } else {
+        (rest, Arg::No)
+    };
+    let valid = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    if (letter.is_none() && long.is_empty()) || !long.chars().all(valid) {
+        return None;
+    }
+    Some((letter, long, arg, neg))
 }
 
 /// The grammar of `subcommand`'s every option, or `None` when there is no table for it.
@@ -223,13 +239,15 @@ mod tests {
     #[test]
     fn a_table_line_is_read_and_a_bad_one_left_out() {
         let text: &'static str =
-            "[x] git 1\nm message req neg\n- quiet no noneg\n- bad maybe neg\n";
+            "[x] git 1\nm:message=+\nquiet\nbad!name\n:\nC:=\n";
         let tables = parse(text);
         let x = &tables["x"];
         assert!(x.short.contains(&('m', Arg::Required)));
         assert!(x.long.contains(&("message", Arg::Required)));
         assert!(x.long.contains(&("quiet", Arg::No)));
-        assert!(!x.long.iter().any(|(n, _)| *n == "bad"));
+        assert!(!x.long.iter().any(|(n, _)| n.starts_with("bad")));
+        assert!(x.short.contains(&('C', Arg::Required)));
+        assert_eq!(x.long.len(), 2 + ALWAYS_LONG.len(), "{:?}", x.long);
         assert_eq!(x.negatable, ["message"]);
     }
 }
