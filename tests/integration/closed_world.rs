@@ -1073,3 +1073,39 @@ fn awk_refuses_unknown_options_and_runs_everyday_programs() {
     ];
     refuses_and_runs(&fx, "awk", refused, accepted);
 }
+
+/// wget names the files of `-x` after the URL's path, which it decodes: a percent-escaped
+/// `.git` component is refused before wget runs, so no `.git` is written.
+#[test]
+fn wget_may_not_write_a_percent_escaped_git_path() {
+    let fx = closed_text_tools("closed-wget-escape");
+    for argv in [
+        &[
+            "wget",
+            "-q",
+            "-x",
+            "-nH",
+            "http://127.0.0.1:9/%2egit/config",
+        ][..],
+        &[
+            "wget",
+            "-q",
+            "-x",
+            "-nH",
+            "http://127.0.0.1:9/%2E%67it/hooks/pre-commit",
+        ],
+    ] {
+        for sandbox in sandboxes() {
+            let mut extra = sandbox.to_vec();
+            extra.push(NO_OPT_IN);
+            let server = fx.trusted("wget", &extra);
+            let (ok, text) = shell_execute(&server, argv);
+            assert!(!ok, "{argv:?}: {text}");
+            assert!(
+                text.contains("write into a git directory"),
+                "{argv:?}: {text}"
+            );
+            assert!(!fx.work.join(".git").exists(), "{argv:?} wrote .git");
+        }
+    }
+}

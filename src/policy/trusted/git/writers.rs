@@ -138,20 +138,56 @@ fn path_arguments<'a>(program: &str, args: &'a [String]) -> Vec<&'a String> {
 }
 
 /// Layer 3, on the text: a file-writing program may not name a `.git` path (as an operand,
-/// an option's value, or inside a script such as sed's `w .git/config`). `Err(reason)`.
+/// an option's value, or inside a script such as sed's `w .git/config`), also behind
+/// percent-escapes: wget (`-x`) and curl (`--remote-name` with `--remote-name-all` or
+/// globbing) name files after a URL's path, which they decode (`%2egit/config`).
+/// `Err(reason)`.
 pub fn check_writer_text(program: &str, args: &[String]) -> Result<(), String> {
     if !is_writer(program) {
         return Ok(());
     }
     match path_arguments(program, args)
         .into_iter()
-        .find(|a| names_git_dir(a))
+        .find(|a| names_git_dir(a) || names_git_dir(&percent_decoded(a)))
     {
         Some(arg) => Err(format!(
             "write into a git directory ({arg}: a file-writing program may not name a .git \
              path, whose config and hooks would make a later git command run code)"
         )),
         None => Ok(()),
+    }
+}
+
+/// `text` with its percent-escapes (`%2e`, `%2E`) decoded, again and again until none is
+/// left (a double escape `%252e` is decoded twice): a program may decode more than once, and
+/// decoding more only refuses more. A `%` not followed by two hex digits stays as it is.
+fn percent_decoded(text: &str) -> String {
+    let mut bytes = text.as_bytes().to_vec();
+    // Each pass shortens the text, so the passes end.
+    loop {
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            let hex = |b: u8| (b as char).to_digit(16);
+            match (
+                bytes[i],
+                bytes.get(i + 1).copied().and_then(hex),
+                bytes.get(i + 2).copied().and_then(hex),
+            ) {
+                (b'%', Some(high), Some(low)) => {
+                    out.push((high * 16 + low) as u8);
+                    i += 3;
+                }
+                (b, _, _) => {
+                    out.push(b);
+                    i += 1;
+                }
+            }
+        }
+        if out.len() == bytes.len() {
+            return String::from_utf8_lossy(&out).into_owned();
+        }
+        bytes = out;
     }
 }
 
@@ -224,5 +260,9 @@ mod tests {
         );
         assert!(check_writer_text("zip", &s(&["-x", ".git/*", "-r", "x.git", "."])).is_err());
         assert!(check_writer_text("/usr/bin/tee", &s(&[".git"])).is_err());
+        assert!(check_writer_text("wget", &s(&["-x", "http://h/%2egit/config"])).is_err());
+        assert!(check_writer_text("wget", &s(&["-x", "http://h/a%252E%67IT/x"])).is_err());
+        assert!(check_writer_text("wget", &s(&["-x", "http://h/a%2egitx/%zz%"])).is_ok());
+        assert_eq!(percent_decoded("%2e%2Egit%2f%%4"), "..git/%%4");
     }
 }
