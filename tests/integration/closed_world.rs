@@ -1109,3 +1109,29 @@ fn wget_may_not_write_a_percent_escaped_git_path() {
         }
     }
 }
+
+/// curl's URL globbing fills `#1` of an output name, and `-O`'s name, with the glob's text:
+/// such names are refused before curl runs (no `.git` is written), and a plain download of
+/// the same file runs.
+#[test]
+fn curl_may_not_name_its_output_from_a_url_glob() {
+    let fx = closed_text_tools("closed-curl-glob");
+    let source = fx.work.join("src");
+    std::fs::create_dir_all(source.join("git")).expect("src/git");
+    std::fs::write(source.join("git/config"), "[core]\n").expect("config");
+    std::fs::write(source.join(".git"), "gitdir: /nowhere\n").expect("src/.git");
+    let glob = format!("file://{}/{{git}}/config", path_str(&source));
+    let dot = format!("file://{}/.gi{{t}}", path_str(&source));
+    let plain = format!("file://{}/git/config", path_str(&source));
+    const REASON: &str = "curl output name made from a URL glob";
+    let refused: &[(&[&str], &str)] = &[
+        (
+            &["curl", "-s", &glob, "-o", ".#1/config", "--create-dirs"],
+            REASON,
+        ),
+        (&["curl", "-s", "-O", &dot], REASON),
+    ];
+    let accepted: &[(&[&str], &str)] = &[(&["curl", "-s", &plain], "[core]")];
+    refuses_and_runs(&fx, "curl", refused, accepted);
+    assert!(!fx.work.join(".git").exists(), "curl wrote .git");
+}
