@@ -1135,3 +1135,29 @@ fn curl_may_not_name_its_output_from_a_url_glob() {
     refuses_and_runs(&fx, "curl", refused, accepted);
     assert!(!fx.work.join(".git").exists(), "curl wrote .git");
 }
+
+/// A symbolic link to a directory inside a git directory (`hk -> .git/hooks`, as an archive
+/// can leave behind) does not let a writer reach a hook: the path is resolved before the
+/// program runs, and the hook is never written.
+#[test]
+fn writers_may_not_reach_a_git_directory_through_a_link() {
+    let fx = closed_text_tools("closed-writer-link");
+    for dir in [".git/hooks", ".git/objects", ".git/refs"] {
+        std::fs::create_dir_all(fx.work.join(dir)).expect("mkdir");
+    }
+    std::fs::write(fx.work.join(".git/HEAD"), "ref: refs/heads/main\n").expect("HEAD");
+    std::os::unix::fs::symlink(".git/hooks", fx.work.join("hk")).expect("hk");
+    std::os::unix::fs::symlink("data.txt", fx.work.join("plain")).expect("plain");
+    const REASON: &str = "write into a git directory (hk/pre-commit leads through a symbolic link";
+    let refused: &[(&[&str], &str)] = &[
+        (&["cp", "runner", "hk/pre-commit"], REASON),
+        (&["chmod", "+x", "hk/pre-commit"], REASON),
+    ];
+    let accepted: &[(&[&str], &str)] = &[(&["cp", "plain", "copy.txt"], "")];
+    refuses_and_runs(&fx, "cp,chmod", refused, accepted);
+    assert!(
+        !fx.work.join(".git/hooks/pre-commit").exists(),
+        "the hook was written"
+    );
+    assert!(fx.work.join("copy.txt").exists(), "cp did not run");
+}

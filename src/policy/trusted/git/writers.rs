@@ -192,7 +192,9 @@ fn percent_decoded(text: &str) -> String {
 }
 
 /// Layer 3, on the file system: no path named by a file-writing program may lie inside a
-/// git directory (whatever its name), be one, or complete one.
+/// git directory (whatever its name), be one, or complete one, as written or with the
+/// symbolic links of its existing part resolved (`hk -> .git/hooks` makes `hk/pre-commit` a
+/// hook; a dangling link is followed to the name it would create).
 pub fn check_writer(cwd: &Path, program: &str, args: &[String]) -> Result<(), String> {
     if !is_writer(program) {
         return Ok(());
@@ -229,9 +231,39 @@ pub fn check_writer(cwd: &Path, program: &str, args: &[String]) -> Result<(), St
                     e.trim_start_matches("Redirection target ")
                 )
             })?;
+            check_resolved(&full, text)?;
         }
     }
     Ok(())
+}
+
+/// Refuses `full` (the path `text` names) when a symbolic link on the way leads inside a git
+/// directory, or to one.
+fn check_resolved(full: &Path, text: &str) -> Result<(), String> {
+    let Some((real, links)) = super::lock::resolved(full) else {
+        return Ok(());
+    };
+    if links.is_empty() {
+        return Ok(());
+    }
+    let prefix = crate::policy::trusted::rules::PREFIX;
+    if looks_like_git_dir(&real) {
+        return Err(format!(
+            "{prefix}write into a git directory ({text} leads through a symbolic link to the \
+             git directory {}: its config and hooks would make a later git command run code)",
+            real.display()
+        ));
+    }
+    crate::policy::trusted::check_git_directories(Path::new("/"), &real.to_string_lossy()).map_err(
+        |e| {
+            format!(
+                "{prefix}write into a git directory ({text} leads through a symbolic link to {}: \
+                 {})",
+                real.display(),
+                e.trim_start_matches("Redirection target ")
+            )
+        },
+    )
 }
 
 #[cfg(test)]
@@ -264,5 +296,38 @@ mod tests {
         assert!(check_writer_text("wget", &s(&["-x", "http://h/a%252E%67IT/x"])).is_err());
         assert!(check_writer_text("wget", &s(&["-x", "http://h/a%2egitx/%zz%"])).is_ok());
         assert_eq!(percent_decoded("%2e%2Egit%2f%%4"), "..git/%%4");
+    }
+
+    /// A symbolic link on the way into a git directory is followed, existing or dangling,
+    /// in every ancestor of the path.
+    #[test]
+    fn writer_through_a_link_into_a_git_directory() {
+        use std::os::unix::fs::symlink;
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let root = std::env::temp_dir().join(format!("yieldshell-wlink-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for d in [".git/hooks", ".git/objects", "src"] {
+            std::fs::create_dir_all(root.join(d)).expect("mkdir");
+        }
+        std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").expect("HEAD");
+        for (link, to) in [
+            ("hk", ".git/hooks"),
+            ("lk", "hk"),
+            ("dangling", ".git/hooks/post-checkout"),
+            ("up", "src/.."),
+            ("code", "src"),
+        ] {
+            symlink(to, root.join(link)).expect("symlink");
+        }
+        let check = |program: &str, args: &[&str]| check_writer(&root, program, &s(args));
+        assert!(check("cp", &["x", "hk/pre-commit"]).is_err());
+        assert!(check("chmod", &["+x", "hk/pre-commit"]).is_err());
+        assert!(check("cp", &["-t", "hk", "x"]).is_err());
+        assert!(check("cp", &["x", "lk/pre-commit"]).is_err());
+        assert!(check("tee", &["dangling"]).is_err());
+        assert!(check("cp", &["x", "up/.git/hooks/x"]).is_err());
+        assert!(check("cp", &["x", "up/code/y"]).is_ok());
+        assert!(check("cp", &["x", "code/new/y"]).is_ok());
+        let _ = std::fs::remove_dir_all(&root);
     }
 }
