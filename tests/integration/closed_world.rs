@@ -1161,3 +1161,33 @@ fn writers_may_not_reach_a_git_directory_through_a_link() {
     );
     assert!(fx.work.join("copy.txt").exists(), "cp did not run");
 }
+
+/// A linker script names the link's output itself (`OUTPUT(out)`): `-T` and its other
+/// spellings, on ld and passed on by a compiler driver, are refused before anything runs,
+/// and `out` is never written; ld without a script still runs.
+#[test]
+fn linker_scripts_are_refused() {
+    let fx = closed_text_tools("closed-ld-script");
+    std::fs::write(fx.work.join("a.c"), "int x;\n").expect("a.c");
+    let built = std::process::Command::new("cc")
+        .args(["-c", "a.c", "-o", "a.o"])
+        .current_dir(&fx.work)
+        .status()
+        .expect("cc");
+    assert!(built.success(), "cc -c a.c");
+    // Unchecked, ld links a.o into `out`, the name the script gives.
+    std::fs::write(fx.work.join("s.ld"), "OUTPUT(out)\nINPUT(a.o)\n").expect("s.ld");
+    const REASON: &str = "linker script";
+    let refused: &[(&[&str], &str)] = &[
+        (&["ld", "-T", "s.ld"], REASON),
+        (&["ld", "--script=s.ld"], REASON),
+        (&["ld", "-dT", "s.ld"], REASON),
+        (&["cc", "-nostdlib", "-Wl,-T,s.ld"], REASON),
+        (&["cc", "-nostdlib", "-T", "s.ld"], REASON),
+    ];
+    let accepted: &[(&[&str], &str)] = &[(&["ld", "--version"], "GNU")];
+    refuses_and_runs(&fx, "ld,cc", refused, accepted);
+    let server = fx.trusted("ld", &[OFF, NO_OPT_IN]);
+    let (ok, text) = shell_execute(&server, &["ld", "-r", "-o", "linked.o", "a.o"]);
+    assert!(ok && fx.work.join("linked.o").exists(), "ld -r: {text}");
+}
