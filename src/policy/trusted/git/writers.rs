@@ -300,6 +300,7 @@ mod tests {
 
     /// A symbolic link on the way into a git directory is followed, existing or dangling,
     /// in every ancestor of the path.
+    #[cfg(unix)]
     #[test]
     fn writer_through_a_link_into_a_git_directory() {
         use std::os::unix::fs::symlink;
