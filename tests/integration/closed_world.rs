@@ -1151,3 +1151,121 @@ fn git_refuses_unknown_options_of_known_subcommands_and_runs_everyday_calls() {
     assert!(!subjects.contains("unknown"), "{subjects}");
     assert!(subjects.contains("first"), "{subjects}");
 }
+
+/// wget names the files of `-x` after the URL's path, which it decodes: a percent-escaped
+/// `.git` component is refused before wget runs, so no `.git` is written.
+#[test]
+fn wget_may_not_write_a_percent_escaped_git_path() {
+    let fx = closed_text_tools("closed-wget-escape");
+    for argv in [
+        &[
+            "wget",
+            "-q",
+            "-x",
+            "-nH",
+            "http://127.0.0.1:9/%2egit/config",
+        ][..],
+        &[
+            "wget",
+            "-q",
+            "-x",
+            "-nH",
+            "http://127.0.0.1:9/%2E%67it/hooks/pre-commit",
+        ],
+    ] {
+        for sandbox in sandboxes() {
+            let mut extra = sandbox.to_vec();
+            extra.push(NO_OPT_IN);
+            let server = fx.trusted("wget", &extra);
+            let (ok, text) = shell_execute(&server, argv);
+            assert!(!ok, "{argv:?}: {text}");
+            assert!(
+                text.contains("write into a git directory"),
+                "{argv:?}: {text}"
+            );
+            assert!(!fx.work.join(".git").exists(), "{argv:?} wrote .git");
+        }
+    }
+}
+
+/// curl's URL globbing fills `#1` of an output name, and `-O`'s name, with the glob's text:
+/// such names are refused before curl runs (no `.git` is written), and a plain download of
+/// the same file runs.
+#[test]
+fn curl_may_not_name_its_output_from_a_url_glob() {
+    let fx = closed_text_tools("closed-curl-glob");
+    let source = fx.work.join("src");
+    std::fs::create_dir_all(source.join("git")).expect("src/git");
+    std::fs::write(source.join("git/config"), "[core]\n").expect("config");
+    std::fs::write(source.join(".git"), "gitdir: /nowhere\n").expect("src/.git");
+    let glob = format!("file://{}/{{git}}/config", path_str(&source));
+    let dot = format!("file://{}/.gi{{t}}", path_str(&source));
+    let plain = format!("file://{}/git/config", path_str(&source));
+    const REASON: &str = "curl output name made from a URL glob";
+    let refused: &[(&[&str], &str)] = &[
+        (
+            &["curl", "-s", &glob, "-o", ".#1/config", "--create-dirs"],
+            REASON,
+        ),
+        (&["curl", "-s", "-O", &dot], REASON),
+    ];
+    let accepted: &[(&[&str], &str)] = &[(&["curl", "-s", &plain], "[core]")];
+    refuses_and_runs(&fx, "curl", refused, accepted);
+    assert!(!fx.work.join(".git").exists(), "curl wrote .git");
+}
+
+/// A symbolic link to a directory inside a git directory (`hk -> .git/hooks`, as an archive
+/// can leave behind) does not let a writer reach a hook: the path is resolved before the
+/// program runs, and the hook is never written.
+#[test]
+fn writers_may_not_reach_a_git_directory_through_a_link() {
+    let fx = closed_text_tools("closed-writer-link");
+    for dir in [".git/hooks", ".git/objects", ".git/refs"] {
+        std::fs::create_dir_all(fx.work.join(dir)).expect("mkdir");
+    }
+    std::fs::write(fx.work.join(".git/HEAD"), "ref: refs/heads/main\n").expect("HEAD");
+    std::os::unix::fs::symlink(".git/hooks", fx.work.join("hk")).expect("hk");
+    std::os::unix::fs::symlink("data.txt", fx.work.join("plain")).expect("plain");
+    const REASON: &str = "write into a git directory (hk/pre-commit leads through a symbolic link";
+    let refused: &[(&[&str], &str)] = &[
+        (&["cp", "runner", "hk/pre-commit"], REASON),
+        (&["chmod", "+x", "hk/pre-commit"], REASON),
+    ];
+    let accepted: &[(&[&str], &str)] = &[(&["cp", "plain", "copy.txt"], "")];
+    refuses_and_runs(&fx, "cp,chmod", refused, accepted);
+    assert!(
+        !fx.work.join(".git/hooks/pre-commit").exists(),
+        "the hook was written"
+    );
+    assert!(fx.work.join("copy.txt").exists(), "cp did not run");
+}
+
+/// A linker script names the link's output itself (`OUTPUT(out)`): `-T` and its other
+/// spellings, on ld and passed on by a compiler driver, are refused before anything runs,
+/// and `out` is never written; ld without a script still runs.
+#[test]
+fn linker_scripts_are_refused() {
+    let fx = closed_text_tools("closed-ld-script");
+    std::fs::write(fx.work.join("a.c"), "int x;\n").expect("a.c");
+    let built = std::process::Command::new("cc")
+        .args(["-c", "a.c", "-o", "a.o"])
+        .current_dir(&fx.work)
+        .status()
+        .expect("cc");
+    assert!(built.success(), "cc -c a.c");
+    // Unchecked, ld links a.o into `out`, the name the script gives.
+    std::fs::write(fx.work.join("s.ld"), "OUTPUT(out)\nINPUT(a.o)\n").expect("s.ld");
+    const REASON: &str = "linker script";
+    let refused: &[(&[&str], &str)] = &[
+        (&["ld", "-T", "s.ld"], REASON),
+        (&["ld", "--script=s.ld"], REASON),
+        (&["ld", "-dT", "s.ld"], REASON),
+        (&["cc", "-nostdlib", "-Wl,-T,s.ld"], REASON),
+        (&["cc", "-nostdlib", "-T", "s.ld"], REASON),
+    ];
+    let accepted: &[(&[&str], &str)] = &[(&["ld", "--version"], "GNU")];
+    refuses_and_runs(&fx, "ld,cc", refused, accepted);
+    let server = fx.trusted("ld", &[OFF, NO_OPT_IN]);
+    let (ok, text) = shell_execute(&server, &["ld", "-r", "-o", "linked.o", "a.o"]);
+    assert!(ok && fx.work.join("linked.o").exists(), "ld -r: {text}");
+}

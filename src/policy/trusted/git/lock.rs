@@ -186,7 +186,7 @@ const MAX_LINKS: usize = 40;
 
 /// An absolute `path` resolved as the kernel would, as far as it exists (the rest appended,
 /// with `..` applied to the text), and the paths of the symbolic links followed on the way.
-fn resolved(path: &Path) -> Option<(PathBuf, Vec<PathBuf>)> {
+pub(super) fn resolved(path: &Path) -> Option<(PathBuf, Vec<PathBuf>)> {
     use std::ffi::OsString;
     use std::path::Component;
     if !path.is_absolute() {

@@ -238,8 +238,7 @@ mod tests {
 
     #[test]
     fn a_table_line_is_read_and_a_bad_one_left_out() {
-        let text: &'static str =
-            "[x] git 1\nm:message=+\nquiet\nbad!name\n:\nC:=\n";
+        let text: &'static str = "[x] git 1\nm:message=+\nquiet\nbad!name\n:\nC:=\n";
         let tables = parse(text);
         let x = &tables["x"];
         assert!(x.short.contains(&('m', Arg::Required)));

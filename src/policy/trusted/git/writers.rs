@@ -138,14 +138,17 @@ fn path_arguments<'a>(program: &str, args: &'a [String]) -> Vec<&'a String> {
 }
 
 /// Layer 3, on the text: a file-writing program may not name a `.git` path (as an operand,
-/// an option's value, or inside a script such as sed's `w .git/config`). `Err(reason)`.
+/// an option's value, or inside a script such as sed's `w .git/config`), also behind
+/// percent-escapes: wget (`-x`) and curl (`--remote-name` with `--remote-name-all` or
+/// globbing) name files after a URL's path, which they decode (`%2egit/config`).
+/// `Err(reason)`.
 pub fn check_writer_text(program: &str, args: &[String]) -> Result<(), String> {
     if !is_writer(program) {
         return Ok(());
     }
     match path_arguments(program, args)
         .into_iter()
-        .find(|a| names_git_dir(a))
+        .find(|a| names_git_dir(a) || names_git_dir(&percent_decoded(a)))
     {
         Some(arg) => Err(format!(
             "write into a git directory ({arg}: a file-writing program may not name a .git \
@@ -155,8 +158,43 @@ pub fn check_writer_text(program: &str, args: &[String]) -> Result<(), String> {
     }
 }
 
+/// `text` with its percent-escapes (`%2e`, `%2E`) decoded, again and again until none is
+/// left (a double escape `%252e` is decoded twice): a program may decode more than once, and
+/// decoding more only refuses more. A `%` not followed by two hex digits stays as it is.
+fn percent_decoded(text: &str) -> String {
+    let mut bytes = text.as_bytes().to_vec();
+    // Each pass shortens the text, so the passes end.
+    loop {
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            let hex = |b: u8| (b as char).to_digit(16);
+            match (
+                bytes[i],
+                bytes.get(i + 1).copied().and_then(hex),
+                bytes.get(i + 2).copied().and_then(hex),
+            ) {
+                (b'%', Some(high), Some(low)) => {
+                    out.push((high * 16 + low) as u8);
+                    i += 3;
+                }
+                (b, _, _) => {
+                    out.push(b);
+                    i += 1;
+                }
+            }
+        }
+        if out.len() == bytes.len() {
+            return String::from_utf8_lossy(&out).into_owned();
+        }
+        bytes = out;
+    }
+}
+
 /// Layer 3, on the file system: no path named by a file-writing program may lie inside a
-/// git directory (whatever its name), be one, or complete one.
+/// git directory (whatever its name), be one, or complete one, as written or with the
+/// symbolic links of its existing part resolved (`hk -> .git/hooks` makes `hk/pre-commit` a
+/// hook; a dangling link is followed to the name it would create).
 pub fn check_writer(cwd: &Path, program: &str, args: &[String]) -> Result<(), String> {
     if !is_writer(program) {
         return Ok(());
@@ -193,9 +231,39 @@ pub fn check_writer(cwd: &Path, program: &str, args: &[String]) -> Result<(), St
                     e.trim_start_matches("Redirection target ")
                 )
             })?;
+            check_resolved(&full, text)?;
         }
     }
     Ok(())
+}
+
+/// Refuses `full` (the path `text` names) when a symbolic link on the way leads inside a git
+/// directory, or to one.
+fn check_resolved(full: &Path, text: &str) -> Result<(), String> {
+    let Some((real, links)) = super::lock::resolved(full) else {
+        return Ok(());
+    };
+    if links.is_empty() {
+        return Ok(());
+    }
+    let prefix = crate::policy::trusted::rules::PREFIX;
+    if looks_like_git_dir(&real) {
+        return Err(format!(
+            "{prefix}write into a git directory ({text} leads through a symbolic link to the \
+             git directory {}: its config and hooks would make a later git command run code)",
+            real.display()
+        ));
+    }
+    crate::policy::trusted::check_git_directories(Path::new("/"), &real.to_string_lossy()).map_err(
+        |e| {
+            format!(
+                "{prefix}write into a git directory ({text} leads through a symbolic link to {}: \
+                 {})",
+                real.display(),
+                e.trim_start_matches("Redirection target ")
+            )
+        },
+    )
 }
 
 #[cfg(test)]
@@ -224,5 +292,43 @@ mod tests {
         );
         assert!(check_writer_text("zip", &s(&["-x", ".git/*", "-r", "x.git", "."])).is_err());
         assert!(check_writer_text("/usr/bin/tee", &s(&[".git"])).is_err());
+        assert!(check_writer_text("wget", &s(&["-x", "http://h/%2egit/config"])).is_err());
+        assert!(check_writer_text("wget", &s(&["-x", "http://h/a%252E%67IT/x"])).is_err());
+        assert!(check_writer_text("wget", &s(&["-x", "http://h/a%2egitx/%zz%"])).is_ok());
+        assert_eq!(percent_decoded("%2e%2Egit%2f%%4"), "..git/%%4");
+    }
+
+    /// A symbolic link on the way into a git directory is followed, existing or dangling,
+    /// in every ancestor of the path.
+    #[cfg(unix)]
+    #[test]
+    fn writer_through_a_link_into_a_git_directory() {
+        use std::os::unix::fs::symlink;
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let root = std::env::temp_dir().join(format!("yieldshell-wlink-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for d in [".git/hooks", ".git/objects", "src"] {
+            std::fs::create_dir_all(root.join(d)).expect("mkdir");
+        }
+        std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").expect("HEAD");
+        for (link, to) in [
+            ("hk", ".git/hooks"),
+            ("lk", "hk"),
+            ("dangling", ".git/hooks/post-checkout"),
+            ("up", "src/.."),
+            ("code", "src"),
+        ] {
+            symlink(to, root.join(link)).expect("symlink");
+        }
+        let check = |program: &str, args: &[&str]| check_writer(&root, program, &s(args));
+        assert!(check("cp", &["x", "hk/pre-commit"]).is_err());
+        assert!(check("chmod", &["+x", "hk/pre-commit"]).is_err());
+        assert!(check("cp", &["-t", "hk", "x"]).is_err());
+        assert!(check("cp", &["x", "lk/pre-commit"]).is_err());
+        assert!(check("tee", &["dangling"]).is_err());
+        assert!(check("cp", &["x", "up/.git/hooks/x"]).is_err());
+        assert!(check("cp", &["x", "up/code/y"]).is_ok());
+        assert!(check("cp", &["x", "code/new/y"]).is_ok());
+        let _ = std::fs::remove_dir_all(&root);
     }
 }

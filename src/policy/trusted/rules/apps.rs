@@ -124,6 +124,8 @@ pub const PANDOC_EXAMPLES: super::Examples = super::Examples {
         &["--pdf", "sh", "in.md"],
         &["--pdf-engine-opt=-shell-escape", "in.md"],
         &["-t", "writer.lua", "in.md"],
+        &["-t", "x.lua+smart", "in.md"],
+        &["in.md", "-o", "out.pdf"],
         &["--defaults", "d.yaml"],
         &["-dd.yaml"],
         &["--data-dir", "d", "in.md"],
@@ -133,8 +135,15 @@ pub const PANDOC_EXAMPLES: super::Examples = super::Examples {
     ],
 };
 
+const PANDOC_PDF: &str = "pandoc PDF output (pandoc runs a PDF engine on the document, \
+     pdflatex by default and without -no-shell-escape, so the document's \\write18 runs \
+     commands)";
+
 /// pandoc: the options in `PANDOC_RUNS` in any spelling, custom Lua readers and writers (any
-/// argument ending in `.lua`), and any option pandoc 3 does not have.
+/// argument ending in `.lua`, and a format naming a `.lua` file before its extensions:
+/// pandoc splits `+ext`/`-ext` off a format at the first `+` or `-` before it looks for a
+/// Lua file, so `-t x.lua+smart` runs `x.lua`), PDF output (`-o x.pdf`, `-t pdf`: it runs
+/// the PDF engine), and any option pandoc 3 does not have.
 pub fn check_pandoc(args: &[String]) -> Result<(), String> {
     if args.iter().any(|a| a.ends_with(".lua")) {
         return Err("pandoc filter, engine or Lua option".to_string());
@@ -147,9 +156,30 @@ pub fn check_pandoc(args: &[String]) -> Result<(), String> {
             if item.long_is(PANDOC_RUNS) || item.short_is(&['F', 'L', 'd']) {
                 return Err("pandoc filter, engine or Lua option".to_string());
             }
+            let value = item.value().unwrap_or("").to_ascii_lowercase();
+            let format = item.short_is(&['f', 'r', 't', 'w'])
+                || item.long_is(&["from", "read", "to", "write"]);
+            if format && names_lua_file(&value) {
+                return Err("pandoc filter, engine or Lua option".to_string());
+            }
+            let output = item.short_is(&['o']) || item.long_is(&["output"]);
+            let writer = item.short_is(&['t', 'w']) || item.long_is(&["to", "write"]);
+            let format_name = value.split(['+', '-']).next().unwrap_or("");
+            if (output && value.ends_with(".pdf")) || (writer && format_name == "pdf") {
+                return Err(PANDOC_PDF.to_string());
+            }
         }
     }
     Ok(())
+}
+
+/// True when a format (lowercased) names a Lua file: `.lua` at its end or before a `+` or
+/// `-` (the extensions pandoc splits off; a `+` or `-` in a directory's name only makes more
+/// of the text be read as a name, which refuses more).
+fn names_lua_file(format: &str) -> bool {
+    format
+        .match_indices(".lua")
+        .any(|(at, _)| matches!(format[at + 4..].chars().next(), None | Some('+' | '-')))
 }
 
 /// Accepted and refused examples, walked by `harden`'s tests.

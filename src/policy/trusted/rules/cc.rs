@@ -364,8 +364,37 @@ pub const CC_EXAMPLES: super::Examples = super::Examples {
         &["--some-future-option", "x.c"],
         &["-Zfuture", "x.c"],
         &["--", "x.c"],
+        &["-T", "link.ld", "x.o"],
+        &["-Tlink.ld", "x.o"],
+        &["-Wl,-T,link.ld", "x.o"],
+        &["-Wl,--script=link.ld", "x.o"],
+        &["-Xlinker", "-T", "-Xlinker", "link.ld", "x.o"],
     ],
 };
+
+/// The arguments the driver hands the linker, in order: `-Wl,` items, `-Xlinker` values and
+/// `-T` with its value (attached or the next argument; `-T` names a linker script, and
+/// `-Ttext=ADDR` is passed on as it is).
+fn linker_args(args: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        i += 1;
+        if let Some(list) = a.strip_prefix("-Wl,") {
+            out.extend(list.split(',').map(String::from));
+        } else if a == "-Xlinker" || a == "-T" {
+            if a == "-T" {
+                out.push(a.to_string());
+            }
+            out.extend(args.get(i).cloned());
+            i += 1;
+        } else if a.starts_with("-T") {
+            out.push(a.to_string());
+        }
+    }
+    out
+}
 
 /// The compiler drivers: the deny-list over every argument, then the option families.
 pub fn check_cc(args: &[String]) -> Result<(), String> {
@@ -375,6 +404,7 @@ pub fn check_cc(args: &[String]) -> Result<(), String> {
     {
         return Err(RUNS.to_string());
     }
+    super::ld::check_linker_args(&linker_args(args))?;
     // Link-time optimisation: gcc's lto-wrapper writes a makefile holding file names and
     // runs make on it (`-flto=N`, `auto`, and plain `-flto` since gcc 11). An LTO object a
     // call planted starts it at any link, so what make could read as its own syntax is kept

@@ -9,8 +9,17 @@
 //! `--unix-socket`/`--abstract-unix-socket` (a local socket such as a container engine's,
 //! whose HTTP API starts programs). Reading files (`-d @file`, `-T`) and writing them (`-o`)
 //! are left to the kernel layer, as for every program.
+//!
+//! Refused too, as file names the writers' check cannot read: an output name holding `#`
+//! and a digit (`-o`, `--output`, `--output-dir`: with URL globbing curl puts the glob's
+//! text there, `'file:///w/{git}' -o '.#1/config'` writes `.git/config`), and
+//! `-O`/`--remote-name`/`--remote-name-all` with a URL holding `{` or `[` without `-g`/
+//! `--globoff` (the name is the last segment of the expanded URL: `http://h/.gi{t}` writes
+//! `.git`). `-O` names the file after the URL's last path segment as written (curl does not
+//! decode it), which the writers' check reads, `--create-dirs` only making the directories
+//! of a name that check has read.
 
-use crate::policy::trusted::getopt::{Arg, Grammar};
+use crate::policy::trusted::getopt::{Arg, Grammar, Item};
 
 #[rustfmt::skip]
 const GRAMMAR: Grammar = Grammar {
@@ -134,6 +143,9 @@ const PROHIBITED_LONG: &[&str] = &["engine", "config", "unix-socket", "abstract-
 /// Options whose value `ENG` loads a key through an engine.
 const KEY_TYPES: &[&str] = &["cert-type", "key-type", "proxy-cert-type", "proxy-key-type"];
 
+const GLOB_NAME: &str = "curl output name made from a URL glob (#N in an output name, or \
+     --remote-name with a globbing URL: the glob's text, .git among it, would name the file)";
+
 /// Accepted and refused examples, walked by `harden`'s tests.
 #[cfg(test)]
 pub const EXAMPLES: super::Examples = super::Examples {
@@ -170,6 +182,8 @@ pub const EXAMPLES: super::Examples = super::Examples {
         &["--abstract-unix", "x", "http://x/"],
         &["--some-future-option", "https://example.com"],
         &["-%", "https://example.com"],
+        &["file:///w/{git}", "-o", ".#1/config"],
+        &["-O", "http://h/.gi{t}"],
     ],
 };
 
@@ -189,6 +203,43 @@ pub fn check(args: &[String]) -> Result<(), String> {
                 return Err("curl engine, configuration file or local socket option".into());
             }
         }
+        check_glob_names(&items)?;
+    }
+    Ok(())
+}
+
+/// Refuses an output name that URL globbing fills in: `#N` in `-o`/`--output`/
+/// `--output-dir` (refused whether or not a URL globs: such a name is rare, and the check
+/// need not follow `--next`'s option groups), and `--remote-name` beside a URL with `{` or
+/// `[` unless globbing is off for the whole call (`-g` without `--next`).
+fn check_glob_names(items: &[Item<'_>]) -> Result<(), String> {
+    let holds_glob_number = |v: &str| {
+        v.split('#')
+            .skip(1)
+            .any(|after| after.starts_with(|c: char| c.is_ascii_digit()))
+    };
+    let mut remote_name = false;
+    let mut glob_url = false;
+    let mut globoff = false;
+    let mut next = false;
+    for item in items {
+        let output = item.short_is(&['o']) || item.long_is(&["output", "output-dir"]);
+        if output && item.value().is_some_and(holds_glob_number) {
+            return Err(GLOB_NAME.into());
+        }
+        remote_name |= item.short_is(&['O']) || item.long_is(&["remote-name", "remote-name-all"]);
+        globoff |= item.short_is(&['g']) || item.long_is(&["globoff"]);
+        next |= item.short_is(&[':']) || item.long_is(&["next"]);
+        let url = match item {
+            Item::Operand(u) => Some(*u),
+            _ if item.long_is(&["url"]) => item.value(),
+            _ => None,
+        };
+        glob_url |= url.is_some_and(|u| u.contains(['{', '[']));
+    }
+    let globbing = !globoff || next;
+    if remote_name && glob_url && globbing {
+        return Err(GLOB_NAME.into());
     }
     Ok(())
 }

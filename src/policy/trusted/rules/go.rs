@@ -9,8 +9,12 @@
 //! (`run`, `test`, `generate`, `tool`, `vet`) and `bug` (it opens a browser); `-toolexec`,
 //! `-exec`, `-vettool`, `-overlay` (it replaces source files, cgo's among them, with others),
 //! `-compiler`/`-gccgoflags` (gccgo and its flags name programs), any argument naming the
-//! external linker (`-ldflags=-extld=PROG`, `-extldflags`), and `go env -w`/`-u`, which persist
-//! flags (`GOFLAGS=-toolexec=...`) for every later go command.
+//! external linker (`-ldflags=-extld=PROG`, `-extldflags`), the linker flags that name a
+//! program or where the linker works (`-extar`, the archiver of `-buildmode=c-archive`;
+//! `-tmpdir`) in the values of `-ldflags`, `-gcflags` and `-asmflags` (also in their
+//! `pattern=flags` form and quoted lists), and `go env -w`/`-u`, which persist flags
+//! (`GOFLAGS=-toolexec=...`) for every later go command. The compiler's and assembler's own
+//! flags name no program: they read and write files only.
 
 /// A flag's name (without dashes) and whether it takes a value (is not a boolean).
 type Flags = &'static [(&'static str, bool)];
@@ -41,6 +45,14 @@ const RUNS_FLAGS: &[&str] = &[
 ];
 
 const RUNS: &str = "go command that runs programs";
+
+/// The build flags whose value is a list of flags for the compiler, assembler or linker.
+const TOOL_FLAG_LISTS: &[&str] = &["ldflags", "gcflags", "asmflags"];
+
+/// Flags of `go tool link` (and, refused alike, of compile and asm) that name a program the
+/// linker runs (`-extld`, `-extar`), its flags (`-extldflags`: `-fuse-ld=`, `-B`), or the
+/// directory the linker and that program work in (`-tmpdir`).
+const TOOL_RUNS_FLAGS: &[&str] = &["extld", "extldflags", "extar", "tmpdir"];
 
 /// The accepted subcommands (with the second word of `go mod` and `go work`) and their own
 /// flags; `go help` takes any topic.
@@ -148,6 +160,15 @@ pub const GO_EXAMPLES: super::Examples = super::Examples {
         &["build", "-ldflags", "-extldflags=-B./x", "."],
         &["build", "-compiler=gccgo", "-gccgoflags=-wrapper=x", "."],
         &["build", "-overlay=o.json", "."],
+        &[
+            "build",
+            "-buildmode=c-archive",
+            "-ldflags=-extar=/x",
+            "-o",
+            "x.a",
+        ],
+        &["build", "-ldflags", "all='-s' \"-extar\" /x", "."],
+        &["build", "-gcflags=./...=-tmpdir=t", "."],
         &["doc", "-http=:8080", "fmt"],
         &["build", "-future", "."],
         &["build", "---x", "."],
@@ -217,10 +238,44 @@ fn check_flags(sub: &str, args: &[String], common: Flags, own: Flags) -> Result<
             .iter()
             .chain(common.iter())
             .find(|(n, _)| *n == name && !name.starts_with('-'));
-        match known {
+        let value = match known {
             None => return Err(format!("go {sub} flag -{name} is not known to the rule")),
-            Some((_, true)) if value.is_none() => i += 1,
-            Some(_) => (),
+            Some((_, true)) if value.is_none() => {
+                i += 1;
+                args.get(i - 1).map(String::as_str)
+            }
+            Some(_) => value,
+        };
+        if TOOL_FLAG_LISTS.contains(&name) {
+            check_tool_flags(value.unwrap_or(""))?;
+        }
+    }
+    Ok(())
+}
+
+/// Checks the value of `-ldflags`, `-gcflags` or `-asmflags`: `[pattern=]flags`, the flags a
+/// list split at white space where a quoted field may hold spaces. Quotes are dropped and
+/// every field, and what follows the `=` of a field that is not a flag (the pattern), is
+/// judged as a flag: a flag's value that looks like a refused flag is refused too, which
+/// only refuses more.
+fn check_tool_flags(value: &str) -> Result<(), String> {
+    let unquoted: String = value.chars().filter(|c| !matches!(c, '\'' | '"')).collect();
+    for field in unquoted.split_whitespace() {
+        let mut candidates = vec![field];
+        if !field.starts_with('-') {
+            if let Some((_, after)) = field.split_once('=') {
+                candidates.push(after);
+            }
+        }
+        for flag in candidates {
+            let Some(body) = flag.strip_prefix('-') else {
+                continue;
+            };
+            let body = body.strip_prefix('-').unwrap_or(body);
+            let name = body.split_once('=').map_or(body, |(n, _)| n);
+            if TOOL_RUNS_FLAGS.contains(&name) {
+                return Err(format!("{RUNS} (linker flag -{name})"));
+            }
         }
     }
     Ok(())

@@ -16,10 +16,15 @@
 //! `-mllvm` (LLVM's `-load` loads a library), mold's `-run` (it runs its command, standing in
 //! for every linker the command starts), `--error-handling-script` (ld runs it on undefined
 //! symbols), and a response file (`@file`, in any argument, values included: the linkers
-//! expand it before reading options). Accepted: `-T` and other linker scripts (`INPUT` and
-//! `GROUP` only add files to the link; a script cannot run or load anything),
-//! `-dynamic-linker` (it only names the interpreter written into the output), `--wrap`,
-//! `--sysroot`, `--threads`, and every other option of the list.
+//! expand it before reading options), and linker scripts (`-T`/`--script`, `-dT`/
+//! `--default-script`, `-c`/`--mri-script`: a script names its output and inputs itself,
+//! `OUTPUT(.git/hooks/pre-commit)`, `INPUT`, `GROUP`, `INCLUDE`, `SEARCH_DIR`, which the
+//! writers' check cannot read). An input file ld does not recognise as an object is read as
+//! a script too (an implicit linker script, as `libc.so` is); such a file is not refused
+//! (docs/trusted-mode.md names it as a limit). Accepted: `-dynamic-linker` (it only names
+//! the interpreter written into the output), `--wrap`, `--sysroot`, `--threads`,
+//! `--version-script` and `--dynamic-list` (they name symbols, not files), and every other
+//! option of the list.
 
 use crate::policy::trusted::getopt::{Arg, Grammar};
 
@@ -211,6 +216,14 @@ const RUNS_OPTIONS: &[&str] = &[
 /// The reason of every option that loads or runs something (the compiler drivers' too).
 const RUNS: &str = "compiler plugin or external program option";
 
+/// The options that read a linker script, by name and by short letter.
+const SCRIPT_OPTIONS: &[&str] = &["script", "dT", "default-script", "mri-script"];
+const SCRIPT_LETTERS: &[char] = &['T', 'c'];
+
+/// The reason of a linker script (the compiler drivers' `-T` and `-Wl,-T` too).
+pub const SCRIPT: &str = "linker script (a linker script names its output and inputs itself, \
+     OUTPUT(), INPUT(), GROUP(), INCLUDE, SEARCH_DIR, so any path could be written or read)";
+
 /// Accepted and refused examples, walked by `harden`'s tests.
 #[cfg(test)]
 pub const LD_EXAMPLES: super::Examples = super::Examples {
@@ -234,7 +247,14 @@ pub const LD_EXAMPLES: super::Examples = super::Examples {
             "crt1.o",
             "x.o",
         ],
-        &["-T", "link.ld", "-Map=out.map", "--wrap=malloc", "x.o"],
+        &["-Ttext=0x1000", "-Map=out.map", "--wrap=malloc", "x.o"],
+        &[
+            "--version-script=v.map",
+            "--dynamic-list",
+            "d.list",
+            "-shared",
+            "x.o",
+        ],
         &[
             "--start-group",
             "a.a",
@@ -275,16 +295,42 @@ pub const LD_EXAMPLES: super::Examples = super::Examples {
         &["--print", "a.o"],
         &["--retain", "--plugin=x.so", "a.o"],
         &["-lc", "-K"],
+        &["-T", "link.ld", "x.o"],
+        &["-Tlink.ld", "x.o"],
+        &["--script=link.ld", "x.o"],
+        &["-scr", "link.ld", "x.o"],
+        &["-dT", "link.ld", "x.o"],
+        &["--default-script=link.ld", "x.o"],
+        &["-c", "mri.txt"],
+        &["-rc", "mri.txt"],
     ],
 };
 
-/// The linkers: no response file, none of `RUNS_OPTIONS` in any spelling, and only the options
-/// of the grammar.
+/// The linkers: no response file, none of `RUNS_OPTIONS` in any spelling, no linker script,
+/// and only the options of the grammar.
 pub fn check_ld(args: &[String]) -> Result<(), String> {
     if args.iter().any(|a| a.starts_with('@')) {
         return Err(RUNS.to_string());
     }
-    let unknown = |option: String| Err(format!("linker option {option} is not known to the rule"));
+    read_linker_args(args, true)
+}
+
+/// The arguments a compiler driver hands the linker (`-Wl,` items, `-Xlinker` values, `-T`),
+/// read as the linker reads them: a linker script, or an option that runs or loads
+/// something, is refused; an option the grammar does not have is left to the driver's rule.
+pub fn check_linker_args(args: &[String]) -> Result<(), String> {
+    read_linker_args(args, false)
+}
+
+/// Reads a linker's command line; `closed` refuses an option the grammar does not have.
+fn read_linker_args(args: &[String], closed: bool) -> Result<(), String> {
+    let unknown = |option: String| {
+        if closed {
+            Err(format!("linker option {option} is not known to the rule"))
+        } else {
+            Ok(())
+        }
+    };
     let mut i = 0;
     while i < args.len() {
         let arg = args[i].as_str();
@@ -309,6 +355,9 @@ pub fn check_ld(args: &[String]) -> Result<(), String> {
             if candidates.iter().any(|c| RUNS_OPTIONS.contains(c)) {
                 return Err(RUNS.to_string());
             }
+            if candidates.iter().any(|c| SCRIPT_OPTIONS.contains(c)) {
+                return Err(SCRIPT.to_string());
+            }
             if let [only] = candidates[..] {
                 // An abbreviation takes its value only in GNU ld's reading: lld and mold read
                 // the name exactly (perhaps as an option of theirs without a value), so the
@@ -320,13 +369,17 @@ pub fn check_ld(args: &[String]) -> Result<(), String> {
             }
             // Ambiguous (GNU ld refuses it; lld or mold may have it exactly), or none.
             if two || !candidates.is_empty() {
-                return unknown(format!("{}{name}", if two { "--" } else { "-" }));
+                unknown(format!("{}{name}", if two { "--" } else { "-" }))?;
+                continue;
             }
         }
         let mut items = Vec::new();
         i = LD.parse_cluster(body, args, i, &mut items);
+        if items.iter().any(|item| item.short_is(SCRIPT_LETTERS)) {
+            return Err(SCRIPT.to_string());
+        }
         if let Some(option) = items.iter().find_map(|item| LD.unknown(item)) {
-            return unknown(option);
+            unknown(option)?;
         }
     }
     Ok(())
