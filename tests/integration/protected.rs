@@ -899,3 +899,60 @@ fn without_namespaces_one_warning_says_what_is_not_protected() {
         "{text}"
     );
 }
+
+/// A working directory that is not in a repository can be made a git directory itself
+/// (`HEAD`, `objects`, `refs` and a `config` git reads before it looks above). Copying the
+/// names in is refused by the argument rules, which read what `cp SRC DIR` makes; an archive
+/// whose members they cannot read still may write them (the call may write there), and the
+/// call that makes `HEAD` is told so in its result, naming it, before the person runs git.
+#[test]
+fn a_call_that_makes_the_working_directory_a_git_directory_is_told() {
+    if !kernel_has_landlock("a_call_that_makes_the_working_directory_a_git_directory_is_told") {
+        return;
+    }
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(unique_marker("protect-head"));
+    let work = root.join("work");
+    std::fs::create_dir_all(work.join("s/objects")).expect("mkdir");
+    std::fs::create_dir_all(work.join("s/refs")).expect("mkdir");
+    std::fs::create_dir_all(work.join("h")).expect("mkdir");
+    std::fs::write(work.join("h/HEAD"), "ref: refs/heads/main\n").expect("write HEAD");
+    let made = Command::new("tar")
+        .args(["-cf", "../h.tar", "HEAD"])
+        .current_dir(work.join("h"))
+        .status()
+        .expect("tar");
+    assert!(made.success() && work.join("h.tar").exists());
+    let work = work.canonicalize().expect("canonical");
+    let server = Server::ready_with_env(&[
+        ("ALLOW_COMMANDS", "cp,tar"),
+        ("YIELDSHELL_DEFAULT_CWD", path_str(&work)),
+    ]);
+    let call = |command: &str| {
+        server.call(
+            "exec",
+            json!({"command": command, "side_effects": ["MODIFIES_WORKSPACE_FILES"]}),
+        )
+    };
+    let ok = |command: &str| {
+        let result = call(command);
+        assert!(!is_error(&result), "{command}: {}", tool_text(&result));
+        server.result_object(&result)
+    };
+    let o = ok("cp -r s/. .");
+    assert!(o.get("protected").is_none(), "{o}");
+    for refused in ["cp h/HEAD .", "cp -t . h/HEAD", "cp -r h/. ."] {
+        let text = tool_text(&call(refused));
+        assert!(
+            text.contains("HEAD would sit next to other git files"),
+            "{refused}: {text}"
+        );
+    }
+    assert!(!work.join("HEAD").exists());
+    let o = ok("tar -xf h.tar");
+    let line = o["protected"].as_str().unwrap_or_default();
+    assert!(
+        line.contains("created") && line.contains(&format!("{}/HEAD", work.display())),
+        "{o}"
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}

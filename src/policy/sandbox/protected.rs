@@ -254,6 +254,21 @@ impl Protected {
                 let dot = base.join(".git");
                 if !look.exists(&dot) {
                     found.missing.push(dot);
+                    // git takes a directory holding `HEAD`, `objects` and `refs` for a git
+                    // directory before it looks above: one a call completes in a base would
+                    // be the person's next git's repository there, its `config` included.
+                    // A name that is not there cannot be bound: its creation is reported.
+                    let head = base.join("HEAD");
+                    if !look.exists(&head) {
+                        found.missing.push(head);
+                    } else {
+                        for name in ["objects", "refs", "commondir"] {
+                            let path = base.join(name);
+                            if !look.exists(&path) {
+                                found.missing.push(path);
+                            }
+                        }
+                    }
                 } else {
                     gits.extend(git_paths_at(&mut look, base));
                     if !tops.iter().any(|t| t == base) {

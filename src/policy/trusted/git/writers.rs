@@ -137,6 +137,59 @@ fn path_arguments<'a>(program: &str, args: &'a [String]) -> Vec<&'a String> {
     kept
 }
 
+/// The names `cp`, `mv`, `ln` and `install` give what they copy, move or link into a
+/// directory (`cp h/HEAD .` makes `./HEAD`; `cp -r s/. .` makes each entry of `s` in `.`),
+/// which no argument names: the target directory is `-t DIR` (`--target-directory`) or the
+/// last operand when it is a directory. Empty for other programs.
+fn final_names(cwd: &Path, program: &str, args: &[String]) -> Vec<String> {
+    let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
+    let copies = crate::policy::trusted::names::derived_names(&base)
+        .iter()
+        .any(|n| matches!(n.as_str(), "cp" | "mv" | "ln" | "install"));
+    if !copies {
+        return Vec::new();
+    }
+    let (mut operands, mut target, mut options_end) = (Vec::new(), None, false);
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        i += 1;
+        if options_end || !a.starts_with('-') || a == "-" {
+            operands.push(a);
+        } else if a == "--" {
+            options_end = true;
+        } else if a == "-t" || a == "--target-directory" {
+            target = args.get(i).map(String::as_str);
+            i += 1;
+        } else if let Some(dir) = a.strip_prefix("--target-directory=") {
+            target = Some(dir);
+        } else if let Some(dir) = a.strip_prefix("-t").filter(|d| !d.is_empty()) {
+            target = Some(dir);
+        }
+    }
+    let dir = match target {
+        Some(t) => t,
+        None if operands.len() >= 2 && cwd.join(operands[operands.len() - 1]).is_dir() => {
+            operands.pop().unwrap_or_default()
+        }
+        None => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    for source in operands {
+        let trimmed = source.trim_end_matches('/');
+        if trimmed == "." || trimmed.ends_with("/.") {
+            // `s/.`: what `s` holds lands in the target.
+            let entries = std::fs::read_dir(cwd.join(trimmed)).into_iter().flatten();
+            for e in entries.flatten().take(4096) {
+                out.push(format!("{dir}/{}", e.file_name().to_string_lossy()));
+            }
+        } else if let Some(name) = Path::new(trimmed).file_name() {
+            out.push(format!("{dir}/{}", name.to_string_lossy()));
+        }
+    }
+    out
+}
+
 /// Layer 3, on the text: a file-writing program may not name a `.git` path (as an operand,
 /// an option's value, or inside a script such as sed's `w .git/config`), also behind
 /// percent-escapes: wget (`-x`) and curl (`--remote-name` with `--remote-name-all` or
@@ -199,7 +252,8 @@ pub fn check_writer(cwd: &Path, program: &str, args: &[String]) -> Result<(), St
     if !is_writer(program) {
         return Ok(());
     }
-    for arg in path_arguments(program, args) {
+    let finals = final_names(cwd, program, args);
+    for arg in path_arguments(program, args).into_iter().chain(&finals) {
         let mut candidates = vec![arg.as_str()];
         if let Some(rest) = arg.strip_prefix('-') {
             candidates.clear();
