@@ -303,6 +303,12 @@ impl Engine {
         // The call's own `env` secrets hide what it sent in its audit line too, also when
         // it is refused (then they never join the set in force).
         let secrets = self.secrets.with_overlay(&args.env);
+        // Trusted mode reads the command line once, here: the audit record, the process
+        // count and the launch all take this reading.
+        let parsed = self
+            .trusted
+            .as_ref()
+            .map(|_| tokenize::parse(&args.command));
         let mut record = Record {
             tool: crate::base::config::Tool::Exec.name(),
             mode: self.mode_name(),
@@ -312,8 +318,8 @@ impl Engine {
                 Err(_) => args.cwd.clone().unwrap_or_default(),
             })),
             timeout_ms: Some(args.timeout_ms.unwrap_or(self.config.default_timeout_ms)),
-            redirections: self.trusted.as_ref().and_then(|_| {
-                let p = tokenize::parse(&args.command).ok()?;
+            redirections: parsed.as_ref().and_then(|p| {
+                let p = p.as_ref().ok()?;
                 Some(Redirections {
                     stdin: p.stdin_path.is_some(),
                     stdout: p.stdout.as_ref().is_some_and(|r| !r.append),
@@ -356,12 +362,13 @@ impl Engine {
             log::debug!("{id} answer steps (µs): audit {audit_us}, render and queue {render_us}");
         };
         let waiting = (cancel, progress, default_yield_ms);
-        self.exec_start(args, cwd, waiting, approved, started, Box::new(finish));
+        let command = (args, parsed);
+        self.exec_start(command, cwd, waiting, approved, started, Box::new(finish));
     }
 
     fn exec_start(
         self: &Arc<Self>,
-        args: ExecArgs,
+        (args, parsed): (ExecArgs, Option<Result<tokenize::Pipeline, String>>),
         cwd: Result<PathBuf, String>,
         (cancel, progress, default_yield_ms): (Arc<Cancel>, Option<Progress>, u64),
         approved: Option<Approved>,
@@ -374,9 +381,9 @@ impl Engine {
         };
         let limit = self.config.max_processes;
         // A trusted-mode pipeline runs one process per stage; a shell is one process.
-        let processes = match &self.trusted {
-            Some(_) => tokenize::parse(&args.command).map_or(1, |p| p.stages.len()),
-            None => 1,
+        let processes = match &parsed {
+            Some(Ok(p)) => p.stages.len(),
+            _ => 1,
         };
         let Some(slot) = self.table.reserve(limit, processes) else {
             let message = limit_message(limit, processes);
@@ -393,7 +400,7 @@ impl Engine {
             Duration::from_millis(self.config.retention_ms),
             self.config.max_retained,
         );
-        let launch = match self.exec_launch(&args, cwd.clone(), held, approved.is_some()) {
+        let launch = match self.exec_launch(&args, parsed, cwd.clone(), held, approved.is_some()) {
             Ok(l) => l,
             Err(Refusal::Final(e)) => return finish(Some(Err(refused(e))), None, None),
             Err(Refusal::Approvable(e, rules)) => {

@@ -335,12 +335,14 @@ impl Engine {
     }
 
     /// Builds the launch of an `exec` call: `<shell> -c <command>` in shell mode, the parsed
-    /// and checked pipeline in trusted mode. `held` is a refusal a person may approve,
+    /// (`parsed`, the caller's one reading of the command line) and checked pipeline in
+    /// trusted mode. `held` is a refusal a person may approve,
     /// answered only once every final check passed (and before a redirection opens a
     /// file); `waived` skips trusted mode's argument rules.
     pub(crate) fn exec_launch(
         &self,
         args: &ExecArgs,
+        parsed: Option<Result<tokenize::Pipeline, String>>,
         cwd: PathBuf,
         held: Option<(String, Rule)>,
         waived: bool,
@@ -421,7 +423,11 @@ impl Engine {
                             .into(),
                     ));
                 }
-                let mut pipeline = tokenize::parse(&args.command)?;
+                // The caller's reading of the command line (trusted mode always has one).
+                let mut pipeline = match parsed {
+                    Some(p) => p?,
+                    None => tokenize::parse(&args.command)?,
+                };
                 if pipeline.stdin_path.is_some() && args.stdin.is_some() {
                     return Err(Refusal::Final(
                         "stdin and an input redirection (<) cannot be combined".into(),
