@@ -1269,3 +1269,30 @@ fn linker_scripts_are_refused() {
     let (ok, text) = shell_execute(&server, &["ld", "-r", "-o", "linked.o", "a.o"]);
     assert!(ok && fx.work.join("linked.o").exists(), "ld -r: {text}");
 }
+
+/// A decompressor or a download writes a name its arguments give only in part (`gzip -d
+/// HEAD.gz` writes `HEAD`): with `objects` and `refs` in the working directory, that `HEAD`
+/// would make it a git directory, and it is refused before anything runs, sandbox off.
+#[test]
+fn a_decompressed_head_beside_git_files_is_refused() {
+    let fx = Renamed::new("cw-gunzip", &[]);
+    for dir in ["objects", "refs"] {
+        std::fs::create_dir_all(fx.work.join(dir)).expect("mkdir");
+    }
+    let gz = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("printf 'ref: refs/heads/main\\n' | gzip > HEAD.gz && printf 'x\\n' | gzip > notes.gz")
+        .current_dir(&fx.work)
+        .status()
+        .expect("gzip");
+    assert!(gz.success());
+    let server = fx.trusted("gzip", &[OFF, NO_OPT_IN]);
+    let (ok, text) = shell_execute(&server, &["gzip", "-d", "HEAD.gz"]);
+    assert!(
+        !ok && text.contains("HEAD would sit next to other git files"),
+        "{text}"
+    );
+    assert!(!fx.work.join("HEAD").exists());
+    let (ok, text) = shell_execute(&server, &["gzip", "-d", "notes.gz"]);
+    assert!(ok && fx.work.join("notes").exists(), "{text}");
+}

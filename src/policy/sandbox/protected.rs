@@ -257,12 +257,13 @@ impl Protected {
                     // git takes a directory holding `HEAD`, `objects` and `refs` for a git
                     // directory before it looks above: one a call completes in a base would
                     // be the person's next git's repository there, its `config` included.
-                    // A name that is not there cannot be bound: its creation is reported.
+                    // A name that is not there cannot be bound: its creation is reported
+                    // (beside an existing `HEAD`: the rest, and the `config` git would read).
                     let head = base.join("HEAD");
                     if !look.exists(&head) {
                         found.missing.push(head);
                     } else {
-                        for name in ["objects", "refs", "commondir"] {
+                        for name in ["objects", "refs", "commondir", "config"] {
                             let path = base.join(name);
                             if !look.exists(&path) {
                                 found.missing.push(path);

@@ -190,6 +190,55 @@ fn final_names(cwd: &Path, program: &str, args: &[String]) -> Vec<String> {
     out
 }
 
+/// The names a decompressor or a download writes that its arguments give only in part:
+/// `gzip -d HEAD.gz` (and `xz`, `bzip2`, `zstd`, `lz4`, their `un*` names, any suffix)
+/// writes `HEAD`; `curl -O URL` and `wget URL` write the URL's last path segment. Read with
+/// room to spare (any last extension is taken off; every URL's last segment counts), which
+/// can only refuse more. What an archive's members or a server names is not here.
+fn computed_names(program: &str, args: &[String]) -> Vec<String> {
+    let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
+    let names = crate::policy::trusted::names::derived_names(&base);
+    let is = |list: &[&str]| names.iter().any(|n| list.contains(&n.as_str()));
+    let operands = args.iter().filter(|a| !a.starts_with('-'));
+    let mut out = Vec::new();
+    if is(&[
+        "gzip",
+        "gunzip",
+        "xz",
+        "unxz",
+        "lzma",
+        "unlzma",
+        "bzip2",
+        "bunzip2",
+        "zstd",
+        "unzstd",
+        "lz4",
+        "unlz4",
+        "lzip",
+        "lzop",
+        "brotli",
+        "compress",
+        "uncompress",
+    ]) {
+        // The output lies beside its input.
+        for operand in operands {
+            let name = operand.rsplit('/').next().unwrap_or(operand);
+            if let Some((stem, _)) = name.rsplit_once('.').filter(|(s, _)| !s.is_empty()) {
+                let dir = &operand[..operand.len() - name.len()];
+                out.push(format!("{dir}{stem}"));
+            }
+        }
+    } else if is(&["curl", "wget"]) {
+        for operand in operands.filter(|o| o.contains("://")) {
+            let path = operand.split(['?', '#']).next().unwrap_or(operand);
+            if let Some(last) = path.rsplit('/').next().filter(|l| !l.is_empty()) {
+                out.push(last.to_string());
+            }
+        }
+    }
+    out
+}
+
 /// Layer 3, on the text: a file-writing program may not name a `.git` path (as an operand,
 /// an option's value, or inside a script such as sed's `w .git/config`), also behind
 /// percent-escapes: wget (`-x`) and curl (`--remote-name` with `--remote-name-all` or
@@ -252,7 +301,8 @@ pub fn check_writer(cwd: &Path, program: &str, args: &[String]) -> Result<(), St
     if !is_writer(program) {
         return Ok(());
     }
-    let finals = final_names(cwd, program, args);
+    let mut finals = final_names(cwd, program, args);
+    finals.extend(computed_names(program, args));
     for arg in path_arguments(program, args).into_iter().chain(&finals) {
         let mut candidates = vec![arg.as_str()];
         if let Some(rest) = arg.strip_prefix('-') {
@@ -350,6 +400,16 @@ mod tests {
         assert!(check_writer_text("wget", &s(&["-x", "http://h/a%252E%67IT/x"])).is_err());
         assert!(check_writer_text("wget", &s(&["-x", "http://h/a%2egitx/%zz%"])).is_ok());
         assert_eq!(percent_decoded("%2e%2Egit%2f%%4"), "..git/%%4");
+        assert_eq!(
+            computed_names("gzip", &s(&["-d", "-S", ".x", "d/HEAD.x"])),
+            ["d/HEAD"]
+        );
+        assert_eq!(computed_names("unxz", &s(&["HEAD.xz", "-k"])), ["HEAD"]);
+        assert_eq!(
+            computed_names("curl", &s(&["-sO", "file:///tmp/z/HEAD?x=1", "-o", "y"])),
+            ["HEAD"]
+        );
+        assert!(computed_names("cat", &s(&["HEAD.gz"])).is_empty());
     }
 
     /// A symbolic link on the way into a git directory is followed, existing or dangling,
