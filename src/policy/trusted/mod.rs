@@ -689,8 +689,7 @@ fn git_program_name(program: &str, dashed: Option<&str>, args: &[String]) -> Str
 
 /// True for git and its `git-<subcommand>` programs, under any packaging name.
 pub fn is_git_program(program: &str) -> bool {
-    let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
-    names::derived_names(&base)
+    names::names_of(program)
         .iter()
         .any(|n| n == "git" || n.starts_with("git-"))
 }

@@ -25,6 +25,13 @@ const FLAVOURS: &[&str] = &[
     "stable",
 ];
 
+/// Every name `program` (a name as written or a path) is known by: its last component,
+/// lower-cased, then the names [`derived_names`] gives it.
+pub fn names_of(program: &str) -> Vec<String> {
+    let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
+    derived_names(&base)
+}
+
 /// The name itself, then the names derived from it by dropping packaging additions, in the
 /// order they are tried.
 pub fn derived_names(base: &str) -> Vec<String> {

@@ -19,7 +19,7 @@
 //! GraphicsMagick, rclone, restic, borg) are refused the same way.
 
 use super::identity::{self, Policy};
-use super::names::derived_names;
+use super::names::names_of;
 
 const PRINTS: &str = "reads its operands or stdin and prints; runs nothing, loads nothing named";
 const WRITES: &str =
@@ -110,8 +110,7 @@ pub const NOT_CLOSED: &[(&str, &str)] = &[
 
 /// Why `program` (by any of its names) has rules that are not closed, when it has.
 pub fn not_closed(program: &str) -> Option<&'static str> {
-    let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
-    derived_names(&base).iter().find_map(|n| {
+    names_of(program).iter().find_map(|n| {
         NOT_CLOSED
             .iter()
             .find(|(name, _)| name == n)
@@ -141,8 +140,7 @@ pub fn review(program: &str) -> Review {
         Some(Policy::Deny) => return Review::Denied,
         None => (),
     }
-    let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
-    if derived_names(&base)
+    if names_of(program)
         .iter()
         .any(|n| INERT.iter().any(|(name, _)| name == n))
     {

@@ -82,12 +82,7 @@ const READERS: &[&str] = &[
 /// True when `resolved` is a multi-call binary (`busybox`, `toybox`, uutils' `coreutils`),
 /// which acts on the name it is run under: only that name is judged.
 pub fn is_multi_call(resolved: &str) -> bool {
-    let base = resolved
-        .rsplit('/')
-        .next()
-        .unwrap_or(resolved)
-        .to_lowercase();
-    crate::policy::trusted::names::derived_names(&base)
+    crate::policy::trusted::names::names_of(resolved)
         .iter()
         .any(|n| matches!(n.as_str(), "busybox" | "toybox" | "coreutils"))
 }
@@ -95,8 +90,7 @@ pub fn is_multi_call(resolved: &str) -> bool {
 /// True when `program` (a name as written or a resolved path) may write files: every
 /// program but git and the [`READERS`].
 pub fn is_writer(program: &str) -> bool {
-    let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
-    !crate::policy::trusted::names::derived_names(&base)
+    !crate::policy::trusted::names::names_of(program)
         .iter()
         .any(|n| READERS.contains(&n.as_str()) || n == "git" || n.starts_with("git-"))
 }
@@ -105,8 +99,7 @@ pub fn is_writer(program: &str) -> bool {
 /// `--exclude`-like options (`tar --exclude=.git`, `rsync --exclude .git`, zip's `-x` list),
 /// which only keep files from being written.
 fn path_arguments<'a>(program: &str, args: &'a [String]) -> Vec<&'a String> {
-    let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
-    let zip = crate::policy::trusted::names::derived_names(&base)
+    let zip = crate::policy::trusted::names::names_of(program)
         .iter()
         .any(|n| n == "zip");
     let is_exclude = |a: &str| {
@@ -142,8 +135,7 @@ fn path_arguments<'a>(program: &str, args: &'a [String]) -> Vec<&'a String> {
 /// which no argument names: the target directory is `-t DIR` (`--target-directory`) or the
 /// last operand when it is a directory. Empty for other programs.
 fn final_names(cwd: &Path, program: &str, args: &[String]) -> Vec<String> {
-    let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
-    let copies = crate::policy::trusted::names::derived_names(&base)
+    let copies = crate::policy::trusted::names::names_of(program)
         .iter()
         .any(|n| matches!(n.as_str(), "cp" | "mv" | "ln" | "install"));
     if !copies {
@@ -196,8 +188,7 @@ fn final_names(cwd: &Path, program: &str, args: &[String]) -> Vec<String> {
 /// room to spare (any last extension is taken off; every URL's last segment counts), which
 /// can only refuse more. What an archive's members or a server names is not here.
 fn computed_names(program: &str, args: &[String]) -> Vec<String> {
-    let base = program.rsplit('/').next().unwrap_or(program).to_lowercase();
-    let names = crate::policy::trusted::names::derived_names(&base);
+    let names = crate::policy::trusted::names::names_of(program);
     let is = |list: &[&str]| names.iter().any(|n| list.contains(&n.as_str()));
     let operands = args.iter().filter(|a| !a.starts_with('-'));
     let mut out = Vec::new();
