@@ -22,7 +22,7 @@ pub(super) struct Loaders {
     /// Indices of the loaders' grants in the call's rules (the exec grants come first).
     grants: Vec<usize>,
     /// Per stage: its program is static.
-    static_stages: Vec<bool>,
+    pub(super) static_stages: Vec<bool>,
 }
 
 impl Loaders {
@@ -48,11 +48,6 @@ impl Loaders {
             grants,
             static_stages,
         })
-    }
-
-    /// Whether stage `stage` runs without the loaders.
-    pub(super) fn is_static(&self, stage: usize) -> bool {
-        self.static_stages.get(stage).copied().unwrap_or(false)
     }
 
     /// `rules` (whose identities found so far are `known`) without the loaders' grants.

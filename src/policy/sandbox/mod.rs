@@ -594,14 +594,13 @@ impl Sandbox {
             None => None,
             Some(rules) => Some(Confined {
                 ruleset: self.domains.ruleset(&rules, &known)?,
-                static_ruleset: match &loaders {
+                static_ruleset: match loaders {
                     Some(l) => {
                         let (rules, known) = l.without(&rules, &known);
-                        Some((self.domains.ruleset(&rules, &known)?, l))
+                        Some((self.domains.ruleset(&rules, &known)?, l.static_stages))
                     }
                     None => None,
-                }
-                .map(|(ruleset, l)| (ruleset, (0..stages.len()).map(|i| l.is_static(i)).collect())),
+                },
                 bounding_dropped: bounding_dropped_here(),
                 seccomp: match self.server_filtered.load(Ordering::SeqCst) {
                     true => None,
