@@ -265,49 +265,48 @@ impl Cgroups {
     }
 }
 
-/// The processes listed in a kept v2 `cgroup.procs`, read afresh from its start; `None`
-/// when none is kept or it cannot be read.
-fn kept_pids(c: &Count) -> Option<Vec<u32>> {
+/// Reads a kept v2 `cgroup.procs` afresh from its start, a chunk at a time, into `each`;
+/// `None` when none is kept or it cannot be read.
+fn read_kept(c: &Count, mut each: impl FnMut(&[u8])) -> Option<()> {
     use crate::base::sys::ext::FileExt;
     let f = c.procs_file.as_ref()?;
-    let mut buf = vec![0u8; 4096];
-    let mut len = 0;
+    let mut buf = [0u8; 512];
+    let mut at = 0u64;
     loop {
-        let n = f.read_at(&mut buf[len..], len as u64).ok()?;
-        if n == 0 {
-            break;
+        let n = f.read_at(&mut buf, at).ok()?;
+        each(&buf[..n]);
+        // A read of a cgroup file fills the buffer unless the list ended.
+        if n < buf.len() {
+            return Some(());
         }
-        len += n;
-        if len == buf.len() {
-            buf.resize(len * 2, 0);
-        }
+        at += n as u64;
     }
-    let mut pids: Vec<u32> = std::str::from_utf8(&buf[..len])
-        .ok()?
-        .lines()
-        .filter_map(|l| l.trim().parse().ok())
-        .collect();
-    pids.sort_unstable();
-    pids.dedup();
-    Some(pids)
+}
+
+/// The processes listed in a kept v2 `cgroup.procs`; `None` when none is kept.
+fn kept_pids(c: &Count) -> Option<Vec<u32>> {
+    let mut text = Vec::new();
+    read_kept(c, |chunk| text.extend_from_slice(chunk))?;
+    Some(pid_list(&String::from_utf8_lossy(&text)))
 }
 
 /// How many processes a kept v2 `cgroup.procs` lists now (one line each: v2 lists each
 /// process once), counted without allocating; `None` when none is kept or it cannot be read.
 fn kept_count(c: &Count) -> Option<usize> {
-    use crate::base::sys::ext::FileExt;
-    let f = c.procs_file.as_ref()?;
-    let mut buf = [0u8; 512];
-    let (mut at, mut lines) = (0u64, 0);
-    loop {
-        let n = f.read_at(&mut buf, at).ok()?;
-        lines += memchr::memchr_iter(b'\n', &buf[..n]).count();
-        // A read of a cgroup file fills the buffer unless the list ended.
-        if n < buf.len() {
-            return Some(lines);
-        }
-        at += n as u64;
-    }
+    let mut lines = 0;
+    read_kept(c, |chunk| {
+        lines += memchr::memchr_iter(b'\n', chunk).count()
+    })?;
+    Some(lines)
+}
+
+/// The processes a `cgroup.procs` text lists, each once (v1 may name a process once per
+/// thread).
+fn pid_list(text: &str) -> Vec<u32> {
+    let mut pids: Vec<u32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+    pids.sort_unstable();
+    pids.dedup();
+    pids
 }
 
 /// The cgroup's task count now, read from its kept `pids.current`.
@@ -341,14 +340,7 @@ impl CommandGroup {
         if let Some(pids) = kept_pids(c) {
             return pids;
         }
-        let mut pids: Vec<u32> = fs::read_to_string(self.dir.join("cgroup.procs"))
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| l.trim().parse().ok())
-            .collect();
-        pids.sort_unstable();
-        pids.dedup();
-        pids
+        pid_list(&fs::read_to_string(self.dir.join("cgroup.procs")).unwrap_or_default())
     }
 
     /// Records that `n` processes were just started in the cgroup, one thread each (the
