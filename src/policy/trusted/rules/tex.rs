@@ -24,38 +24,61 @@
 //! line is the command it runs to convert PostScript): xetex and xelatex are accepted only
 //! with `-no-pdf`. Any option web2c does not have is refused.
 
+use crate::policy::trusted::getopt::Arg;
+
 /// web2c's options and whether each takes a value (`src-specials`' value is optional:
 /// only attached).
 #[rustfmt::skip]
-const OPTIONS: &[(&str, Value)] = &[
-    ("fmt", Value::Required), ("efmt", Value::Required), ("help", Value::No),
-    ("ini", Value::No), ("interaction", Value::Required), ("halt-on-error", Value::No),
-    ("progname", Value::Required), ("version", Value::No), ("recorder", Value::No),
-    ("ipc", Value::No), ("ipc-start", Value::No), ("mltex", Value::No), ("enc", Value::No),
-    ("etex", Value::No), ("output-comment", Value::Required), ("draftmode", Value::No),
-    ("output-format", Value::Required), ("shell-escape", Value::No),
-    ("no-shell-escape", Value::No), ("enable-write18", Value::No),
-    ("disable-write18", Value::No), ("shell-restricted", Value::No),
-    ("debug-format", Value::No), ("src-specials", Value::Optional),
-    ("synctex", Value::Required), ("file-line-error-style", Value::No),
-    ("no-file-line-error-style", Value::No), ("file-line-error", Value::No),
-    ("no-file-line-error", Value::No), ("jobname", Value::Required),
-    ("output-directory", Value::Required), ("parse-first-line", Value::No),
-    ("no-parse-first-line", Value::No), ("translate-file", Value::Required),
-    ("default-translate-file", Value::Required), ("8bit", Value::No), ("no-pdf", Value::No),
-    ("output-driver", Value::Required), ("papersize", Value::Required),
-    ("mktex", Value::Required), ("no-mktex", Value::Required), ("sjis-terminal", Value::No),
-    ("guess-input-enc", Value::No), ("no-guess-input-enc", Value::No),
-    ("kanji", Value::Required), ("kanji-internal", Value::Required),
-    ("cnf-line", Value::Required), ("kpathsea-debug", Value::Required),
+const OPTIONS: &[(&str, Arg)] = &[
+    ("fmt", Arg::Required),
+    ("efmt", Arg::Required),
+    ("help", Arg::No),
+    ("ini", Arg::No),
+    ("interaction", Arg::Required),
+    ("halt-on-error", Arg::No),
+    ("progname", Arg::Required),
+    ("version", Arg::No),
+    ("recorder", Arg::No),
+    ("ipc", Arg::No),
+    ("ipc-start", Arg::No),
+    ("mltex", Arg::No),
+    ("enc", Arg::No),
+    ("etex", Arg::No),
+    ("output-comment", Arg::Required),
+    ("draftmode", Arg::No),
+    ("output-format", Arg::Required),
+    ("shell-escape", Arg::No),
+    ("no-shell-escape", Arg::No),
+    ("enable-write18", Arg::No),
+    ("disable-write18", Arg::No),
+    ("shell-restricted", Arg::No),
+    ("debug-format", Arg::No),
+    ("src-specials", Arg::Optional),
+    ("synctex", Arg::Required),
+    ("file-line-error-style", Arg::No),
+    ("no-file-line-error-style", Arg::No),
+    ("file-line-error", Arg::No),
+    ("no-file-line-error", Arg::No),
+    ("jobname", Arg::Required),
+    ("output-directory", Arg::Required),
+    ("parse-first-line", Arg::No),
+    ("no-parse-first-line", Arg::No),
+    ("translate-file", Arg::Required),
+    ("default-translate-file", Arg::Required),
+    ("8bit", Arg::No),
+    ("no-pdf", Arg::No),
+    ("output-driver", Arg::Required),
+    ("papersize", Arg::Required),
+    ("mktex", Arg::Required),
+    ("no-mktex", Arg::Required),
+    ("sjis-terminal", Arg::No),
+    ("guess-input-enc", Arg::No),
+    ("no-guess-input-enc", Arg::No),
+    ("kanji", Arg::Required),
+    ("kanji-internal", Arg::Required),
+    ("cnf-line", Arg::Required),
+    ("kpathsea-debug", Arg::Required),
 ];
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Value {
-    No,
-    Required,
-    Optional,
-}
 
 /// Options that turn shell escape on.
 const SHELL_ESCAPE: &[&str] = &["shell-escape", "enable-write18", "shell-restricted"];
@@ -224,7 +247,7 @@ fn check(args: &[String], xetex: bool) -> Result<(), String> {
             Some((name, value)) => (name, Some(value)),
             None => (body, None),
         };
-        let candidates: Vec<&(&str, Value)> = match OPTIONS.iter().find(|(n, _)| *n == written) {
+        let candidates: Vec<&(&str, Arg)> = match OPTIONS.iter().find(|(n, _)| *n == written) {
             Some(exact) => vec![exact],
             None => OPTIONS
                 .iter()
@@ -241,7 +264,7 @@ fn check(args: &[String], xetex: bool) -> Result<(), String> {
             return Err(format!("TeX option {arg} is not known to the rule"));
         };
         let value = match (kind, attached) {
-            (Value::Required, None) => {
+            (Arg::Required, None) => {
                 i += 1;
                 args.get(i - 1).map(String::as_str)
             }
