@@ -355,8 +355,9 @@ pub fn check(args: &[String]) -> Result<(), String> {
             &grammar,
             &parsed,
             |item| {
-                crate::policy::trusted::git::options::not_read(name, item)
-                    .map(|option| format!("git {name} option {option} is not known to the rule"))
+                crate::policy::trusted::git::options::not_read(name, item).map(|option| {
+                    crate::policy::trusted::rules::not_known(&format!("git {name} option {option}"))
+                })
             },
         ),
         None => Err(format!("git {name} has no option table")),

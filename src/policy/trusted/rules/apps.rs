@@ -151,7 +151,9 @@ pub fn check_pandoc(args: &[String]) -> Result<(), String> {
     for items in PANDOC.readings(args) {
         for item in &items {
             if let Some(option) = PANDOC.unknown(item) {
-                return Err(format!("pandoc option {option} is not known to the rule"));
+                return Err(crate::policy::trusted::rules::not_known(&format!(
+                    "pandoc option {option}"
+                )));
             }
             if item.long_is(PANDOC_RUNS) || item.short_is(&['F', 'L', 'd']) {
                 return Err("pandoc filter, engine or Lua option".to_string());
@@ -313,7 +315,9 @@ pub fn check_bat(args: &[String]) -> Result<(), String> {
     for items in BAT.readings(args) {
         for item in &items {
             if let Some(option) = BAT.unknown(item) {
-                return Err(format!("bat option {option} is not known to the rule"));
+                return Err(crate::policy::trusted::rules::not_known(&format!(
+                    "bat option {option}"
+                )));
             }
             let paging_runs = item.long_is(&["paging"])
                 && !item.value().is_some_and(|v| v == "never" || v == "auto");

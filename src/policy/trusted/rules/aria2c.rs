@@ -214,7 +214,9 @@ pub fn check_aria2c(args: &[String]) -> Result<(), String> {
     for items in GRAMMAR.readings(args) {
         for item in &items {
             if let Some(option) = GRAMMAR.unknown(item) {
-                return Err(format!("aria2c option {option} is not known to the rule"));
+                return Err(crate::policy::trusted::rules::not_known(&format!(
+                    "aria2c option {option}"
+                )));
             }
             let rpc = match item {
                 crate::policy::trusted::getopt::Item::Long { candidates, .. } => {

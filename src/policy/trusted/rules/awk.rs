@@ -123,7 +123,7 @@ fn w_unknown(written: &str) -> bool {
 
 /// Why an option the grammar does not have is refused.
 fn not_known(option: &str) -> String {
-    format!("awk option {option} is not known to the rule")
+    crate::policy::trusted::rules::not_known(&format!("awk option {option}"))
 }
 
 /// Accepted and refused examples, walked by `harden`'s tests.

@@ -444,7 +444,9 @@ pub fn check_cc(args: &[String]) -> Result<(), String> {
             continue;
         }
         let name = a.split_once('=').map_or(a, |(n, _)| n);
-        return Err(format!("compiler option {name} is not known to the rule"));
+        return Err(crate::policy::trusted::rules::not_known(&format!(
+            "compiler option {name}"
+        )));
     }
     Ok(())
 }
@@ -461,7 +463,12 @@ mod tests {
     fn reasons_name_the_unknown_option_and_keep_the_dangerous_ones() {
         assert_eq!(
             check_cc(&argv(&["--future=1", "x.c"])),
-            Err("compiler option --future is not known to the rule".to_string())
+            Err(
+                "compiler option --future is not known to the rule (a newer version may load \
+                 or run something with it): leave it out, or write it in full as the program's \
+                 manual does"
+                    .to_string()
+            )
         );
         assert_eq!(check_cc(&argv(&["-Bstatic", "x.c"])), Err(RUNS.to_string()));
         // A separate value is never read as an option, but the deny-list still sees it.

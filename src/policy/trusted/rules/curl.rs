@@ -192,7 +192,9 @@ pub fn check(args: &[String]) -> Result<(), String> {
     for items in GRAMMAR.readings(args) {
         for item in &items {
             if let Some(option) = GRAMMAR.unknown(item) {
-                return Err(format!("curl option {option} is not known to the rule"));
+                return Err(crate::policy::trusted::rules::not_known(&format!(
+                    "curl option {option}"
+                )));
             }
             if item.long_is(PROHIBITED_LONG) || item.short_is(&['K']) {
                 return Err("curl engine, configuration file or local socket option".into());

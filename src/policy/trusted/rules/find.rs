@@ -84,7 +84,7 @@ fn all_digits(value: &str) -> bool {
 }
 
 fn not_known(what: &str) -> String {
-    format!("find {what} is not known to the rule")
+    crate::policy::trusted::rules::not_known(&format!("find {what}"))
 }
 
 /// A flag's value: `-D` debug options, `-O` level, bfs's `-S` strategy and `-j` jobs.

@@ -211,7 +211,9 @@ pub fn check_go(args: &[String]) -> Result<(), String> {
         .find(|(s, t, _, _)| *s == sub && *t == second)
     else {
         let shown = second.map_or(sub.to_string(), |t| format!("{sub} {t}"));
-        return Err(format!("go subcommand {shown} is not known to the rule"));
+        return Err(crate::policy::trusted::rules::not_known(&format!(
+            "go subcommand {shown}"
+        )));
     };
     check_flags(sub, after, common, own)
 }
@@ -239,7 +241,11 @@ fn check_flags(sub: &str, args: &[String], common: Flags, own: Flags) -> Result<
             .chain(common.iter())
             .find(|(n, _)| *n == name && !name.starts_with('-'));
         let value = match known {
-            None => return Err(format!("go {sub} flag -{name} is not known to the rule")),
+            None => {
+                return Err(crate::policy::trusted::rules::not_known(&format!(
+                    "go {sub} flag -{name}"
+                )))
+            }
             Some((_, true)) if value.is_none() => {
                 i += 1;
                 args.get(i - 1).map(String::as_str)

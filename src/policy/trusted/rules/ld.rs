@@ -326,7 +326,9 @@ pub fn check_linker_args(args: &[String]) -> Result<(), String> {
 fn read_linker_args(args: &[String], closed: bool) -> Result<(), String> {
     let unknown = |option: String| {
         if closed {
-            Err(format!("linker option {option} is not known to the rule"))
+            Err(crate::policy::trusted::rules::not_known(&format!(
+                "linker option {option}"
+            )))
         } else {
             Ok(())
         }

@@ -224,9 +224,9 @@ fn abbreviation(program: &str, item: &Item<'_>) -> Option<String> {
             candidates,
             written,
             ..
-        } if !candidates.is_empty() && !candidates.contains(written) => Some(format!(
-            "{program} option --{written} is not known to the rule"
-        )),
+        } if !candidates.is_empty() && !candidates.contains(written) => Some(
+            crate::policy::trusted::rules::not_known(&format!("{program} option --{written}")),
+        ),
         _ => None,
     }
 }

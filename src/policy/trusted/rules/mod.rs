@@ -43,9 +43,9 @@ pub fn closed(
                 return Err(reason);
             }
             if let Some(option) = grammar.unknown(item) {
-                return Err(format!(
-                    "{program} option {option} is not known to the rule"
-                ));
+                return Err(crate::policy::trusted::rules::not_known(&format!(
+                    "{program} option {option}"
+                )));
             }
         }
     }
@@ -62,4 +62,13 @@ pub struct Examples {
     pub accept: &'static [&'static [&'static str]],
     /// Must be refused.
     pub refuse: &'static [&'static [&'static str]],
+}
+
+/// The refusal of what a closed rule does not know (`subject`: "curl option --x", "go
+/// subcommand y"), with what to do instead.
+pub fn not_known(subject: &str) -> String {
+    format!(
+        "{subject} is not known to the rule (a newer version may load or run something with \
+         it): leave it out, or write it in full as the program's manual does"
+    )
 }

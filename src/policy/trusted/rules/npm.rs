@@ -278,7 +278,9 @@ pub fn check_npm(args: &[String]) -> Result<(), String> {
         ));
     }
     if let Some(option) = unknown {
-        return Err(format!("npm option {option} is not known to the rule"));
+        return Err(crate::policy::trusted::rules::not_known(&format!(
+            "npm option {option}"
+        )));
     }
     let Some((sub, rest)) = operands.split_first() else {
         return Ok(());

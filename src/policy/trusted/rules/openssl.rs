@@ -669,7 +669,9 @@ pub fn check_openssl(args: &[String]) -> Result<(), String> {
         if any_algorithm && !attached && is_algorithm(name) {
             continue;
         }
-        return Err(format!("openssl option -{name} is not known to the rule"));
+        return Err(crate::policy::trusted::rules::not_known(&format!(
+            "openssl option -{name}"
+        )));
     }
     Ok(())
 }

@@ -122,9 +122,9 @@ pub fn check_systemctl(args: &[String]) -> Result<(), String> {
     for items in GRAMMAR.readings(args) {
         for item in &items {
             if let Some(option) = GRAMMAR.unknown(item) {
-                return Err(format!(
-                    "systemctl option {option} is not known to the rule"
-                ));
+                return Err(crate::policy::trusted::rules::not_known(&format!(
+                    "systemctl option {option}"
+                )));
             }
             if item.long_is(&["host"]) || item.short_is(&['H']) {
                 return Err("systemctl --host (it runs ssh)".to_string());

@@ -261,7 +261,9 @@ fn check(args: &[String], xetex: bool) -> Result<(), String> {
             return Err("TeX shell escape option".into());
         }
         let [(name, kind)] = candidates[..] else {
-            return Err(format!("TeX option {arg} is not known to the rule"));
+            return Err(crate::policy::trusted::rules::not_known(&format!(
+                "TeX option {arg}"
+            )));
         };
         let value = match (kind, attached) {
             (Arg::Required, None) => {

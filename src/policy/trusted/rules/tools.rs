@@ -66,9 +66,9 @@ pub fn check_ssh_keygen(args: &[String]) -> Result<(), String> {
         }
         // It has no long options: every `--name` is unknown.
         if let Some(option) = SSH_KEYGEN.unknown(&item) {
-            return Err(format!(
-                "ssh-keygen option {option} is not known to the rule"
-            ));
+            return Err(crate::policy::trusted::rules::not_known(&format!(
+                "ssh-keygen option {option}"
+            )));
         }
     }
     Ok(())
@@ -159,7 +159,9 @@ pub fn check_cpio(args: &[String]) -> Result<(), String> {
         );
         for item in &items {
             if let Some(option) = CPIO.unknown(item) {
-                return Err(format!("cpio option {option} is not known to the rule"));
+                return Err(crate::policy::trusted::rules::not_known(&format!(
+                    "cpio option {option}"
+                )));
             }
             if item.long_is(&["rsh-command"]) {
                 return reject();
