@@ -306,6 +306,7 @@ impl Proc {
     /// Takes bytes read from `stream` (or its end of file, with `None`) through the
     /// stream's filter into the ring, enforces the output cap, and wakes waiters.
     pub fn take_output(&self, stream: usize, filter: &mut Filter, data: Option<&[u8]>) {
+        let mut finished = false;
         let mut st = self.state.lock();
         let out = &mut st.output;
         match data {
@@ -313,7 +314,8 @@ impl Proc {
                 filter.finish(&mut |bytes| out.push(stream, bytes));
                 out.close(stream);
                 st.eof[stream] = true;
-                if st.maybe_finish() {
+                finished = st.maybe_finish();
+                if finished {
                     self.release_stdin();
                 }
             }
@@ -338,6 +340,9 @@ impl Proc {
         }
         drop(st);
         self.changed();
+        if finished {
+            self.clear_after_finish();
+        }
     }
 
     /// Closes the server's end of stdin once the record finished, so that finished records
@@ -346,7 +351,13 @@ impl Proc {
         if let Some(mut slot) = self.stdin.try_lock() {
             *slot = None;
         }
-        // Called exactly when the record finishes: its cgroup can go too.
+    }
+
+    /// Removes what only a running record needs (its cgroup, its call's temporary
+    /// directory). Called once, by the thread that saw the record finish, after the record's
+    /// waiters were woken: the removal (an `rmdir` of a cgroup takes tens of microseconds)
+    /// is not on the path of the answer.
+    fn clear_after_finish(&self) {
         self.info.agent.finished();
     }
 
@@ -357,6 +368,7 @@ impl Proc {
 
     /// Called by the reaper when stage `pid` was reaped.
     pub fn on_stage_exit(&self, pid: u32, status: WaitStatus) {
+        let mut finished = false;
         let mut st = self.state.lock();
         if let Some(i) = self.info.stages.iter().position(|&p| p == pid) {
             st.stage_exits[i] = Some(status);
@@ -366,12 +378,16 @@ impl Proc {
             let last = st.stage_exits.last().copied().flatten().unwrap_or(status);
             let exit = st.failed_stage().map_or(last, |(_, failed)| failed);
             st.leader = Some((exit, Instant::now()));
-            if st.maybe_finish() {
+            finished = st.maybe_finish();
+            if finished {
                 self.release_stdin();
             }
         }
         drop(st);
         self.changed();
+        if finished {
+            self.clear_after_finish();
+        }
     }
 
     /// Called by the reaper: checks under the lock whether the group is empty now.
@@ -389,11 +405,15 @@ impl Proc {
             // What this record left behind (re-parented to the server) must not outlive a
             // SIGKILL of the server: tell the guardian, before anyone learns it finished.
             tree::note_orphans(guardian);
-            if st.maybe_finish() {
+            let finished = st.maybe_finish();
+            if finished {
                 self.release_stdin();
             }
             drop(st);
             self.changed();
+            if finished {
+                self.clear_after_finish();
+            }
             return true;
         }
         st.group_gone
@@ -467,15 +487,20 @@ impl Proc {
     /// Ends the record even though a pipe is still open (a descendant we could not find
     /// holds it). Used only after SIGKILL and a further grace.
     pub fn force_end(&self) {
+        let mut finished = false;
         let mut st = self.state.lock();
         if st.ended.is_none() && st.leader.is_some() && st.group_gone {
             st.eof = [true, true];
-            if st.maybe_finish() {
+            finished = st.maybe_finish();
+            if finished {
                 self.release_stdin();
             }
         }
         drop(st);
         self.changed();
+        if finished {
+            self.clear_after_finish();
+        }
     }
 
     /// Joins the queue of stdin writers; returns the writer's ticket.
