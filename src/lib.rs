@@ -3,7 +3,7 @@
 //! # Architecture
 //!
 //! ```text
-//!  stdin ─► rpc-in ─► main (server::serve) ─► worker-N (pool) ─► mcp ─► engine ─► spawn/table
+//!  stdin ───────────► main (server::serve) ─► worker-N (pool) ─► mcp ─► engine ─► spawn/table
 //!                        │ ping, tools/list inline          │  parked waits (wait) ◄─┐
 //!                        ▼                                   ▼                        │
 //!  stdout ◄── rpc-out ◄── outbox ◄── responses ◄── completions ◄── record changes ───┤

@@ -1,7 +1,7 @@
 //! The main loop: input lines in, responses out, requests to the pool, shutdown.
 //!
-//! Threads: `rpc-in` reads stdin and `rpc-out` writes stdout (both in `transport`); the main
-//! thread dispatches each line; `signals` turns SIGTERM, SIGINT and SIGHUP into shutdown;
+//! Threads: the main thread reads stdin (`transport::Lines`) and dispatches each line;
+//! `rpc-out` writes stdout (`transport`); `signals` turns SIGTERM, SIGINT and SIGHUP into shutdown;
 //! `worker-N` run `tools/call` (and batches) so that `ping` and `tools/list` are answered
 //! at once while tools work.
 //!
@@ -22,7 +22,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::Receiver;
 use parking_lot::{Condvar, Mutex};
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
@@ -206,7 +205,7 @@ pub fn run(config: Config) -> std::process::ExitCode {
         let shutdown = shutdown.clone();
         move || shutdown.trigger("stdout closed", false)
     };
-    let (outbox, input, io_threads) = match transport::stdio(config.max_queued_bytes, on_gone) {
+    let (outbox, io_threads) = match transport::stdio(config.max_queued_bytes, on_gone) {
         Ok(t) => t,
         Err(e) => {
             crate::base::log::error!("cannot start the stdio threads: {e}");
@@ -225,10 +224,9 @@ pub fn run(config: Config) -> std::process::ExitCode {
         env!("CARGO_PKG_VERSION"),
         config.mode
     );
-    server.serve(&input);
-    if let Some(io) = shutdown.io.lock().as_mut() {
-        io.join_reader();
-    }
+    let stdin = std::io::stdin();
+    let mut lines = transport::Lines::new(stdin.lock());
+    server.serve(|| lines.next_input());
     shutdown.trigger("stdin closed", true);
     // The shutdown thread exits the process once the writer has written every answer.
     loop {
@@ -295,10 +293,10 @@ impl Server {
     /// the answers queued for stdout pass their bound (`Outbox::wait_for_room`): a client
     /// that does not read stdout is not read either, so the queue cannot grow without end.
     /// Calls already taken still run and answer (a sender never waits).
-    fn serve(self: &Arc<Self>, input: &Receiver<Input>) {
+    fn serve(self: &Arc<Self>, mut next: impl FnMut() -> Option<Input>) {
         loop {
             self.out.wait_for_room();
-            let Ok(item) = input.recv() else {
+            let Some(item) = next() else {
                 return;
             };
             match item {

@@ -1,9 +1,9 @@
 //! The transport: lines in, lines out, and an ordered end.
 //!
-//! After lsp-server's `stdio.rs`: [`stdio`] starts a reader thread (stdin lines onto a
-//! channel) and a writer thread (the only writer of stdout, one whole line per message) and
-//! returns the two channel ends and an [`IoThreads`] handle. [`memory`] gives the same ends
-//! over plain channels, so the protocol can be driven in-process.
+//! [`Lines`] reads input lines (the dispatcher reads stdin with it, on its own thread);
+//! [`stdio`] starts the writer thread (the only writer of stdout, one whole line per
+//! message) and returns the sending end and an [`IoThreads`] handle. [`memory`] gives the
+//! same over plain channels, so the protocol can be driven in-process.
 //!
 //! Invariants:
 //! - Only the writer thread writes stdout.
@@ -15,7 +15,6 @@ use crate::base::sys::fd::AsFd;
 use std::collections::VecDeque;
 use std::io::{self, BufRead, Write};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender};
@@ -228,9 +227,8 @@ impl Outbox {
     }
 }
 
-/// The reader and writer threads of [`stdio`].
+/// The writer thread of [`stdio`].
 pub struct IoThreads {
-    reader: Option<JoinHandle<()>>,
     writer_done: Receiver<()>,
 }
 
@@ -244,26 +242,20 @@ impl IoThreads {
             Err(crossbeam_channel::RecvTimeoutError::Disconnected)
         )
     }
-
-    /// Joins the reader once the input ended (its channel is then disconnected, so the
-    /// thread is returning).
-    pub fn join_reader(&mut self) {
-        if let Some(r) = self.reader.take() {
-            let _ = r.join();
-        }
-    }
 }
 
-/// Starts the stdio threads. `on_stdout_gone` runs (on the writer thread) when a write to
-/// stdout fails.
-/// `max_queued` bounds the answers waiting for stdout (`Outbox::wait_for_room`).
+/// Starts the stdout writer thread. `on_stdout_gone` runs (on the writer thread) when a
+/// write to stdout fails. `max_queued` bounds the answers waiting for stdout
+/// (`Outbox::wait_for_room`).
+///
+/// Stdin has no thread of its own: the dispatcher reads it ([`Lines`] over the locked
+/// stdin), a line at a time, so that a request reaches a worker with one hand-over (a
+/// reader thread and a channel added one wake-up of a thread to every call), and at most
+/// one line (`MAX_LINE`) is held between stdin and the workers.
 pub fn stdio(
     max_queued: usize,
     on_stdout_gone: impl FnOnce() + Send + 'static,
-) -> io::Result<(Outbox, Receiver<Input>, IoThreads)> {
-    // One line queued: with the line being read and the one being dispatched, at most
-    // three lines (3 x MAX_LINE) are ever held between stdin and the dispatcher.
-    let (in_tx, in_rx) = crossbeam_channel::bounded::<Input>(1);
+) -> io::Result<(Outbox, IoThreads)> {
     // Senders never block (a slow client must not block workers); the dispatcher stops
     // reading requests instead while too much waits here.
     let (outbox, queue) = Outbox::new(max_queued);
@@ -274,18 +266,12 @@ pub fn stdio(
             let _done = done_tx;
             write_stdout(&queue, on_stdout_gone);
         })?;
-    let reader = std::thread::Builder::new()
-        .name("rpc-in".into())
-        .stack_size(256 * 1024)
-        .spawn(move || {
-            let stdin = io::stdin();
-            read_lines(&mut stdin.lock(), &in_tx);
-        })?;
-    let threads = IoThreads {
-        reader: Some(reader),
-        writer_done: done_rx,
-    };
-    Ok((outbox, in_rx, threads))
+    Ok((
+        outbox,
+        IoThreads {
+            writer_done: done_rx,
+        },
+    ))
 }
 
 /// The client's side of an in-memory transport.
@@ -347,29 +333,42 @@ fn write_stdout(queue: &Queue, on_stdout_gone: impl FnOnce()) {
     }
 }
 
-/// Reads lines until end of input (or a read error, or the receiver is gone).
-pub fn read_lines(input: &mut dyn BufRead, tx: &Sender<Input>) {
-    let mut buf = Vec::new();
-    loop {
-        let item = match read_line(input, &mut buf) {
-            Ok(Line::Eof) => return,
-            Ok(Line::TooLong(id)) => Input::TooLong { id },
-            Ok(Line::Data) => {
-                if buf.last() == Some(&b'\r') {
-                    buf.pop();
+/// The inputs of a reader, one line at a time: [`Lines::next_input`].
+pub struct Lines<R> {
+    input: R,
+    buf: Vec<u8>,
+}
+
+impl<R: BufRead> Lines<R> {
+    /// Reads `input`.
+    pub fn new(input: R) -> Self {
+        Lines {
+            input,
+            buf: Vec::new(),
+        }
+    }
+
+    /// The next input: a line (blank lines skipped, a trailing `\r` removed) or a line too
+    /// long; `None` at end of input or after a read error.
+    pub fn next_input(&mut self) -> Option<Input> {
+        loop {
+            return match read_line(&mut self.input, &mut self.buf) {
+                Ok(Line::Eof) => None,
+                Ok(Line::TooLong(id)) => Some(Input::TooLong { id }),
+                Ok(Line::Data) => {
+                    if self.buf.last() == Some(&b'\r') {
+                        self.buf.pop();
+                    }
+                    if self.buf.iter().all(u8::is_ascii_whitespace) {
+                        continue;
+                    }
+                    Some(Input::Line(std::mem::take(&mut self.buf)))
                 }
-                if buf.iter().all(u8::is_ascii_whitespace) {
-                    continue;
+                Err(e) => {
+                    crate::base::log::warn!("reading stdin failed: {e}");
+                    None
                 }
-                Input::Line(std::mem::take(&mut buf))
-            }
-            Err(e) => {
-                crate::base::log::warn!("reading stdin failed: {e}");
-                return;
-            }
-        };
-        if tx.send(item).is_err() {
-            return;
+            };
         }
     }
 }
@@ -435,10 +434,8 @@ mod tests {
     fn line_reader_limits_and_crlf() {
         let data = b"one\r\ntwo\n\n  \nlast";
         let mut input: &[u8] = data;
-        let (tx, rx) = crossbeam_channel::unbounded();
-        read_lines(&mut input, &tx);
-        drop(tx);
-        let lines: Vec<Input> = rx.iter().collect();
+        let mut reader = Lines::new(&mut input);
+        let lines: Vec<Input> = std::iter::from_fn(|| reader.next_input()).collect();
         assert_eq!(
             lines,
             vec![
@@ -505,10 +502,8 @@ mod tests {
         data.resize(data.len() + MAX_LINE, b'a');
         data.extend_from_slice(b"\"}}\n{\"id\":2}\n");
         let mut input = std::io::BufReader::with_capacity(1 << 16, &data[..]);
-        let (tx, rx) = crossbeam_channel::unbounded();
-        read_lines(&mut input, &tx);
-        drop(tx);
-        let lines: Vec<Input> = rx.iter().collect();
+        let mut reader = Lines::new(&mut input);
+        let lines: Vec<Input> = std::iter::from_fn(|| reader.next_input()).collect();
         assert_eq!(
             lines,
             vec![

@@ -25,7 +25,7 @@ pub fn serve_in_memory(config: Config, drain: Duration) -> io::Result<MemoryClie
         .name("memory-server".into())
         .spawn(move || {
             let server = Server::new(engine, outbox);
-            server.serve(&input);
+            server.serve(|| input.recv().ok());
             server.wait_idle(Instant::now() + drain);
             server.out.close();
         })?;
@@ -54,7 +54,7 @@ pub(crate) fn call_once(config: Config, tool: &str, arguments: Value) -> Result<
     let server = Server::new(engine.clone(), outbox);
     let serving = std::thread::Builder::new()
         .name("memory-server".into())
-        .spawn(move || server.serve(&input))
+        .spawn(move || server.serve(|| input.recv().ok()))
         .map_err(|e| format!("cannot start the server thread: {e}"))?;
     let requests = [
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
