@@ -15,13 +15,13 @@ use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender};
+use crate::base::queue::Queue as Lines;
 
 /// Most bytes waiting for stderr at once.
 pub const QUEUE_BYTES: usize = 1 << 20;
 
 struct Queue {
-    lines: Sender<Vec<u8>>,
+    lines: std::sync::Arc<Lines<Vec<u8>>>,
     /// Bytes queued and not yet written.
     queued: AtomicUsize,
     /// Lines dropped since the last notice.
@@ -35,7 +35,8 @@ static QUEUE: OnceLock<Option<Queue>> = OnceLock::new();
 fn queue() -> Option<&'static Queue> {
     QUEUE
         .get_or_init(|| {
-            let (lines, rx) = crossbeam_channel::unbounded::<Vec<u8>>();
+            let lines: std::sync::Arc<Lines<Vec<u8>>> = Default::default();
+            let rx = lines.clone();
             std::thread::Builder::new()
                 .name("stderr".into())
                 .stack_size(64 * 1024)
@@ -51,8 +52,8 @@ fn queue() -> Option<&'static Queue> {
 }
 
 /// The `stderr` thread: writes each line in order, after a notice of what was dropped.
-fn write_lines(rx: &Receiver<Vec<u8>>) {
-    while let Ok(line) = rx.recv() {
+fn write_lines(rx: &Lines<Vec<u8>>) {
+    while let Some(line) = rx.pop() {
         let Some(q) = queue() else { return };
         let dropped = q.dropped.swap(0, Ordering::SeqCst);
         let mut err = std::io::stderr().lock();
@@ -90,7 +91,7 @@ pub fn stderr_line(line: Vec<u8>) {
         q.dropped.fetch_add(1, Ordering::SeqCst);
         return;
     }
-    if q.lines.send(line).is_err() {
+    if !q.lines.push(line) {
         q.queued.fetch_sub(len, Ordering::SeqCst);
     }
 }

@@ -21,6 +21,7 @@ pub mod log;
 pub mod mac;
 pub mod pattern;
 pub mod pool;
+pub mod queue;
 pub mod ring;
 pub mod sink;
 pub mod stamp;

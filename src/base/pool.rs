@@ -9,16 +9,27 @@
 //! worker lives on.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
 
-use crossbeam_channel::{Receiver, Sender};
+use crate::base::queue::Queue;
 
 /// A unit of work.
 pub type Job = Box<dyn FnOnce() + Send + 'static>;
 
 /// A fixed pool of named worker threads; cloning gives another handle to the same pool.
+/// The workers end once every handle is gone and the queued jobs ran.
 #[derive(Clone)]
 pub struct Pool {
-    sender: Sender<Job>,
+    handle: Arc<Handle>,
+}
+
+/// Closes the pool's queue when the last [`Pool`] handle is dropped.
+struct Handle(Arc<Queue<Job>>);
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        self.0.close();
+    }
 }
 
 const WORKER_STACK: usize = 512 * 1024;
@@ -27,15 +38,22 @@ impl Pool {
     /// Starts `workers` threads (at least one).
     pub fn new(workers: usize) -> std::io::Result<Pool> {
         // Unbounded: jobs are small closures, queued only while every worker is busy.
-        let (sender, receiver) = crossbeam_channel::unbounded::<Job>();
+        let jobs: Arc<Queue<Job>> = Arc::default();
+        let pool = Pool {
+            handle: Arc::new(Handle(jobs.clone())),
+        };
         for n in 0..workers.max(1) {
-            let rx = receiver.clone();
+            let jobs = jobs.clone();
             std::thread::Builder::new()
                 .name(format!("worker-{n}"))
                 .stack_size(WORKER_STACK)
-                .spawn(move || worker(rx))?;
+                .spawn(move || {
+                    while let Some(job) = jobs.pop() {
+                        run(job);
+                    }
+                })?;
         }
-        Ok(Pool { sender })
+        Ok(pool)
     }
 
     /// The size of the pool for this machine: the number of cores, at least 2 and at most 8.
@@ -47,13 +65,7 @@ impl Pool {
 
     /// Runs `job` on a worker.
     pub fn execute(&self, job: Job) {
-        let _ = self.sender.send(job);
-    }
-}
-
-fn worker(rx: Receiver<Job>) {
-    for job in rx {
-        run(job);
+        self.handle.0.push(job);
     }
 }
 
