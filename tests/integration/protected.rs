@@ -956,3 +956,67 @@ fn a_call_that_makes_the_working_directory_a_git_directory_is_told() {
     );
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// Waits until none of `paths` changed in the last 2.5 s: the server keeps a call's
+/// protected paths for the next call only in directories unchanged for 2 s.
+fn until_quiet(paths: &[&Path]) {
+    use std::os::unix::fs::MetadataExt;
+    use std::time::{Duration, Instant, SystemTime};
+    let end = Instant::now() + Duration::from_secs(30);
+    let changed = |p: &Path| {
+        let m = std::fs::metadata(p).expect("stat");
+        SystemTime::UNIX_EPOCH + Duration::new(m.ctime() as u64, m.ctime_nsec() as u32)
+    };
+    while paths.iter().any(|p| {
+        SystemTime::now()
+            .duration_since(changed(p))
+            .map_or(true, |d| d < Duration::from_millis(2500))
+    }) {
+        assert!(Instant::now() < end, "the directories never got quiet");
+        std::thread::park_timeout(Duration::from_millis(50));
+    }
+}
+
+/// In a repository that did not change for a while the server keeps a call's protected
+/// paths for the next call. A name another program makes there between two calls is
+/// protected at the next call all the same, and a name a call makes is reported.
+#[test]
+fn protected_paths_kept_between_calls_see_what_changed() {
+    let test = "protected_paths_kept_between_calls_see_what_changed";
+    if !kernel_has_landlock(test) {
+        return;
+    }
+    for user in users(test) {
+        let r = Repo::new("prot-kept", user);
+        let _ = std::fs::remove_file(r.repo.join(".envrc"));
+        let server = workspace(&r, &[]);
+        let quiet = || until_quiet(&[&r.root, &r.repo, &r.repo.join(".git")]);
+        quiet();
+        // Kept by the first, given to the second.
+        for _ in 0..2 {
+            let o = exec_in(&server, &r.repo, "true");
+            assert!(o["protected"].is_null(), "{user:?}: {o}");
+        }
+        // Made by another program between two calls: protected at the next.
+        std::fs::write(r.repo.join(".envrc"), "echo safe\n").expect("write");
+        exec_in(
+            &server,
+            &r.repo,
+            "echo evil > .envrc; echo evil >> .envrc; true",
+        );
+        assert_eq!(
+            std::fs::read_to_string(r.repo.join(".envrc")).expect("read"),
+            "echo safe\n",
+            "{user:?}"
+        );
+        // Made by a call in a directory that had not changed: reported.
+        quiet();
+        exec_in(&server, &r.repo, "true");
+        let o = exec_in(&server, &r.repo, "echo '{}' > .mcp.json");
+        let line = o["protected"].as_str().unwrap_or_default();
+        assert!(
+            line.contains("created") && line.contains(".mcp.json"),
+            "{user:?}: {o}"
+        );
+    }
+}

@@ -42,7 +42,7 @@ impl Controls {
         match look.lstat(&path) {
             None => self.missing.push(path),
             Some(m) if m.file_type().is_symlink() => {
-                if let Ok(target) = std::fs::canonicalize(&path) {
+                if let Some(target) = look.canonical_any(&path) {
                     self.paths.push(target);
                 }
             }
@@ -61,7 +61,7 @@ impl Controls {
             self.add(look, gitdir.join(name));
         }
         self.modules(look, &gitdir.join("modules"), depth);
-        for wt in dirs(&gitdir.join("worktrees")) {
+        for wt in look.dirs(&gitdir.join("worktrees")) {
             if self.full() {
                 return;
             }
@@ -83,7 +83,7 @@ impl Controls {
         if depth > 4 {
             return;
         }
-        for d in dirs(dir) {
+        for d in look.dirs(dir) {
             if self.full() {
                 return;
             }
@@ -116,7 +116,7 @@ impl Controls {
             let dot = top.join(value.trim().trim_matches('"')).join(".git");
             match look.lstat(&dot) {
                 Some(m) if m.is_dir() => {
-                    if let Ok(d) = std::fs::canonicalize(&dot) {
+                    if let Some(d) = look.canonical_dir(&dot) {
                         if !self.gits.contains(&d) {
                             self.of(look, &d, 1);
                             self.gits.push(d);
@@ -155,7 +155,7 @@ impl Controls {
                 _ => continue,
             };
             let path = top.join(path);
-            let Some(dir) = path.parent().and_then(|d| std::fs::canonicalize(d).ok()) else {
+            let Some(dir) = path.parent().and_then(|d| look.canonical_dir(d)) else {
                 continue;
             };
             match path.file_name() {
@@ -167,7 +167,7 @@ impl Controls {
 
     /// A work tree's `.git` file, in canonical form, when it exists as a file.
     fn work_tree_file(&mut self, look: &mut Lookups, file: &Path) {
-        let Some(dir) = file.parent().and_then(|d| std::fs::canonicalize(d).ok()) else {
+        let Some(dir) = file.parent().and_then(|d| look.canonical_dir(d)) else {
             return;
         };
         let file = dir.join(".git");
@@ -175,19 +175,6 @@ impl Controls {
             self.paths.push(file);
         }
     }
-}
-
-/// The directories in `dir` (not links), sorted; none when it cannot be read.
-fn dirs(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| e.path())
-        .collect();
-    out.sort();
-    out
 }
 
 /// The value of `core.worktree` in a git configuration's text, if set.
@@ -253,15 +240,15 @@ fn git_paths_of(look: &mut Lookups, dir: &Path) -> Vec<PathBuf> {
         }) else {
             return out;
         };
-        match std::fs::canonicalize(named) {
-            Ok(p) => p,
-            Err(_) => return out,
+        match look.canonical_dir(&named) {
+            Some(p) => p,
+            None => return out,
         }
     } else {
         // A link: what it resolves to is the git directory.
-        match std::fs::canonicalize(&dot) {
-            Ok(p) => p,
-            Err(_) => return out,
+        match look.canonical_any(&dot) {
+            Some(p) => p,
+            None => return out,
         }
     };
     out.extend(common_dir(look, &gitdir));
@@ -274,7 +261,7 @@ pub(super) fn common_dir(look: &mut Lookups, gitdir: &Path) -> Option<PathBuf> {
     let text = look.read(&gitdir.join("commondir"))?;
     let line = text.lines().next()?.trim();
     (!line.is_empty())
-        .then(|| std::fs::canonicalize(gitdir.join(line)).ok())
+        .then(|| look.canonical_dir(&gitdir.join(line)))
         .flatten()
 }
 

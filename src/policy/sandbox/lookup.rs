@@ -1,10 +1,199 @@
 //! The file-system look-ups of one call's protected paths (`protected`, `git_controls`),
 //! each made once: the walk up, the roots, the git directories' controls and the final
 //! list all ask about the same few paths (`.git` above all), and each question is a system
-//! call the call waits for. Kept for one `Protected::find` only: nothing is remembered
-//! between calls, so nothing a call changes can be answered from before it.
+//! call the call waits for.
+//!
+//! Every answer is also stamped ([`Stamps`]): before a path is looked up in a directory,
+//! the directory's device, inode and change time are taken (a file read is stamped from
+//! the open file itself). An entry added, removed or renamed in a directory moves the
+//! directory's change time, a change of a file's content or links moves the file's, and
+//! only the kernel sets a change time (to its clock, never to a value a caller gives). So
+//! while every stamp still holds, and none was taken within [`QUIET`] of a change (two
+//! changes in one tick of the clock can leave the time as it was), every answer is still
+//! what it was: `Protected::find` answers a later call from it (`answers::Kept`).
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::base::sys::ext::MetadataExt;
+
+/// How long ago a stamped directory or file must have last changed for its stamp to stand
+/// for it: a change within the same tick of the kernel's coarse clock (a few milliseconds)
+/// as an earlier one may leave its change time as it was.
+pub(super) const QUIET: Duration = Duration::from_secs(2);
+
+/// How far the wall clock may have moved against the monotonic clock between a stamp and
+/// its check: more (the clock was set) and no stamp stands, since a change time could
+/// then repeat one taken before.
+const CLOCK_MOVED: Duration = Duration::from_millis(500);
+
+/// What a directory or file was when it was looked at: device, inode, change time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Stamp {
+    dev: u64,
+    ino: u64,
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    #[cfg(unix)]
+    fn of(m: &std::fs::Metadata) -> Stamp {
+        Stamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        }
+    }
+
+    /// Without a change time (Windows), every stamp is the same: [`Stamps::standing`] is
+    /// then always false.
+    #[cfg(not(unix))]
+    fn of(m: &std::fs::Metadata) -> Stamp {
+        Stamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            ctime: (0, 0),
+        }
+    }
+
+    /// The stamp of `path` now (`follow`: a final link followed); `None` when it does not
+    /// exist or cannot be read.
+    fn now(path: &Path, follow: bool) -> Option<Stamp> {
+        let m = match follow {
+            true => std::fs::metadata(path),
+            false => std::fs::symlink_metadata(path),
+        };
+        m.ok().as_ref().map(Stamp::of)
+    }
+
+    /// True when the last change is at least `quiet` before `now`.
+    fn quiet(&self, now: SystemTime, quiet: Duration) -> bool {
+        let changed = SystemTime::UNIX_EPOCH
+            + Duration::new(
+                self.ctime.0.max(0) as u64,
+                self.ctime.1.clamp(0, 999_999_999) as u32,
+            );
+        now.duration_since(changed).is_ok_and(|d| d >= quiet)
+    }
+}
+
+/// The stamps the answers of one `Protected::find` rest on, and whether they can stand for
+/// them at all.
+#[derive(Clone, Debug)]
+pub(super) struct Stamps {
+    /// Each path stamped (with whether a final link was followed) and what it was.
+    list: Vec<(PathBuf, bool, Option<Stamp>)>,
+    /// An answer rests on something no stamp covers (a symbolic link was followed).
+    unchecked: bool,
+    /// When the first stamp was taken, by both clocks.
+    taken: (Instant, SystemTime),
+}
+
+impl Default for Stamps {
+    fn default() -> Self {
+        Stamps {
+            list: Vec::new(),
+            unchecked: false,
+            taken: (Instant::now(), SystemTime::now()),
+        }
+    }
+}
+
+impl Stamps {
+    /// Stamps `path` (once).
+    fn take(&mut self, path: &Path, follow: bool) -> Option<Stamp> {
+        if let Some((_, _, s)) = self
+            .list
+            .iter()
+            .find(|(p, f, _)| *f == follow && p.as_os_str() == path.as_os_str())
+        {
+            return *s;
+        }
+        let s = Stamp::now(path, follow);
+        self.list.push((path.to_path_buf(), follow, s));
+        s
+    }
+
+    /// Keeps `stamp` for `path`, taken by the caller (from the answer itself).
+    fn keep(&mut self, path: &Path, follow: bool, stamp: Option<Stamp>) {
+        if !self
+            .list
+            .iter()
+            .any(|(p, f, _)| *f == follow && p.as_os_str() == path.as_os_str())
+        {
+            self.list.push((path.to_path_buf(), follow, stamp));
+        }
+    }
+
+    /// True when the stamps can stand for the answers: nothing unchecked, and every stamped
+    /// path last changed at least `quiet` ([`QUIET`]) ago.
+    pub(super) fn standing(&self, quiet: Duration) -> bool {
+        let now = SystemTime::now();
+        cfg!(unix)
+            && !self.unchecked
+            && self
+                .list
+                .iter()
+                .all(|(_, _, s)| s.is_none_or(|s| s.quiet(now, quiet)))
+    }
+
+    /// True when every stamp still holds (and the wall clock was not set since they were
+    /// taken): every answer they cover is still the same.
+    pub(super) fn hold(&self) -> bool {
+        clock_steady(self.taken)
+            && self
+                .list
+                .iter()
+                .all(|(p, follow, s)| Stamp::now(p, *follow) == *s)
+    }
+
+    /// The directory a missing `path` would be made in: the nearest directory above it
+    /// that existed when stamped (directories stamped as missing are passed over), with
+    /// its stamp, when that directory had been quiet for `quiet`. `None` when that
+    /// directory was not stamped, or was not quiet.
+    pub(super) fn quiet_home<'p>(
+        &self,
+        path: &'p Path,
+        quiet: Duration,
+    ) -> Option<(&'p Path, Stamp)> {
+        if !cfg!(unix) {
+            return None;
+        }
+        let now = SystemTime::now();
+        for dir in path.ancestors().skip(1) {
+            let (_, _, stamp) = self
+                .list
+                .iter()
+                .find(|(p, follow, _)| *follow && p.as_os_str() == dir.as_os_str())?;
+            match stamp {
+                None => continue,
+                Some(s) => return s.quiet(now, quiet).then_some((dir, *s)),
+            }
+        }
+        None
+    }
+
+    /// When the stamps were taken, by both clocks.
+    pub(super) fn taken(&self) -> (Instant, SystemTime) {
+        self.taken
+    }
+}
+
+/// True when the wall clock moved with the monotonic one since `taken` (within
+/// [`CLOCK_MOVED`]).
+fn clock_steady(taken: (Instant, SystemTime)) -> bool {
+    let mono = taken.0.elapsed();
+    match SystemTime::now().duration_since(taken.1) {
+        Ok(wall) => wall.abs_diff(mono) <= CLOCK_MOVED,
+        Err(_) => false,
+    }
+}
+
+/// True when directory `dir` (link followed) still has `stamp` and the clock was not set
+/// since `taken`: no entry was added, removed or renamed in it.
+pub(super) fn unchanged(dir: &Path, stamp: Stamp, taken: (Instant, SystemTime)) -> bool {
+    clock_steady(taken) && Stamp::now(dir, true) == Some(stamp)
+}
 
 /// The answers so far of one `Protected::find`.
 #[derive(Default)]
@@ -13,9 +202,18 @@ pub(super) struct Lookups {
     stats: Vec<(PathBuf, Option<std::fs::Metadata>)>,
     /// The git paths of each directory asked about (`git_controls::git_paths_at`).
     git_paths: Vec<(PathBuf, Vec<PathBuf>)>,
+    /// What the answers rest on.
+    pub(super) stamps: Stamps,
 }
 
 impl Lookups {
+    /// Stamps the directory a look-up of `path` reads (its parent), before the look-up.
+    fn depend(&mut self, path: &Path) {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            self.stamps.take(dir, true);
+        }
+    }
+
     /// `lstat` of `path` (links not followed), asked of the kernel once.
     pub(super) fn lstat(&mut self, path: &Path) -> Option<std::fs::Metadata> {
         if let Some((_, m)) = self
@@ -25,8 +223,16 @@ impl Lookups {
         {
             return m.clone();
         }
-        let m = std::fs::symlink_metadata(path).ok();
+        let m = self.lstat_once(path);
         self.stats.push((path.to_path_buf(), m.clone()));
+        m
+    }
+
+    /// `lstat` of `path`, asked of the kernel now (and stamped), not kept for later asks.
+    pub(super) fn lstat_once(&mut self, path: &Path) -> Option<std::fs::Metadata> {
+        self.depend(path);
+        let m = std::fs::symlink_metadata(path).ok();
+        self.stamps.keep(path, false, m.as_ref().map(Stamp::of));
         m
     }
 
@@ -43,6 +249,7 @@ impl Lookups {
 
     /// The text of file `path`; `None` without a system call when it was found missing.
     pub(super) fn read(&mut self, path: &Path) -> Option<String> {
+        use std::io::Read;
         let known_missing = self
             .stats
             .iter()
@@ -50,15 +257,81 @@ impl Lookups {
         if known_missing {
             return None;
         }
-        match std::fs::read_to_string(path) {
-            Ok(text) => Some(text),
+        self.depend(path);
+        let read = std::fs::File::open(path).and_then(|mut f| {
+            // Stamped from the open file, before its text is read: a write after this
+            // moves its change time.
+            let stamp = Stamp::of(&f.metadata()?);
+            let mut text = String::new();
+            f.read_to_string(&mut text)?;
+            Ok((stamp, text))
+        });
+        match read {
+            Ok((stamp, text)) => {
+                self.stamps.keep(path, true, Some(stamp));
+                Some(text)
+            }
             Err(e) => {
                 if e.kind() == std::io::ErrorKind::NotFound {
                     self.stats.push((path.to_path_buf(), None));
+                    self.stamps.keep(path, true, None);
+                } else {
+                    self.stamps.unchecked = true;
                 }
                 None
             }
         }
+    }
+
+    /// The canonical form of directory path `path`. Each directory the resolution passes
+    /// through (each leading part of `path`, links followed) is stamped first; a result that
+    /// is not a directory (a file reached through a link, which a hard link elsewhere could
+    /// reach by another name) leaves the answers unchecked.
+    pub(super) fn canonical_dir(&mut self, path: &Path) -> Option<PathBuf> {
+        let mut part = PathBuf::new();
+        for c in path.components() {
+            part.push(c);
+            self.stamps.take(&part, true);
+        }
+        let out = std::fs::canonicalize(path).ok();
+        if out.as_ref().is_some_and(|p| !p.is_dir()) {
+            self.stamps.unchecked = true;
+        }
+        out
+    }
+
+    /// The canonical form of `path`, whatever it is; the answers are then unchecked (only
+    /// asked about links, whose targets no stamp covers).
+    pub(super) fn canonical_any(&mut self, path: &Path) -> Option<PathBuf> {
+        self.stamps.unchecked = true;
+        std::fs::canonicalize(path).ok()
+    }
+
+    /// The target of link `path`; the answers are then unchecked.
+    pub(super) fn read_link(&mut self, path: &Path) -> Option<PathBuf> {
+        self.stamps.unchecked = true;
+        std::fs::read_link(path).ok()
+    }
+
+    /// The listing of directory `dir` ([`Listing::of`]), stamped first.
+    pub(super) fn listing(&mut self, dir: &Path) -> Option<Listing> {
+        self.stamps.take(dir, true);
+        Listing::of(dir)
+    }
+
+    /// The directories in `dir` (not links), sorted; none when it cannot be read. Stamped
+    /// first.
+    pub(super) fn dirs(&mut self, dir: &Path) -> Vec<PathBuf> {
+        self.stamps.take(dir, true);
+        let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.path())
+            .collect();
+        out.sort();
+        out
     }
 
     /// The git paths of `.git` in `dir`, when they were found already.

@@ -36,11 +36,14 @@
 //! the cgroup are applied by the same child code, so no call needs more than one exec.
 //! See `benches/sandbox.rs` for what it costs.
 
+pub mod answers;
 pub mod caches;
 pub mod cwd;
 pub mod domains;
 pub mod filter;
 pub mod git_controls;
+#[cfg(all(test, unix))]
+mod kept_tests;
 mod loader;
 pub mod lookup;
 pub mod plan;

@@ -44,7 +44,7 @@ pub struct Entry {
 pub type Link = ((u64, u64), PathBuf);
 
 /// What one call protects and watches.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Found {
     /// Paths made read-only (git paths and the other names), outer ones first.
     pub protected: Vec<Entry>,
@@ -59,6 +59,17 @@ pub struct Found {
     /// Protected files with other names (hard links): the bind covers this name only, so
     /// the file stays writable through the others.
     pub hard_linked: Vec<PathBuf>,
+    /// The directories above the missing names, as they were when unchanged for a while:
+    /// while one is the same at the answer, nothing was made in it (`Watch::created`).
+    quiet: Quiet,
+}
+
+/// For missing names, the directory each would be made in (links followed) with its stamp,
+/// taken when it had been unchanged for a while; and when the stamps were taken.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Quiet {
+    homes: Vec<(PathBuf, PathBuf, super::lookup::Stamp)>,
+    taken: Option<(std::time::Instant, std::time::SystemTime)>,
 }
 
 /// What a record keeps to report: the protected names it watched for creation, and what
@@ -69,9 +80,22 @@ pub struct Watch {
     pub protected: Vec<PathBuf>,
     pub links: Vec<(PathBuf, Link)>,
     pub hard_linked: Vec<PathBuf>,
+    /// The directories above the missing names that were quiet at the call's start.
+    quiet: Quiet,
 }
 
 impl Watch {
+    /// What a call's record keeps of what was found for it.
+    pub(super) fn of(found: Found) -> Watch {
+        Watch {
+            protected: found.protected.into_iter().map(|e| e.path).collect(),
+            missing: found.missing,
+            links: found.links,
+            hard_linked: found.hard_linked,
+            quiet: found.quiet,
+        }
+    }
+
     /// The watched names that exist now (a symbolic link counts), and the protected links
     /// that were removed or replaced.
     pub fn created(&self) -> Vec<&Path> {
@@ -84,10 +108,31 @@ impl Watch {
                 }
             })
         });
+        // A directory that is as it was at the start, though unchanged for a while then,
+        // had no entry made in it since: nothing beneath it needs a look.
+        let mut steady: Vec<(&Path, bool)> = Vec::new();
+        let mut untouched = |p: &Path| -> bool {
+            let Some(taken) = self.quiet.taken else {
+                return false;
+            };
+            let Some((_, dir, stamp)) = self.quiet.homes.iter().find(|(name, _, _)| name == p)
+            else {
+                return false;
+            };
+            if let Some((_, same)) = steady.iter().find(|(d, _)| *d == dir.as_path()) {
+                return *same;
+            }
+            let same = super::lookup::unchanged(dir, *stamp, taken);
+            steady.push((dir.as_path(), same));
+            same
+        };
         // A directory with several watched names is listed once: most were not made.
         let mut listings: Vec<(&Path, Option<super::lookup::Listing>)> = Vec::new();
         let mut made: Vec<&PathBuf> = Vec::new();
         for p in &self.missing {
+            if untouched(p) {
+                continue;
+            }
             let (Some(dir), Some(name)) = (p.parent(), p.file_name()) else {
                 if std::fs::symlink_metadata(p).is_ok() {
                     made.push(p);
@@ -174,11 +219,12 @@ pub fn shows_refused_write(text: &[u8]) -> bool {
         || memchr::memmem::find(text, b"Device or resource busy").is_some()
 }
 
-/// The configured names.
+/// The configured names, and the answers kept for the calls' directories.
 #[derive(Debug, Clone, Default)]
 pub struct Protected {
     git: bool,
     names: Vec<PathBuf>,
+    kept: std::sync::Arc<super::answers::Kept<Found>>,
 }
 
 impl Protected {
@@ -191,7 +237,23 @@ impl Protected {
                 .filter(|n| *n != GIT)
                 .map(PathBuf::from)
                 .collect(),
+            kept: Default::default(),
         }
+    }
+
+    /// [`Protected::new`], keeping answers whose directories were unchanged for `quiet`.
+    #[cfg(test)]
+    pub(super) fn with_quiet(names: &[String], quiet: std::time::Duration) -> Protected {
+        Protected {
+            kept: std::sync::Arc::new(super::answers::Kept::new(quiet)),
+            ..Protected::new(names)
+        }
+    }
+
+    /// How many answers were given from the kept ones so far.
+    #[cfg(test)]
+    pub(super) fn answers_kept_given(&self) -> usize {
+        self.kept.given()
     }
 
     /// True when nothing is protected (`none`).
@@ -228,10 +290,30 @@ impl Protected {
     /// paths are canonical. A path outside every writable place needs nothing: Landlock
     /// refuses writing there already.
     pub fn find(&self, cwd: &Path, roots: &[&Path], writable: &[&Path]) -> Found {
-        let mut found = Found::default();
         if self.is_empty() {
+            return Found::default();
+        }
+        let key = super::answers::Key::new(cwd, roots, writable);
+        if let Some(found) = self.kept.answer(&key) {
             return found;
         }
+        let (found, stamps) = self.look_up(cwd, roots, writable);
+        // A protected name that is a link is watched by its target too: looked up each time.
+        if found.links.is_empty() {
+            self.kept.keep(key, &found, stamps);
+        }
+        found
+    }
+
+    /// What [`Protected::find`] answers, asked of the file system, with the stamps the
+    /// answer rests on.
+    fn look_up(
+        &self,
+        cwd: &Path,
+        roots: &[&Path],
+        writable: &[&Path],
+    ) -> (Found, super::lookup::Stamps) {
+        let mut found = Found::default();
         // The working directory and every directory above it that the call may write in
         // (where direnv, editors and agents look for their files too), and each root.
         let mut bases: Vec<&Path> = match outermost(cwd, writable) {
@@ -311,8 +393,10 @@ impl Protected {
                     continue;
                 }
                 if let Some(m) = look.lstat(&dot) {
-                    if let (true, Ok(to)) = (m.file_type().is_symlink(), std::fs::read_link(&dot)) {
-                        found.links.push((dot, ((m.dev(), m.ino()), to)));
+                    if m.file_type().is_symlink() {
+                        if let Some(to) = look.read_link(&dot) {
+                            found.links.push((dot, ((m.dev(), m.ino()), to)));
+                        }
                     }
                 }
             }
@@ -325,24 +409,22 @@ impl Protected {
         // cost more than it saves.
         for base in &bases {
             // One listing answers for every name that is not there (most of them).
-            let listing = (self.names.len() > 2)
-                .then(|| super::lookup::Listing::of(base))
-                .flatten();
+            let listing = (self.names.len() > 2).then(|| look.listing(base)).flatten();
             for name in &self.names {
                 let path = base.join(name);
                 let present = match &listing {
                     Some(l) if !l.may_hold(name) => None,
-                    _ => std::fs::symlink_metadata(&path).ok(),
+                    _ => look.lstat_once(&path),
                 };
                 match present {
                     None => found.missing.push(path),
                     // A link's target is what later programs read; the link itself can
                     // still be replaced (docs/sandbox.md).
                     Some(m) if m.file_type().is_symlink() => {
-                        if let Ok(target) = std::fs::canonicalize(&path) {
+                        if let Some(target) = look.canonical_any(&path) {
                             candidates.push((target, false, None));
                         }
-                        if let Ok(to) = std::fs::read_link(&path) {
+                        if let Some(to) = look.read_link(&path) {
                             found.links.push((path, ((m.dev(), m.ino()), to)));
                         }
                     }
@@ -395,7 +477,20 @@ impl Protected {
             .retain(|p| !protected.iter().any(|e| e.path == p.path));
         found.missing.sort();
         found.missing.dedup();
-        found
+        // The directory each missing name would be made in (or the nearest one above it
+        // that exists), when it was stamped and quiet.
+        let quiet = self.kept.quiet();
+        for m in &found.missing {
+            let Some((dir, stamp)) = look.stamps.quiet_home(m, quiet) else {
+                continue;
+            };
+            found
+                .quiet
+                .homes
+                .push((m.clone(), dir.to_path_buf(), stamp));
+        }
+        found.quiet.taken = Some(look.stamps.taken());
+        (found, look.stamps)
     }
 }
 
@@ -530,12 +625,7 @@ pub fn for_call(
         all: binds(true)?,
         for_git,
         git_stages,
-        watch: Some(Watch {
-            protected: found.protected.into_iter().map(|e| e.path).collect(),
-            missing: found.missing,
-            links: found.links,
-            hard_linked: found.hard_linked,
-        }),
+        watch: Some(Watch::of(found)),
     }))
 }
 
@@ -880,6 +970,7 @@ mod tests {
                 ((m.dev(), m.ino()), PathBuf::from("/etc/hostname")),
             )],
             hard_linked: Vec::new(),
+            quiet: Quiet::default(),
         };
         assert_eq!(watch.line(false), None);
         std::fs::write(base.join(".mcp.json"), "{}").unwrap();
