@@ -86,10 +86,20 @@ impl<T: Clone> Kept<T> {
         };
         // Checked outside the lock: each stamp is a system call.
         if stamps.hold() {
+            crate::base::log::debug!("protected paths of {}: the kept answer", key.cwd.display());
             #[cfg(test)]
             self.given
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             return Some(found);
+        }
+        if crate::base::log::enabled(crate::base::log::Level::Debug) {
+            let what = stamps
+                .first_changed()
+                .map_or("the clock was set".to_string(), |p| p.display().to_string());
+            crate::base::log::debug!(
+                "protected paths of {} looked up afresh: {what} changed",
+                key.cwd.display()
+            );
         }
         self.entries.lock().retain(|(k, _, _)| k != key);
         None
@@ -104,6 +114,13 @@ impl<T: Clone> Kept<T> {
     /// Keeps `found` for `key`, when its `stamps` can stand for it.
     pub(super) fn keep(&self, key: Key, found: &T, stamps: Stamps) {
         if !stamps.standing(self.quiet) {
+            if crate::base::log::enabled(crate::base::log::Level::Debug) {
+                let why = stamps.why_not_standing(self.quiet).unwrap_or_default();
+                crate::base::log::debug!(
+                    "protected paths of {} not kept for the next call: {why}",
+                    key.cwd.display()
+                );
+            }
             return;
         }
         let mut entries = self.entries.lock();

@@ -137,6 +137,30 @@ impl Stamps {
                 .all(|(_, _, s)| s.is_none_or(|s| s.quiet(now, quiet)))
     }
 
+    /// Why the stamps cannot stand for the answers (`None` when they can): for the debug
+    /// log.
+    pub(super) fn why_not_standing(&self, quiet: Duration) -> Option<String> {
+        let now = SystemTime::now();
+        if !cfg!(unix) {
+            return Some("no change times here".into());
+        }
+        if self.unchecked {
+            return Some("a link was followed".into());
+        }
+        self.list
+            .iter()
+            .find(|(_, _, s)| s.is_some_and(|s| !s.quiet(now, quiet)))
+            .map(|(p, _, _)| format!("{} changed less than {quiet:?} ago", p.display()))
+    }
+
+    /// The first stamp that no longer holds (for the debug log).
+    pub(super) fn first_changed(&self) -> Option<&Path> {
+        self.list
+            .iter()
+            .find(|(p, follow, s)| Stamp::now(p, *follow) != *s)
+            .map(|(p, _, _)| p.as_path())
+    }
+
     /// True when every stamp still holds (and the wall clock was not set since they were
     /// taken): every answer they cover is still the same.
     pub(super) fn hold(&self) -> bool {
@@ -232,7 +256,13 @@ impl Lookups {
     pub(super) fn lstat_once(&mut self, path: &Path) -> Option<std::fs::Metadata> {
         self.depend(path);
         let m = std::fs::symlink_metadata(path).ok();
-        self.stamps.keep(path, false, m.as_ref().map(Stamp::of));
+        // Whether it exists, and which file it is, rests on its directory's stamp (an entry
+        // made, removed or replaced moves that); a file's own change time covers what the
+        // answer reads of it besides (its links). A directory's entries are stamped when
+        // looked into.
+        if let Some(m) = m.as_ref().filter(|m| !m.is_dir()) {
+            self.stamps.keep(path, false, Some(Stamp::of(m)));
+        }
         m
     }
 
@@ -273,8 +303,8 @@ impl Lookups {
             }
             Err(e) => {
                 if e.kind() == std::io::ErrorKind::NotFound {
+                    // Still missing while its directory's stamp holds.
                     self.stats.push((path.to_path_buf(), None));
-                    self.stamps.keep(path, true, None);
                 } else {
                     self.stamps.unchecked = true;
                 }
