@@ -243,7 +243,16 @@ fn protected(report: &mut Report) {
     // in a repository it reads (a directory written at every call is looked up afresh, as
     // before: the figure's note gives both).
     let git = repo.join(".git");
-    until_quiet(&[&base, &repo, &git, &plain, base.parent().expect("tmp dir")]);
+    {
+        use yieldshell::internals::protected::{wait_unchanged, QUIET};
+        let paths = [&base, &repo, &git, &plain].map(std::path::PathBuf::as_path);
+        let margin = QUIET + std::time::Duration::from_millis(500);
+        assert!(wait_unchanged(
+            &paths,
+            margin,
+            std::time::Duration::from_secs(30)
+        ));
+    }
     // `None`: the default list.
     let env = |dir: &std::path::Path, list: Option<&str>| -> Vec<(&'static str, String)> {
         let mut env = vec![
@@ -309,24 +318,4 @@ fn protected(report: &mut Report) {
         )),
     );
     cpu_added(report, name, cpu[3], cpu[2]);
-}
-
-/// Waits until none of `paths` changed in the last 2.5 s (the server keeps protected
-/// paths' answers only for directories unchanged for 2 s), with a bound.
-fn until_quiet(paths: &[&std::path::Path]) {
-    use std::os::unix::fs::MetadataExt;
-    use std::time::{Duration, Instant, SystemTime};
-    let end = Instant::now() + Duration::from_secs(30);
-    let changed = |p: &std::path::Path| {
-        let m = std::fs::metadata(p).expect("stat");
-        SystemTime::UNIX_EPOCH + Duration::new(m.ctime() as u64, m.ctime_nsec() as u32)
-    };
-    while paths.iter().any(|p| {
-        SystemTime::now()
-            .duration_since(changed(p))
-            .map_or(true, |d| d < Duration::from_millis(2500))
-    }) {
-        assert!(Instant::now() < end, "the directories never got quiet");
-        std::thread::park_timeout(Duration::from_millis(50));
-    }
 }

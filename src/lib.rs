@@ -142,6 +142,10 @@ pub mod internals {
     pub mod sys {
         pub use crate::base::sys::{kill, killpg, landlock_abi};
     }
+    /// The kernel sandbox's protected paths.
+    pub mod protected {
+        pub use crate::policy::sandbox::lookup::{wait_unchanged, QUIET};
+    }
     /// Lines in, lines out.
     pub mod transport {
         pub use crate::protocol::transport::{Input, MemoryClient};

@@ -957,26 +957,6 @@ fn a_call_that_makes_the_working_directory_a_git_directory_is_told() {
     let _ = std::fs::remove_dir_all(&root);
 }
 
-/// Waits until none of `paths` changed in the last 2.5 s: the server keeps a call's
-/// protected paths for the next call only in directories unchanged for 2 s.
-fn until_quiet(paths: &[&Path]) {
-    use std::os::unix::fs::MetadataExt;
-    use std::time::{Duration, Instant, SystemTime};
-    let end = Instant::now() + Duration::from_secs(30);
-    let changed = |p: &Path| {
-        let m = std::fs::metadata(p).expect("stat");
-        SystemTime::UNIX_EPOCH + Duration::new(m.ctime() as u64, m.ctime_nsec() as u32)
-    };
-    while paths.iter().any(|p| {
-        SystemTime::now()
-            .duration_since(changed(p))
-            .map_or(true, |d| d < Duration::from_millis(2500))
-    }) {
-        assert!(Instant::now() < end, "the directories never got quiet");
-        std::thread::park_timeout(Duration::from_millis(50));
-    }
-}
-
 /// In a repository that did not change for a while the server keeps a call's protected
 /// paths for the next call. A name another program makes there between two calls is
 /// protected at the next call all the same, and a name a call makes is reported.
@@ -990,7 +970,17 @@ fn protected_paths_kept_between_calls_see_what_changed() {
         let r = Repo::new("prot-kept", user);
         let _ = std::fs::remove_file(r.repo.join(".envrc"));
         let server = workspace(&r, &[]);
-        let quiet = || until_quiet(&[&r.root, &r.repo, &r.repo.join(".git")]);
+        let git = r.repo.join(".git");
+        let quiet = || {
+            use yieldshell::internals::protected::{wait_unchanged, QUIET};
+            let paths = [&r.root, &r.repo, &git].map(PathBuf::as_path);
+            let margin = QUIET + std::time::Duration::from_millis(500);
+            assert!(wait_unchanged(
+                &paths,
+                margin,
+                std::time::Duration::from_secs(30)
+            ));
+        };
         quiet();
         // Kept by the first, given to the second.
         for _ in 0..2 {

@@ -3,27 +3,18 @@
 
 use crate::policy::sandbox::protected::Protected;
 use std::path::Path;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::Duration;
 
 const QUIET: Duration = Duration::from_millis(50);
 
-/// Waits until every path in `paths` last changed at least [`QUIET`] ago (the event
-/// the answers wait for), with a bound.
+/// Waits until every path in `paths` last changed at least twice [`QUIET`] ago (the event
+/// the answers wait for).
 fn until_quiet(paths: &[&Path]) {
-    use std::os::unix::fs::MetadataExt;
-    let end = Instant::now() + Duration::from_secs(10);
-    let changed = |p: &Path| {
-        let m = std::fs::metadata(p).unwrap();
-        SystemTime::UNIX_EPOCH + Duration::new(m.ctime() as u64, m.ctime_nsec() as u32)
-    };
-    while paths.iter().any(|p| {
-        SystemTime::now()
-            .duration_since(changed(p))
-            .map_or(true, |d| d < QUIET * 2)
-    }) {
-        assert!(Instant::now() < end, "the directories never got quiet");
-        std::thread::park_timeout(Duration::from_millis(5));
-    }
+    let bound = Duration::from_secs(10);
+    assert!(
+        super::lookup::wait_unchanged(paths, QUIET * 2, bound),
+        "never quiet"
+    );
 }
 
 fn protected(list: &str) -> Protected {

@@ -20,7 +20,7 @@ use crate::base::sys::ext::MetadataExt;
 /// How long ago a stamped directory or file must have last changed for its stamp to stand
 /// for it: a change within the same tick of the kernel's coarse clock (a few milliseconds)
 /// as an earlier one may leave its change time as it was.
-pub(super) const QUIET: Duration = Duration::from_secs(2);
+pub const QUIET: Duration = Duration::from_secs(2);
 
 /// How far the wall clock may have moved against the monotonic clock between a stamp and
 /// its check: more (the clock was set) and no stamp stands, since a change time could
@@ -201,6 +201,22 @@ impl Stamps {
     pub(super) fn taken(&self) -> (Instant, SystemTime) {
         self.taken
     }
+}
+
+/// Waits until none of `paths` (links followed) changed in the last `quiet` (by their
+/// change times), at most `bound`; false when that did not come. For the tests and the
+/// bench, which need a kept answer to happen.
+pub fn wait_unchanged(paths: &[&Path], quiet: Duration, bound: Duration) -> bool {
+    let end = Instant::now() + bound;
+    let now_quiet =
+        |p: &&Path| Stamp::now(p, true).is_some_and(|s| s.quiet(SystemTime::now(), quiet));
+    while !paths.iter().all(now_quiet) {
+        if Instant::now() >= end {
+            return false;
+        }
+        std::thread::park_timeout(Duration::from_millis(20));
+    }
+    true
 }
 
 /// True when the wall clock moved with the monotonic one since `taken` (within
