@@ -397,11 +397,15 @@ pub fn release_free_memory() {
 
 /// 64 random bits from the kernel (`getrandom(2)`, `getentropy` outside Linux); `None`
 /// when it gives none.
+///
+/// On Linux the system call itself, not libc's `getrandom`: the standard library refers to
+/// that symbol weakly, and in a static musl build linked with LTO the two references become
+/// one weak one, which no archive member answers: the call jumped to address 0.
 pub fn os_random_u64() -> Option<u64> {
     let mut buf = [0u8; 8];
     #[cfg(target_os = "linux")]
     // SAFETY: `buf` is 8 writable bytes and its length is passed; flags 0.
-    let ok = unsafe { libc::getrandom(buf.as_mut_ptr().cast(), buf.len(), 0) } == 8;
+    let ok = unsafe { libc::syscall(libc::SYS_getrandom, buf.as_mut_ptr(), buf.len(), 0) } == 8;
     #[cfg(not(target_os = "linux"))]
     // SAFETY: `buf` is 8 writable bytes (getentropy takes at most 256) and its length is
     // passed.
