@@ -1,0 +1,103 @@
+//! The test that walks every table written as words (`words`, `getopt::Longs`): a malformed
+//! word (an unknown suffix, a stray character) or a name written twice fails here, not on a
+//! call. A table written in the sources but missing from these lists fails too (they are
+//! counted against the sources), so a new table cannot go unchecked.
+
+use crate::policy::trusted::getopt::Longs;
+use crate::policy::trusted::git::tables as git;
+use crate::policy::trusted::rules::{
+    apps, aria2c, awk, curl, gpg, ld, misc, sort, systemctl, tar, tex, tools,
+};
+
+/// Every long-option table written with `Longs::words`.
+fn long_tables() -> Vec<(&'static str, Longs)> {
+    vec![
+        ("pandoc", apps::PANDOC.long),
+        ("bat", apps::BAT.long),
+        ("aria2c", aria2c::GRAMMAR.long),
+        ("awk", awk::GRAMMAR.long),
+        ("curl", curl::GRAMMAR.long),
+        ("gpg", gpg::GPG.long),
+        ("gpgv", gpg::GPGV.long),
+        ("ld", ld::LD.long),
+        ("fd", misc::FD.long),
+        ("rg", misc::RG.long),
+        ("split", misc::SPLIT.long),
+        ("diff3", misc::DIFF3.long),
+        ("sdiff", misc::SDIFF.long),
+        ("wget", misc::WGET.long),
+        ("sort", sort::GRAMMAR.long),
+        ("systemctl", systemctl::GRAMMAR.long),
+        ("GNU tar", tar::LONG),
+        ("bsdtar", tar::BSD_LONG),
+        ("tex", tex::OPTIONS),
+        ("ssh-keygen", tools::SSH_KEYGEN.long),
+        ("cpio", tools::CPIO.long),
+        ("git fetch", git::FETCH_LONG),
+        ("git pull", git::PULL_LONG),
+        ("git clone", git::CLONE_LONG),
+        ("git push", git::PUSH_LONG),
+        ("git ls-remote", git::LS_REMOTE_LONG),
+        ("git send-pack", git::PACK_LONG),
+        ("git archive", git::ARCHIVE_LONG),
+        ("git rebase", git::REBASE_LONG),
+        ("git grep", git::GREP_LONG),
+        ("git commit", git::COMMIT_LONG),
+        ("git tag", git::TAG_LONG),
+        ("git merge", git::MERGE_LONG),
+        ("git am", git::AM_LONG),
+        ("git notes", git::NOTES_LONG),
+        ("git add", git::PATCH_LONG),
+        ("git log", git::LOG_LONG),
+    ]
+}
+
+/// How many times `needle` is written in the sources under `src/`, leaving out the files
+/// that define the word tables' types (their own tests write small tables).
+fn written_in_sources(needle: &str) -> usize {
+    fn walk(dir: &std::path::Path, needle: &str, count: &mut usize) {
+        let entries = std::fs::read_dir(dir).expect("src is readable");
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, needle, count);
+                continue;
+            }
+            let own = ["words.rs", "word_tables.rs", "getopt.rs"];
+            if path.extension().is_some_and(|x| x == "rs") && !own.iter().any(|o| path.ends_with(o))
+            {
+                let text = std::fs::read_to_string(&path).expect("a source file is readable");
+                *count += text.matches(needle).count();
+            }
+        }
+    }
+    let mut count = 0;
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    walk(&src, needle, &mut count);
+    count
+}
+
+#[test]
+fn every_long_table_is_well_formed() {
+    let tables = long_tables();
+    for (program, table) in &tables {
+        assert!(
+            matches!(table, Longs::Words(_)),
+            "{program}: not written as words"
+        );
+        assert_eq!(table.fault(), None, "{program}'s long options");
+    }
+    assert_eq!(
+        tables.len(),
+        written_in_sources("Longs::words("),
+        "a table written with Longs::words is missing from long_tables"
+    );
+}
+
+#[test]
+fn a_malformed_long_table_is_caught() {
+    assert_eq!(Longs::words("a= b? c").fault(), None);
+    assert!(Longs::words("a= b! c").fault().is_some());
+    assert!(Longs::words("a= b=? c").fault().is_some());
+    assert!(Longs::words("a= b a?").fault().is_some());
+}

@@ -1,0 +1,71 @@
+//! Tables written as one string of words. A static table of `&'static str`s is an array of
+//! pointers that the loader rewrites at every start (one relocation per entry, kept in memory
+//! by the idle server); one string is one pointer, whatever it holds. The words are separated
+//! by white space, so a table wraps as source lines do; slices of the string are
+//! `&'static str`s, so what a lookup finds lives as long as the table did.
+//!
+//! Every word table is checked by a unit test (`word_tables`), never on a request: a
+//! malformed word or a word written twice fails the tests, not a call.
+
+/// A table of words separated by white space.
+#[derive(Clone, Copy, Debug)]
+pub struct Words(pub &'static str);
+
+impl Words {
+    /// The words, in the table's order.
+    pub fn iter(self) -> std::str::SplitAsciiWhitespace<'static> {
+        self.0.split_ascii_whitespace()
+    }
+
+    /// The table's first fault, if any: a word that `key` refuses (`None`), or two words
+    /// with the same key. `key` gives what must be unique in a word (the whole word, or a
+    /// name without its suffix).
+    #[cfg(test)]
+    pub fn fault(self, key: impl Fn(&'static str) -> Option<&'static str>) -> Option<String> {
+        let mut seen = std::collections::HashSet::new();
+        for word in self.iter() {
+            let Some(k) = key(word) else {
+                return Some(format!("malformed word {word:?}"));
+            };
+            if !seen.insert(k) {
+                return Some(format!("{k:?} is written twice"));
+            }
+        }
+        None
+    }
+}
+
+/// A name made of letters, digits, `-`, `_` and `.`, the characters of the tables' option,
+/// program and subcommand names: a stray suffix or punctuation is a typo.
+#[cfg(test)]
+pub fn plain_name(word: &'static str) -> Option<&'static str> {
+    let ok = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    ok.then_some(word)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_split_on_any_white_space() {
+        let w = Words("a  b\n        c-d e.f");
+        assert_eq!(w.iter().collect::<Vec<_>>(), ["a", "b", "c-d", "e.f"]);
+    }
+
+    #[test]
+    fn a_fault_is_found() {
+        assert_eq!(Words("a b c").fault(plain_name), None);
+        assert_eq!(
+            Words("a b a").fault(plain_name),
+            Some("\"a\" is written twice".into())
+        );
+        assert_eq!(
+            Words("a b+ c").fault(plain_name),
+            Some("malformed word \"b+\"".into())
+        );
+    }
+}
