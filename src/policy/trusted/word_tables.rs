@@ -1,13 +1,52 @@
-//! The test that walks every table written as words (`words`, `getopt::Longs`): a malformed
+//! The tests that walk every table written as words (`words`, `getopt::Longs`): a malformed
 //! word (an unknown suffix, a stray character) or a name written twice fails here, not on a
 //! call. A table written in the sources but missing from these lists fails too (they are
 //! counted against the sources), so a new table cannot go unchecked.
 
 use crate::policy::trusted::getopt::Longs;
-use crate::policy::trusted::git::tables as git;
+use crate::policy::trusted::git::{tables as git, writers};
 use crate::policy::trusted::rules::{
-    apps, aria2c, awk, curl, gpg, ld, misc, sort, systemctl, tar, tex, tools,
+    apps, aria2c, awk, cc, curl, gpg, ld, misc, openssl, sort, systemctl, tar, tex, tools,
 };
+use crate::policy::trusted::words::{plain_name, Words};
+use crate::policy::trusted::{identity, reviewed};
+
+/// A word of a table of program names: any word (`[` is a program).
+fn any_word(word: &'static str) -> Option<&'static str> {
+    Some(word)
+}
+
+/// Every table written with `Words`, with what each word must be.
+#[allow(clippy::type_complexity)]
+fn word_tables() -> Vec<(String, Words, fn(&'static str) -> Option<&'static str>)> {
+    let mut tables: Vec<(String, Words, fn(&'static str) -> Option<&'static str>)> = vec![
+        ("git KNOWN".into(), git::KNOWN, plain_name),
+        ("git DENIED".into(), git::DENIED, plain_name),
+        ("git ONLY_READ".into(), git::ONLY_READ, plain_name),
+        ("git READERS".into(), writers::READERS, any_word),
+        (
+            "openssl commands".into(),
+            openssl::OPENSSL_COMMANDS,
+            plain_name,
+        ),
+        (
+            "openssl ciphers".into(),
+            openssl::OPENSSL_CIPHERS,
+            plain_name,
+        ),
+        ("openssl digests".into(), openssl::DIGESTS, plain_name),
+        ("cc SEPARATE".into(), cc::SEPARATE, any_word),
+        ("cc EXACT".into(), cc::EXACT, any_word),
+        ("cc FAMILIES".into(), cc::FAMILIES, any_word),
+    ];
+    for (i, group) in identity::DENIED.iter().enumerate() {
+        tables.push((format!("identity DENIED[{i}]"), *group, plain_name));
+    }
+    for (names, why) in reviewed::INERT {
+        tables.push((format!("INERT {why:?}"), *names, any_word));
+    }
+    tables
+}
 
 /// Every long-option table written with `Longs::words`.
 fn long_tables() -> Vec<(&'static str, Longs)> {
@@ -91,6 +130,19 @@ fn every_long_table_is_well_formed() {
         tables.len(),
         written_in_sources("Longs::words("),
         "a table written with Longs::words is missing from long_tables"
+    );
+}
+
+#[test]
+fn every_word_table_is_well_formed() {
+    let tables = word_tables();
+    for (table, words, key) in &tables {
+        assert_eq!(words.fault(key), None, "{table}");
+    }
+    assert_eq!(
+        tables.len(),
+        written_in_sources("Words("),
+        "a table written with Words is missing from word_tables"
     );
 }
 

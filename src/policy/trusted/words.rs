@@ -17,6 +17,11 @@ impl Words {
         self.0.split_ascii_whitespace()
     }
 
+    /// True when `word` is one of the table's words.
+    pub fn contains(self, word: &str) -> bool {
+        self.iter().any(|w| w == word)
+    }
+
     /// The table's first fault, if any: a word that `key` refuses (`None`), or two words
     /// with the same key. `key` gives what must be unique in a word (the whole word, or a
     /// name without its suffix).
@@ -32,6 +37,15 @@ impl Words {
             }
         }
         None
+    }
+}
+
+impl IntoIterator for Words {
+    type Item = &'static str;
+    type IntoIter = std::str::SplitAsciiWhitespace<'static>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
     }
 }
 
@@ -54,6 +68,9 @@ mod tests {
     fn words_split_on_any_white_space() {
         let w = Words("a  b\n        c-d e.f");
         assert_eq!(w.iter().collect::<Vec<_>>(), ["a", "b", "c-d", "e.f"]);
+        assert!(w.contains("c-d"));
+        assert!(!w.contains("c"));
+        assert!(!w.contains(""));
     }
 
     #[test]

@@ -724,7 +724,7 @@ pub fn check_git(cwd: &Path, args: &[String]) -> Result<Vec<PathBuf>, String> {
     // Only a command that may add a gitlink to the index can enter a repository that is not
     // a submodule yet: the work tree is walked for all but those that only read.
     let walk = !rest.first().is_some_and(|name| {
-        ONLY_READ.contains(&name.as_str()) || INDEX_KEPT.contains(&name.as_str())
+        ONLY_READ.contains(name.as_str()) || INDEX_KEPT.contains(&name.as_str())
     });
     // Subcommands that write a work tree's files where they are told.
     match rest.first().map(String::as_str) {

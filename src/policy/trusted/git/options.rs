@@ -206,7 +206,7 @@ mod tests {
         for name in crate::policy::trusted::git::tables::KNOWN {
             assert_eq!(
                 grammar(name).is_some(),
-                *name != "send-email",
+                name != "send-email",
                 "git {name}'s option table"
             );
         }

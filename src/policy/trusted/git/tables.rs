@@ -8,132 +8,26 @@
 
 use crate::policy::trusted::getopt::{Arg, Grammar, Longs};
 
+use crate::policy::trusted::words::Words;
 use Arg::{Optional as Opt, Required as Req};
 
 /// git's own commands, other than those refused outright; anything else is an alias or a
 /// `git-<name>` program found in the exec path or `PATH`.
-pub const KNOWN: &[&str] = &[
-    "send-email",
-    "add",
-    "am",
-    "annotate",
-    "apply",
-    "archive",
-    "bisect",
-    "blame",
-    "branch",
-    "bugreport",
-    "bundle",
-    "cat-file",
-    "check-attr",
-    "check-ignore",
-    "check-mailmap",
-    "check-ref-format",
-    "checkout",
-    "checkout-index",
-    "cherry",
-    "cherry-pick",
-    "clean",
-    "clone",
-    "column",
-    "commit",
-    "commit-graph",
-    "commit-tree",
-    "count-objects",
-    "describe",
-    "diagnose",
-    "diff",
-    "diff-files",
-    "diff-index",
-    "diff-tree",
-    "fast-export",
-    "fast-import",
-    "fetch",
-    "fetch-pack",
-    "fmt-merge-msg",
-    "for-each-ref",
-    "format-patch",
-    "fsck",
-    "fsck-objects",
-    "gc",
-    "get-tar-commit-id",
-    "grep",
-    "hash-object",
-    "help",
-    "index-pack",
-    "init",
-    "init-db",
-    "interpret-trailers",
-    "log",
-    "ls-files",
-    "ls-remote",
-    "ls-tree",
-    "mailinfo",
-    "mailsplit",
-    "merge",
-    "merge-base",
-    "merge-file",
-    "merge-tree",
-    "mktag",
-    "mktree",
-    "multi-pack-index",
-    "mv",
-    "name-rev",
-    "notes",
-    "pack-objects",
-    "pack-redundant",
-    "pack-refs",
-    "patch-id",
-    "prune",
-    "prune-packed",
-    "pull",
-    "push",
-    "range-diff",
-    "read-tree",
-    "rebase",
-    "reflog",
-    "refs",
-    "remote",
-    "repack",
-    "replace",
-    "replay",
-    "request-pull",
-    "rerere",
-    "reset",
-    "restore",
-    "rev-list",
-    "rev-parse",
-    "revert",
-    "rm",
-    "send-pack",
-    "shortlog",
-    "show",
-    "show-branch",
-    "show-index",
-    "show-ref",
-    "sparse-checkout",
-    "stage",
-    "stash",
-    "status",
-    "stripspace",
-    "submodule",
-    "switch",
-    "symbolic-ref",
-    "tag",
-    "unpack-file",
-    "unpack-objects",
-    "update-index",
-    "update-ref",
-    "update-server-info",
-    "var",
-    "verify-commit",
-    "verify-pack",
-    "verify-tag",
-    "version",
-    "whatchanged",
-    "worktree",
-    "write-tree",
-];
+pub const KNOWN: Words = Words(
+    "send-email add am annotate apply archive bisect blame branch bugreport bundle cat-file
+     check-attr check-ignore check-mailmap check-ref-format checkout checkout-index cherry
+     cherry-pick clean clone column commit commit-graph commit-tree count-objects describe
+     diagnose diff diff-files diff-index diff-tree fast-export fast-import fetch fetch-pack
+     fmt-merge-msg for-each-ref format-patch fsck fsck-objects gc get-tar-commit-id grep
+     hash-object help index-pack init init-db interpret-trailers log ls-files ls-remote ls-tree
+     mailinfo mailsplit merge merge-base merge-file merge-tree mktag mktree multi-pack-index mv
+     name-rev notes pack-objects pack-redundant pack-refs patch-id prune prune-packed pull push
+     range-diff read-tree rebase reflog refs remote repack replace replay request-pull rerere
+     reset restore rev-list rev-parse revert rm send-pack shortlog show show-branch show-index
+     show-ref sparse-checkout stage stash status stripspace submodule switch symbolic-ref tag
+     unpack-file unpack-objects update-index update-ref update-server-info var verify-commit
+     verify-pack verify-tag version whatchanged worktree write-tree",
+);
 
 /// Subcommands that exist to run programs or commands, git's internal helpers that do, and
 /// servers: difftool and mergetool (diff/merge tools), filter-branch and filter-repo (filter
@@ -145,91 +39,24 @@ pub const KNOWN: &[&str] = &[
 /// sides that run hooks), remote-ext and remote-fd (transports; ext runs its address),
 /// fsmonitor--daemon, maintenance (installs cron or systemd timers), imap-send (its tunnel runs
 /// a command), and the scripts' internals.
-pub const DENIED: &[&str] = &[
-    "difftool",
-    "difftool--helper",
-    "mergetool",
-    "mergetool--lib",
-    "merge-one-file",
-    "merge-octopus",
-    "merge-resolve",
-    "filter-branch",
-    "filter-repo",
-    "instaweb",
-    "web--browse",
-    "daemon",
-    "submodule--helper",
-    "for-each-repo",
-    "hook",
-    "merge-index",
-    "credential",
-    "credential-store",
-    "credential-cache",
-    "credential-cache--daemon",
-    "credential-netrc",
-    "credential-libsecret",
-    "credential-osxkeychain",
-    "shell",
-    "upload-pack",
-    "receive-pack",
-    "upload-archive",
-    "upload-archive--writer",
-    "http-backend",
-    "http-fetch",
-    "http-push",
-    "remote-ext",
-    "remote-fd",
-    "fsmonitor--daemon",
-    "maintenance",
-    "imap-send",
-    "sh-setup",
-    "sh-i18n",
-    "sh-i18n--envsubst",
-    "cvsserver",
-    "archimport",
-    "cvsimport",
-    "cvsexportcommit",
-    "quiltimport",
-    "p4",
-    "svn",
-];
+pub const DENIED: Words = Words(
+    "difftool difftool--helper mergetool mergetool--lib merge-one-file merge-octopus
+     merge-resolve filter-branch filter-repo instaweb web--browse daemon submodule--helper
+     for-each-repo hook merge-index credential credential-store credential-cache
+     credential-cache--daemon credential-netrc credential-libsecret credential-osxkeychain shell
+     upload-pack receive-pack upload-archive upload-archive--writer http-backend http-fetch
+     http-push remote-ext remote-fd fsmonitor--daemon maintenance imap-send sh-setup sh-i18n
+     sh-i18n--envsubst cvsserver archimport cvsimport cvsexportcommit quiltimport p4 svn",
+);
 
 /// Subcommands that write no file where they are told (at most git's own index and
 /// object files): every other git stage is a writer for the tree lock (`lock::Kind`).
-pub const ONLY_READ: &[&str] = &[
-    "log",
-    "show",
-    "diff",
-    "status",
-    "rev-parse",
-    "ls-files",
-    "ls-tree",
-    "cat-file",
-    "grep",
-    "blame",
-    "annotate",
-    "shortlog",
-    "rev-list",
-    "for-each-ref",
-    "show-ref",
-    "describe",
-    "name-rev",
-    "whatchanged",
-    "count-objects",
-    "var",
-    "version",
-    "help",
-    "check-ignore",
-    "check-attr",
-    "diff-tree",
-    "diff-index",
-    "diff-files",
-    "merge-base",
-    "show-branch",
-    "cherry",
-    "range-diff",
-    "verify-pack",
-];
+pub const ONLY_READ: Words = Words(
+    "log show diff status rev-parse ls-files ls-tree cat-file grep blame annotate shortlog
+     rev-list for-each-ref show-ref describe name-rev whatchanged count-objects var version help
+     check-ignore check-attr diff-tree diff-index diff-files merge-base show-branch cherry
+     range-diff verify-pack",
+);
 
 /// Subcommands that write refs or objects but never the index: with [`ONLY_READ`], those
 /// for which git enters no repository but the submodules the index records, so the work

@@ -15,101 +15,25 @@
 //! (`-keyform ENGINE`, `org.openssl.engine:` key addresses). `OPENSSL_CONF`,
 //! `OPENSSL_ENGINES` and `OPENSSL_MODULES` are the environment's, which a call cannot set.
 
+use crate::policy::trusted::words::Words;
+
 /// openssl's subcommands that are accepted: the standard commands but `engine` (loads an
 /// engine, which may be a library named by path) and `fipsinstall` (loads a provider module
 /// named by path), and the digest and cipher names that stand for `dgst` and `enc`. Without a
 /// subcommand openssl reads commands from stdin (`engine -pre SO_PATH:…` among them), and an
 /// unknown one may be a newer command: both are refused.
-const OPENSSL_COMMANDS: &[&str] = &[
-    "asn1parse",
-    "ca",
-    "ciphers",
-    "cmp",
-    "cms",
-    "crl",
-    "crl2pkcs7",
-    "dgst",
-    "dhparam",
-    "dsa",
-    "dsaparam",
-    "ec",
-    "ecparam",
-    "enc",
-    "errstr",
-    "gendsa",
-    "genpkey",
-    "genrsa",
-    "help",
-    "info",
-    "kdf",
-    "list",
-    "mac",
-    "nseq",
-    "ocsp",
-    "passwd",
-    "pkcs12",
-    "pkcs7",
-    "pkcs8",
-    "pkey",
-    "pkeyparam",
-    "pkeyutl",
-    "prime",
-    "rand",
-    "rehash",
-    "req",
-    "rsa",
-    "rsautl",
-    "s_client",
-    "s_server",
-    "s_time",
-    "sess_id",
-    "smime",
-    "speed",
-    "spkac",
-    "srp",
-    "storeutl",
-    "ts",
-    "verify",
-    "version",
-    "x509",
-    "base64",
-    "zlib",
-    "md4",
-    "md5",
-    "rmd160",
-    "sha1",
-    "sha224",
-    "sha256",
-    "sha384",
-    "sha512",
-    "sha512-224",
-    "sha512-256",
-    "sha3-224",
-    "sha3-256",
-    "sha3-384",
-    "sha3-512",
-    "shake128",
-    "shake256",
-    "sm3",
-    "blake2b512",
-    "blake2s256",
-];
+pub(crate) const OPENSSL_COMMANDS: Words = Words(
+    "asn1parse ca ciphers cmp cms crl crl2pkcs7 dgst dhparam dsa dsaparam ec ecparam enc errstr
+     gendsa genpkey genrsa help info kdf list mac nseq ocsp passwd pkcs12 pkcs7 pkcs8 pkey
+     pkeyparam pkeyutl prime rand rehash req rsa rsautl s_client s_server s_time sess_id smime
+     speed spkac srp storeutl ts verify version x509 base64 zlib md4 md5 rmd160 sha1 sha224
+     sha256 sha384 sha512 sha512-224 sha512-256 sha3-224 sha3-256 sha3-384 sha3-512 shake128
+     shake256 sm3 blake2b512 blake2s256",
+);
 
 /// Cipher families whose names (`aes-256-cbc`, `des-ede3`) stand for `enc`.
-const OPENSSL_CIPHERS: &[&str] = &[
-    "aes-",
-    "aria-",
-    "bf",
-    "camellia-",
-    "cast",
-    "des",
-    "rc2",
-    "rc4",
-    "seed",
-    "sm4",
-    "chacha20",
-    "idea",
-];
+pub(crate) const OPENSSL_CIPHERS: Words =
+    Words("aes- aria- bf camellia- cast des rc2 rc4 seed sm4 chacha20 idea");
 
 /// Each standard subcommand's options (`openssl list -options <subcommand>`, OpenSSL 3.0.19):
 /// names separated by spaces, `=` after a name that takes a value.
@@ -503,24 +427,17 @@ const ANY_ALGORITHM: &[&str] = &[
 ];
 
 /// Digest names beyond the digest subcommands.
-const DIGESTS: &[&str] = &[
-    "ripemd",
-    "ripemd160",
-    "md5-sha1",
-    "whirlpool",
-    "mdc2",
-    "sm3",
-];
+pub(crate) const DIGESTS: Words = Words("ripemd ripemd160 md5-sha1 whirlpool mdc2 sm3");
 
 /// True for a cipher or digest name (`sha256`, `aes-256-cbc`, `des3`).
 fn is_algorithm(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
     let digest_command = OPENSSL_COMMANDS
         .iter()
-        .skip_while(|c| **c != "md4")
-        .any(|c| *c == name);
+        .skip_while(|c| *c != "md4")
+        .any(|c| c == name);
     digest_command
-        || DIGESTS.contains(&name.as_str())
+        || DIGESTS.contains(name.as_str())
         || OPENSSL_CIPHERS.iter().any(|c| name.starts_with(c))
 }
 
@@ -624,13 +541,13 @@ pub const OPENSSL_EXAMPLES: super::Examples = super::Examples {
 pub fn check_openssl(args: &[String]) -> Result<(), String> {
     let reject = || Err("openssl engine, provider or configuration option".to_string());
     let Some(sub) = args.first().filter(|sub| {
-        OPENSSL_COMMANDS.contains(&sub.as_str())
+        OPENSSL_COMMANDS.contains(sub.as_str())
             || OPENSSL_CIPHERS.iter().any(|c| sub.starts_with(c))
     }) else {
         return Err(format!(
             "openssl without a known subcommand (it reads commands from stdin without one; \
              accepted: {}, and cipher names)",
-            OPENSSL_COMMANDS.join(", ")
+            OPENSSL_COMMANDS.iter().collect::<Vec<_>>().join(", ")
         ));
     };
     for arg in args {
