@@ -4,9 +4,10 @@
 //! counted against the sources), so a new table cannot go unchecked.
 
 use crate::policy::trusted::getopt::Longs;
-use crate::policy::trusted::git::{tables as git, writers};
+use crate::policy::trusted::git::{guard, tables as git, writers};
 use crate::policy::trusted::rules::{
-    apps, aria2c, awk, cc, curl, gpg, ld, misc, openssl, sort, systemctl, tar, tex, tools,
+    apps, aria2c, awk, cc, curl, find, go, gpg, ld, misc, npm, openssl, sort, systemctl, tar, tex,
+    tools,
 };
 use crate::policy::trusted::words::{plain_name, Words};
 use crate::policy::trusted::{identity, reviewed};
@@ -14,6 +15,11 @@ use crate::policy::trusted::{identity, reviewed};
 /// A word of a table of program names: any word (`[` is a program).
 fn any_word(word: &'static str) -> Option<&'static str> {
     Some(word)
+}
+
+/// A word of git's forced configuration: `key=value`, keyed by the key.
+fn config_key(word: &'static str) -> Option<&'static str> {
+    word.split_once('=').and_then(|(key, _)| plain_name(key))
 }
 
 /// Every table written with `Words`, with what each word must be.
@@ -24,6 +30,7 @@ fn word_tables() -> Vec<(String, Words, fn(&'static str) -> Option<&'static str>
         ("git DENIED".into(), git::DENIED, plain_name),
         ("git ONLY_READ".into(), git::ONLY_READ, plain_name),
         ("git READERS".into(), writers::READERS, any_word),
+        ("git FORCED_CONFIG".into(), guard::FORCED_CONFIG, config_key),
         (
             "openssl commands".into(),
             openssl::OPENSSL_COMMANDS,
@@ -38,9 +45,19 @@ fn word_tables() -> Vec<(String, Words, fn(&'static str) -> Option<&'static str>
         ("cc SEPARATE".into(), cc::SEPARATE, any_word),
         ("cc EXACT".into(), cc::EXACT, any_word),
         ("cc FAMILIES".into(), cc::FAMILIES, any_word),
+        ("find PRIMARIES".into(), find::PRIMARIES, find::primary_name),
     ];
     for (i, group) in identity::DENIED.iter().enumerate() {
         tables.push((format!("identity DENIED[{i}]"), *group, plain_name));
+    }
+    tables.push(("go BUILD".into(), go::BUILD, go::flag_name));
+    tables.push(("go MODULE".into(), go::MODULE, go::flag_name));
+    tables.push(("go NONE".into(), go::NONE, go::flag_name));
+    for (sub, second, _, own) in go::SUBCOMMANDS {
+        tables.push((format!("go {sub} {second:?}"), *own, go::flag_name));
+    }
+    for (names, why) in npm::RUNS {
+        tables.push((format!("npm RUNS {why:?}"), *names, plain_name));
     }
     for (names, why) in reviewed::INERT {
         tables.push((format!("INERT {why:?}"), *names, any_word));
