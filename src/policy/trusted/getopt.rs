@@ -73,6 +73,27 @@ impl Longs {
         }
     }
 
+    /// The options whose names start with `prefix`, in the table's order.
+    pub fn with_prefix<'p>(
+        self,
+        prefix: &'p str,
+    ) -> impl Iterator<Item = (&'static str, Arg)> + 'p {
+        let (words, pairs) = match self {
+            Longs::Words(words) => (Some(words), &[][..]),
+            Longs::Pairs(pairs) => (None, pairs),
+        };
+        words
+            .into_iter()
+            .flat_map(move |words| words.starting_with(prefix).map(long_word))
+            .chain(pairs.iter().copied())
+            .filter(move |(name, _)| name.starts_with(prefix))
+    }
+
+    /// The option named exactly `name`.
+    pub fn get(self, name: &str) -> Option<(&'static str, Arg)> {
+        self.with_prefix(name).find(|(o, _)| *o == name)
+    }
+
     /// The table's first fault, if any: a name that is not plain (an unknown suffix, a
     /// stray character) or a name written twice.
     #[cfg(test)]
@@ -197,21 +218,24 @@ impl Grammar {
 
     /// The long options `name` selects: itself when exact, else every option it prefixes.
     pub fn candidates(&self, name: &str) -> Vec<&'static str> {
+        self.selected(name).into_iter().map(|(o, _)| o).collect()
+    }
+
+    /// [`Grammar::candidates`] with whether each takes a value, found in one pass over the
+    /// table.
+    fn selected(&self, name: &str) -> Vec<(&'static str, Arg)> {
         if name.is_empty() {
             return Vec::new();
         }
-        if let Some((exact, _)) = self.long.iter().find(|(o, _)| *o == name) {
-            return vec![exact];
+        let found: Vec<(&'static str, Arg)> = self.long.with_prefix(name).collect();
+        match found.iter().find(|(o, _)| *o == name) {
+            Some(&exact) => vec![exact],
+            None => found,
         }
-        self.long
-            .iter()
-            .filter(|(o, _)| o.starts_with(name))
-            .map(|(o, _)| o)
-            .collect()
     }
 
     pub fn long_arg(&self, name: &str) -> Option<Arg> {
-        self.long.iter().find(|(o, _)| *o == name).map(|(_, a)| a)
+        self.long.get(name).map(|(_, a)| a)
     }
 
     /// Both readings of an ambiguous abbreviation: it takes the next argument as its value,
@@ -302,17 +326,18 @@ impl Grammar {
             Some((n, v)) => (n, Some(v)),
             None => (body, None),
         };
-        let mut candidates = self.candidates(written);
+        let mut selected = self.selected(written);
         let mut negated = false;
-        if candidates.is_empty() && self.negation {
+        if selected.is_empty() && self.negation {
             if let Some(positive) = written.strip_prefix("no-") {
-                candidates = self.candidates(positive);
-                negated = !candidates.is_empty();
+                selected = self.selected(positive);
+                negated = !selected.is_empty();
             }
         }
+        let candidates: Vec<&'static str> = selected.iter().map(|(o, _)| *o).collect();
         if !negated && value.is_none() {
             // The value's kind is known when every candidate agrees (one option, or aliases).
-            let kinds: Vec<Arg> = candidates.iter().filter_map(|c| self.long_arg(c)).collect();
+            let kinds: Vec<Arg> = selected.iter().map(|(_, a)| *a).collect();
             let takes = candidates.len() == 1 || self.ambiguous_takes_value;
             if takes
                 && kinds.first() == Some(&Arg::Required)

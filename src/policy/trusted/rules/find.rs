@@ -54,10 +54,12 @@ pub(crate) const PRIMARIES: Words = Words(concat!(
 
 /// How many arguments the primary `word` takes, when it is one of [`PRIMARIES`].
 fn primary_arguments(word: &str) -> Option<usize> {
-    PRIMARIES.iter().find_map(|w| match w.strip_suffix('=') {
-        Some(name) => (name == word).then_some(1),
-        None => (w == word).then_some(0),
-    })
+    PRIMARIES
+        .starting_with(word)
+        .find_map(|w| match w.strip_suffix('=') {
+            Some(name) => (name == word).then_some(1),
+            None => (w == word).then_some(0),
+        })
 }
 
 /// A word of [`PRIMARIES`], for its test: the primary's name.

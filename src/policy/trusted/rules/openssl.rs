@@ -282,7 +282,24 @@ fn is_algorithm(name: &str) -> bool {
         || OPENSSL_CIPHERS.iter().any(|c| name.starts_with(c))
 }
 
+/// The options of the subcommand `sub` in [`OPTIONS`], when it has a section there.
+fn section(sub: &str) -> Option<&'static str> {
+    if sub.is_empty() || sub.contains(['[', ']']) {
+        return None;
+    }
+    let bytes = OPTIONS.as_bytes();
+    memchr::memmem::find_iter(bytes, sub.as_bytes()).find_map(|at| {
+        let end = at + sub.len();
+        if at == 0 || bytes[at - 1] != b'[' || bytes.get(end) != Some(&b']') {
+            return None;
+        }
+        let rest = OPTIONS.get(end + 1..)?;
+        Some(rest[..rest.find('[').unwrap_or(rest.len())].trim())
+    })
+}
+
 /// The subcommands of [`OPTIONS`] with their options, in order.
+#[cfg(test)]
 fn subcommands() -> impl Iterator<Item = (&'static str, &'static str)> {
     OPTIONS
         .split('[')
@@ -294,12 +311,8 @@ fn subcommands() -> impl Iterator<Item = (&'static str, &'static str)> {
 /// The option list a subcommand reads: its own, or `dgst`'s for a digest name and `enc`'s for
 /// a cipher name, `base64` and `zlib`.
 fn options_of(sub: &str) -> &'static str {
-    let table = |name: &str| {
-        subcommands()
-            .find(|(c, _)| *c == name)
-            .map_or("", |(_, o)| o)
-    };
-    if subcommands().any(|(c, _)| c == sub) {
+    let table = |name: &str| section(name).unwrap_or("");
+    if section(sub).is_some() {
         table(sub)
     } else if OPENSSL_CIPHERS.iter().any(|c| sub.starts_with(c))
         || ["base64", "zlib"].contains(&sub)
@@ -411,8 +424,7 @@ pub fn check_openssl(args: &[String]) -> Result<(), String> {
         }
     }
     let options: Vec<&str> = options_of(sub).split(' ').collect();
-    let any_algorithm =
-        ANY_ALGORITHM.contains(&sub.as_str()) || !subcommands().any(|(c, _)| c == sub);
+    let any_algorithm = ANY_ALGORITHM.contains(&sub.as_str()) || section(sub).is_none();
     let mut rest = args[1..].iter();
     while let Some(arg) = rest.next() {
         if arg == "--" || arg == "-" || !arg.starts_with('-') {
@@ -453,6 +465,7 @@ mod tests {
         assert_eq!(subcommands().count(), OPTIONS.matches('[').count());
         for (sub, options) in subcommands() {
             assert!(plain_name(sub).is_some() && seen.insert(sub), "[{sub}]");
+            assert_eq!(section(sub), Some(options), "[{sub}]");
             for option in options.split(' ') {
                 let name = option.strip_suffix('=').unwrap_or(option);
                 assert!(plain_name(name).is_some(), "[{sub}] {option:?}");

@@ -206,12 +206,9 @@ fn check(args: &[String], xetex: bool) -> Result<(), String> {
             Some((name, value)) => (name, Some(value)),
             None => (body, None),
         };
-        let candidates: Vec<(&str, Arg)> = match OPTIONS.iter().find(|(n, _)| *n == written) {
+        let candidates: Vec<(&str, Arg)> = match OPTIONS.get(written) {
             Some(exact) => vec![exact],
-            None => OPTIONS
-                .iter()
-                .filter(|(n, _)| n.starts_with(written))
-                .collect(),
+            None => OPTIONS.with_prefix(written).collect(),
         };
         if candidates
             .iter()
