@@ -37,7 +37,8 @@ pub(crate) const OPENSSL_CIPHERS: Words =
 
 /// Each standard subcommand's options (`openssl list -options <subcommand>`, OpenSSL 3.0.19):
 /// `[subcommand]` then its options, names separated by spaces, `=` after a name that takes a
-/// value. One string: a table of pairs cost two relocations per subcommand at every start.
+/// value. One string, not a table of pairs, which would cost two relocations per subcommand at
+/// every start (see `words`).
 const OPTIONS: &str = "\
     [asn1parse] help oid= inform= in= out= noout offset= length= strparse= genstr= genconf= \
     strictpem item= i dump dlimit= \
