@@ -17,6 +17,8 @@
 //! - `-W foo` reads as `--foo` where the optstring says `W;` (gawk).
 //! - git's `--no-<option>` negation, where the grammar says so.
 
+use crate::policy::trusted::words::Words;
+
 /// Whether an option takes a value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Arg {
@@ -34,7 +36,7 @@ pub struct Grammar {
     /// Short options and whether each takes a value.
     pub short: &'static [(char, Arg)],
     /// Long options (without the dashes) and whether each takes a value.
-    pub long: &'static [(&'static str, Arg)],
+    pub long: Longs,
     /// Options end at the first operand.
     pub stop_at_operand: bool,
     /// `-W name[=value]` means `--name[=value]`.
@@ -45,6 +47,97 @@ pub struct Grammar {
     /// argument. The program itself refuses the abbreviation, so neither reading is the
     /// real one: [`Grammar::readings`] gives both.
     pub ambiguous_takes_value: bool,
+}
+
+/// A grammar's long options.
+#[derive(Clone, Copy, Debug)]
+pub enum Longs {
+    /// The names as words ([`Words`]: no relocation per option), each followed by `=` when
+    /// it takes a required value, `?` when it takes an optional one: `file= color? verbose`.
+    Words(Words),
+    /// Pairs made at run time (git's tables, read from their text once).
+    Pairs(&'static [(&'static str, Arg)]),
+}
+
+impl Longs {
+    /// A table written as words (see [`Longs::Words`]).
+    pub const fn words(text: &'static str) -> Longs {
+        Longs::Words(Words(text))
+    }
+
+    /// The options and whether each takes a value, in the table's order.
+    pub fn iter(self) -> LongIter {
+        match self {
+            Longs::Words(words) => LongIter::Words(words.iter()),
+            Longs::Pairs(pairs) => LongIter::Pairs(pairs.iter()),
+        }
+    }
+
+    /// The options whose names start with `prefix`, in the table's order.
+    pub fn with_prefix<'p>(
+        self,
+        prefix: &'p str,
+    ) -> impl Iterator<Item = (&'static str, Arg)> + 'p {
+        let (words, pairs) = match self {
+            Longs::Words(words) => (Some(words), &[][..]),
+            Longs::Pairs(pairs) => (None, pairs),
+        };
+        words
+            .into_iter()
+            .flat_map(move |words| words.starting_with(prefix).map(long_word))
+            .chain(pairs.iter().copied())
+            .filter(move |(name, _)| name.starts_with(prefix))
+    }
+
+    /// The option named exactly `name`.
+    pub fn get(self, name: &str) -> Option<(&'static str, Arg)> {
+        self.with_prefix(name).find(|(o, _)| *o == name)
+    }
+
+    /// The table's first fault, if any: a name that is not plain (an unknown suffix, a
+    /// stray character) or a name written twice.
+    #[cfg(test)]
+    pub fn fault(self) -> Option<String> {
+        match self {
+            Longs::Words(words) => {
+                words.fault(|w| crate::policy::trusted::words::plain_name(long_word(w).0))
+            }
+            Longs::Pairs(pairs) => {
+                let mut names: Vec<&str> = pairs.iter().map(|(n, _)| *n).collect();
+                names.sort_unstable();
+                let twice = names.windows(2).find(|w| w[0] == w[1]);
+                twice.map(|w| format!("{:?} is written twice", w[0]))
+            }
+        }
+    }
+}
+
+/// The options of a [`Longs`], one `(name, Arg)` at a time.
+pub enum LongIter {
+    Words(std::str::SplitAsciiWhitespace<'static>),
+    Pairs(std::slice::Iter<'static, (&'static str, Arg)>),
+}
+
+impl Iterator for LongIter {
+    type Item = (&'static str, Arg);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            LongIter::Words(words) => words.next().map(long_word),
+            LongIter::Pairs(pairs) => pairs.next().copied(),
+        }
+    }
+}
+
+/// A word of a [`Longs::Words`] table: the name and its value's kind.
+fn long_word(word: &'static str) -> (&'static str, Arg) {
+    if let Some(name) = word.strip_suffix('=') {
+        (name, Arg::Required)
+    } else if let Some(name) = word.strip_suffix('?') {
+        (name, Arg::Optional)
+    } else {
+        (word, Arg::No)
+    }
 }
 
 /// One parsed element of a command line.
@@ -125,21 +218,24 @@ impl Grammar {
 
     /// The long options `name` selects: itself when exact, else every option it prefixes.
     pub fn candidates(&self, name: &str) -> Vec<&'static str> {
+        self.selected(name).into_iter().map(|(o, _)| o).collect()
+    }
+
+    /// [`Grammar::candidates`] with whether each takes a value, found in one pass over the
+    /// table.
+    fn selected(&self, name: &str) -> Vec<(&'static str, Arg)> {
         if name.is_empty() {
             return Vec::new();
         }
-        if let Some((exact, _)) = self.long.iter().find(|(o, _)| *o == name) {
-            return vec![*exact];
+        let found: Vec<(&'static str, Arg)> = self.long.with_prefix(name).collect();
+        match found.iter().find(|(o, _)| *o == name) {
+            Some(&exact) => vec![exact],
+            None => found,
         }
-        self.long
-            .iter()
-            .filter(|(o, _)| o.starts_with(name))
-            .map(|(o, _)| *o)
-            .collect()
     }
 
     pub fn long_arg(&self, name: &str) -> Option<Arg> {
-        self.long.iter().find(|(o, _)| *o == name).map(|(_, a)| *a)
+        self.long.get(name).map(|(_, a)| a)
     }
 
     /// Both readings of an ambiguous abbreviation: it takes the next argument as its value,
@@ -230,17 +326,18 @@ impl Grammar {
             Some((n, v)) => (n, Some(v)),
             None => (body, None),
         };
-        let mut candidates = self.candidates(written);
+        let mut selected = self.selected(written);
         let mut negated = false;
-        if candidates.is_empty() && self.negation {
+        if selected.is_empty() && self.negation {
             if let Some(positive) = written.strip_prefix("no-") {
-                candidates = self.candidates(positive);
-                negated = !candidates.is_empty();
+                selected = self.selected(positive);
+                negated = !selected.is_empty();
             }
         }
+        let candidates: Vec<&'static str> = selected.iter().map(|(o, _)| *o).collect();
         if !negated && value.is_none() {
             // The value's kind is known when every candidate agrees (one option, or aliases).
-            let kinds: Vec<Arg> = candidates.iter().filter_map(|c| self.long_arg(c)).collect();
+            let kinds: Vec<Arg> = selected.iter().map(|(_, a)| *a).collect();
             let takes = candidates.len() == 1 || self.ambiguous_takes_value;
             if takes
                 && kinds.first() == Some(&Arg::Required)
@@ -286,12 +383,7 @@ mod tests {
             ('f', Arg::Required),
             ('o', Arg::Optional),
         ],
-        long: &[
-            ("file", Arg::Required),
-            ("filter", Arg::No),
-            ("output", Arg::Optional),
-            ("verbose", Arg::No),
-        ],
+        long: Longs::words("file= filter output? verbose"),
         stop_at_operand: false,
         w_long: true,
         negation: true,
@@ -382,7 +474,7 @@ mod tests {
     fn an_ambiguous_abbreviation_is_read_both_ways() {
         const TWO: Grammar = Grammar {
             short: &[('x', Arg::No)],
-            long: &[("max-count", Arg::Required), ("max-depth", Arg::Required)],
+            long: Longs::words("max-count= max-depth="),
             stop_at_operand: false,
             w_long: false,
             negation: false,

@@ -37,127 +37,103 @@ pub enum Policy {
 pub type ArgCheck = fn(&[String]) -> Result<(), String>;
 
 use super::names::derived_names;
+use crate::policy::trusted::words::Words;
 use Policy::{Args, Deny};
 
 /// Names that are always refused, grouped by why.
 #[rustfmt::skip]
-const DENIED: &[&[&str]] = &[
+pub(crate) const DENIED: &[Words] = &[
     // Shells.
-    &[
-        "sh", "bash", "zsh", "fish", "csh", "ksh", "dash", "ash", "tcsh", "mksh", "pdksh", "oksh",
-        "loksh", "lksh", "yash", "posh", "rbash", "elvish", "nu", "xonsh", "pwsh", "powershell",
-        "osh", "ysh", "oils-for-unix", "sash", "rc", "es", "hush", "ion", "murex", "scsh",
-        "execlineb", "git-shell", "scalar", "tclsh", "wish", "expect",
-    ],
+    Words(
+        "sh bash zsh fish csh ksh dash ash tcsh mksh pdksh oksh loksh lksh yash posh rbash elvish
+         nu xonsh pwsh powershell osh ysh oils-for-unix sash rc es hush ion murex scsh execlineb
+         git-shell scalar tclsh wish expect",
+    ),
     // Multi-call binaries whose applets include a shell, awk, sed and find.
-    &["busybox", "toybox"],
+    Words("busybox toybox"),
     // Interpreters: they run code given on the command line, on stdin or in a file the caller
     // can write.
-    &[
-        "perl", "cperl", "raku", "rakudo", "perl6", "ruby", "jruby", "mruby",
-        "truffleruby", "irb", "erb", "node", "nodejs", "deno", "bun", "tsx", "ts-node", "gjs",
-        "qjs", "quickjs", "rhino", "jjs", "jrunscript", "php", "php-cgi", "hhvm", "lua", "luajit",
-        "texlua", "luatex", "lualatex", "r", "rscript", "julia", "guile", "racket", "sbcl",
-        "clisp", "ecl", "ccl", "csi", "gsi", "chez", "scheme", "petite", "mit-scheme", "ocaml",
-        "ghci", "runghc", "runhaskell", "scala", "groovy", "jshell", "java", "kotlin", "kscript",
-        "swift", "elixir", "iex", "erl", "escript", "clojure", "clj", "bb", "janet", "fennel",
-        "gforth", "pike", "octave", "maxima", "gnuplot", "m4", "gm4", "osascript", "exiftool",
-        "cscript", "wscript", "dotnet", "mono", "csharp", "ipython", "jupyter", "pydoc", "dc",
-        "ed", "red",
-    ],
+    Words(
+        "perl cperl raku rakudo perl6 ruby jruby mruby truffleruby irb erb node nodejs deno bun
+         tsx ts-node gjs qjs quickjs rhino jjs jrunscript php php-cgi hhvm lua luajit texlua
+         luatex lualatex r rscript julia guile racket sbcl clisp ecl ccl csi gsi chez scheme
+         petite mit-scheme ocaml ghci runghc runhaskell scala groovy jshell java kotlin kscript
+         swift elixir iex erl escript clojure clj bb janet fennel gforth pike octave maxima
+         gnuplot m4 gm4 osascript exiftool cscript wscript dotnet mono csharp ipython jupyter
+         pydoc dc ed red",
+    ),
     // Package runners and build tools: they run code from packages or from recipe files the
     // caller can write (`make`'s recipes are shell commands, `just`'s too, build files of
     // bazel, gradle, maven, sbt... are code).
-    &[
-        "pip", "pipx", "npx", "uvx", "bunx", "uv", "poetry", "pipenv", "pdm", "hatch", "tox",
-        "conda", "mamba", "micromamba", "gem", "bundle", "bundler", "rake", "cpan", "cpanm",
-        "make", "bmake", "cmake", "ninja", "meson", "scons", "libtool", "nix", "nix-shell", "guix",
+    Words(concat!(
+        "pip pipx npx uvx bunx uv poetry pipenv pdm hatch tox conda mamba micromamba gem bundle
+         bundler rake cpan cpanm make bmake cmake ninja meson scons libtool nix nix-shell guix",
         // cargo reads `.cargo/config.toml` from the working directory and its ancestors,
         // which a redirection can write: its aliases turn `cargo fmt` into `cargo run`, and
         // `build.rustc`/`rustc-wrapper` name what `cargo tree` and `cargo metadata` start.
-        "cargo",
-    ],
+        " cargo",
+    )),
     // Wrappers: their job is to run the program named in their arguments.
-    &[
-        "env", "xargs", "chroot", "flock", "gdb", "gdbserver", "ionice", "nice", "nohup", "script",
-        "scriptlive", "setsid", "stdbuf", "taskset", "time", "timeout", "timelimit", "unshare",
-        "watch", "sudo", "sudoedit", "su", "doas", "pkexec", "run0", "runuser", "sg", "newgrp",
-        "nsenter", "chrt", "numactl", "cpulimit", "prlimit", "setpriv", "capsh", "chpst",
-        "su-exec", "gosu", "setuidgid", "envuidgid", "envdir", "softlimit", "setlock", "pgrphack",
-        "fghack", "tcpserver", "tcpsvd", "udpsvd", "unbuffer", "faketime", "fakeroot",
-        "fakechroot", "proot", "bwrap", "firejail", "flatpak", "flatpak-spawn", "systemd-run",
-        "systemd-nspawn", "systemd-cat", "systemd-inhibit", "systemd-socket-activate",
-        "machinectl", "schroot", "lxc-attach", "lxc-execute", "lxc-unshare", "cgexec", "schedtool",
-        "hwloc-bind", "trickle", "nocache", "eatmydata", "strace", "ltrace", "ldd", "memusage",
-        "xtrace", "sotruss", "xe", "dsh", "mpirun", "mpiexec", "srun", "sbatch", "salloc", "qsub",
-        "bsub", "pm2", "forever", "honcho", "foreman", "overmind", "please", "runc", "crun", "ctr",
-        "docker", "podman", "nerdctl", "singularity", "apptainer", "distrobox", "toolbox",
-        "udocker", "ansible", "ansible-playbook", "puppet", "salt-call", "busctl", "dbus-send",
-        "gdbus", "qdbus", "sshfs", "just", "bazel", "bazelisk", "buck", "buck2", "ant", "mvn",
-        "gradle", "sbt", "lein", "mix", "rebar3", "cabal", "stack", "dune", "latexmk", "context",
-        "mtxrun", "arara", "conjure", "yt-dlp", "youtube-dl", "calc", "sage", "gp", "lldb",
-        "lldb-server", "valgrind", "perf", "rr", "uftrace", "bpftrace", "trace-cmd", "heaptrack",
-        "hyperfine", "daemonize", "daemon", "start-stop-daemon", "run-parts", "parallel", "sem",
-        "rush", "pdsh", "pssh", "parallel-ssh", "clush", "entr", "watchexec", "nodemon", "reflex",
-        "screen", "tmux", "byobu", "dtach", "abduco", "zellij", "logsave", "ssh-agent",
-        "gpg-agent", "dbus-run-session", "dbus-launch", "xvfb-run", "xinit", "startx", "run-one",
-        "run-this-one", "keep-one-running", "run-one-constantly", "run-one-until-success",
-        "run-one-until-failure", "catchsegv", "chronic", "ifne", "pee", "mispipe", "lckdo", "tsp",
-        "nq", "rlwrap", "ccache", "sccache", "distcc", "torsocks", "torify", "proxychains",
-        "proxychains4", "tsocks", "sshpass", "wine", "wine64", "box64", "box86", "xdg-open",
-        "run-mailcap", "see", "edit", "compose",
-    ],
+    Words(
+        "env xargs chroot flock gdb gdbserver ionice nice nohup script scriptlive setsid stdbuf
+         taskset time timeout timelimit unshare watch sudo sudoedit su doas pkexec run0 runuser
+         sg newgrp nsenter chrt numactl cpulimit prlimit setpriv capsh chpst su-exec gosu
+         setuidgid envuidgid envdir softlimit setlock pgrphack fghack tcpserver tcpsvd udpsvd
+         unbuffer faketime fakeroot fakechroot proot bwrap firejail flatpak flatpak-spawn
+         systemd-run systemd-nspawn systemd-cat systemd-inhibit systemd-socket-activate
+         machinectl schroot lxc-attach lxc-execute lxc-unshare cgexec schedtool hwloc-bind
+         trickle nocache eatmydata strace ltrace ldd memusage xtrace sotruss xe dsh mpirun
+         mpiexec srun sbatch salloc qsub bsub pm2 forever honcho foreman overmind please runc
+         crun ctr docker podman nerdctl singularity apptainer distrobox toolbox udocker ansible
+         ansible-playbook puppet salt-call busctl dbus-send gdbus qdbus sshfs just bazel bazelisk
+         buck buck2 ant mvn gradle sbt lein mix rebar3 cabal stack dune latexmk context mtxrun
+         arara conjure yt-dlp youtube-dl calc sage gp lldb lldb-server valgrind perf rr uftrace
+         bpftrace trace-cmd heaptrack hyperfine daemonize daemon start-stop-daemon run-parts
+         parallel sem rush pdsh pssh parallel-ssh clush entr watchexec nodemon reflex screen tmux
+         byobu dtach abduco zellij logsave ssh-agent gpg-agent dbus-run-session dbus-launch
+         xvfb-run xinit startx run-one run-this-one keep-one-running run-one-constantly
+         run-one-until-success run-one-until-failure catchsegv chronic ifne pee mispipe lckdo tsp
+         nq rlwrap ccache sccache distcc torsocks torify proxychains proxychains4 tsocks sshpass
+         wine wine64 box64 box86 xdg-open run-mailcap see edit compose",
+    ),
     // Programs of toolchains and libraries whose job is to run a program or code they are
     // given: gettext's `msgexec`/`msgfilter` (a program per message), gnupg's
     // `gpg-connect-agent` (`/exec`), gprofng's collectors (the profiled program), LLVM's
     // `lli` (IR on stdin), perl's `prove` (test scripts), python's `pdb`, `rpcgen` (runs the C
     // preprocessor it is told), GLib's `gio` (`launch`, `open`).
-    &[
-        "msgexec", "msgfilter", "gpg-connect-agent", "gp-collect-app", "gprofng", "lli",
-        "prove", "pdb", "rpcgen", "gio",
-    ],
+    Words("msgexec msgfilter gpg-connect-agent gp-collect-app gprofng lli prove pdb rpcgen gio"),
     // setarch and its personality names (`x86_64 CMD` runs CMD).
-    &[
-        "setarch", "linux32", "linux64", "uname26", "i386", "i486", "i586", "i686", "x86_64",
-        "x86-64", "x86", "ia64", "alpha", "arm", "armv7l", "armv8l", "armh", "aarch64", "arm64",
-        "ppc", "ppc32", "ppc64", "ppc64le", "ppcle", "s390", "s390x", "sparc", "sparc32",
-        "sparc32bash", "sparc64", "mips", "mips32", "mips64", "parisc", "parisc32", "parisc64",
-        "loongarch", "loongarch64", "riscv32", "riscv64",
-    ],
+    Words(
+        "setarch linux32 linux64 uname26 i386 i486 i586 i686 x86_64 x86-64 x86 ia64 alpha arm
+         armv7l armv8l armh aarch64 arm64 ppc ppc32 ppc64 ppc64le ppcle s390 s390x sparc sparc32
+         sparc32bash sparc64 mips mips32 mips64 parisc parisc32 parisc64 loongarch loongarch64
+         riscv32 riscv64",
+    ),
     // Schedulers run their input as shell commands later; shell builtins that exist as
     // executables on some systems and run their arguments.
-    &[
-        "at", "batch", "crontab", "command", "exec", "eval", "builtin", "source", ".",
-    ],
+    Words("at batch crontab command exec eval builtin source ."),
     // Editors, pagers, viewers, file managers and terminals with shell escapes or `-e CMD`.
     // They read commands from stdin, which the caller sets.
-    &[
-        "ex", "less", "man", "more", "pg", "sed", "ssed", "vi", "view", "vim", "nvim", "gvim",
-        "rvim", "rview", "gview", "evim", "eview", "vimx", "vimdiff", "vimtutor", "nvi", "elvis",
-        "nex", "levee", "vis", "nano", "pico", "rnano", "emacs", "emacsclient", "joe", "jmacs",
-        "jpico", "jstar", "rjoe", "zile", "mg", "jed", "ne", "e3", "dte", "amp", "ee", "aee", "hx",
-        "helix", "micro", "kak", "kakoune", "mc", "mcedit", "mcview", "mcdiff", "most", "lv",
-        "editor", "pager", "sensible-editor", "sensible-pager", "sensible-browser",
-        "select-editor", "x-www-browser", "www-browser", "w3m", "lynx", "links", "links2",
-        "elinks", "ranger", "nnn", "lf", "vifm", "ncdu", "tig", "lazygit", "gitui", "code",
-        "codium", "subl", "gedit", "kate", "xterm", "x-terminal-emulator", "gnome-terminal",
-        "konsole", "kitty", "alacritty", "urxvt", "rxvt", "wezterm", "foot", "tilix", "terminator",
-        "xfce4-terminal", "lxterminal", "mate-terminal",
-    ],
+    Words(
+        "ex less man more pg sed ssed vi view vim nvim gvim rvim rview gview evim eview vimx
+         vimdiff vimtutor nvi elvis nex levee vis nano pico rnano emacs emacsclient joe jmacs
+         jpico jstar rjoe zile mg jed ne e3 dte amp ee aee hx helix micro kak kakoune mc mcedit
+         mcview mcdiff most lv editor pager sensible-editor sensible-pager sensible-browser
+         select-editor x-www-browser www-browser w3m lynx links links2 elinks ranger nnn lf vifm
+         ncdu tig lazygit gitui code codium subl gedit kate xterm x-terminal-emulator
+         gnome-terminal konsole kitty alacritty urxvt rxvt wezterm foot tilix terminator
+         xfce4-terminal lxterminal mate-terminal",
+    ),
     // Database shells with `\!`, `.shell`, `HOST` or `system` commands.
-    &[
-        "mysql", "psql", "sqlite3", "sqlite", "mariadb", "duckdb", "sqlplus", "mongo", "mongosh",
-    ],
+    Words("mysql psql sqlite3 sqlite mariadb duckdb sqlplus mongo mongosh"),
     // Remote, network and mail tools that run local commands (`ProxyCommand`, `-e`, `exec:`,
     // `!`, tilde escapes, `${run...}`), and version control systems whose command line sets
     // configuration that runs commands (`hg --config alias.x=!cmd`, `svn --editor-cmd`).
-    &[
-        "ssh", "rsync", "zip", "scp", "sftp", "ftp", "lftp", "ncftp", "smbclient", "telnet", "nc",
-        "ncat", "netcat", "socat", "autossh", "mosh", "rsh", "rlogin", "rcp", "rexec", "dbclient",
-        "mail", "mailx", "s-nail", "bsd-mailx", "heirloom-mailx", "mutt", "neomutt", "alpine",
-        "pine", "aerc", "sendmail", "exim", "exim4", "nmap", "tcpdump", "hg", "svn", "bzr",
-        "darcs", "fossil", "cvs",
-    ],
+    Words(
+        "ssh rsync zip scp sftp ftp lftp ncftp smbclient telnet nc ncat netcat socat autossh mosh
+         rsh rlogin rcp rexec dbclient mail mailx s-nail bsd-mailx heirloom-mailx mutt neomutt
+         alpine pine aerc sendmail exim exim4 nmap tcpdump hg svn bzr darcs fossil cvs",
+    ),
 ];
 
 /// Programs with argument checks.
@@ -283,13 +259,13 @@ const DENIED_PREFIXES: &[(&str, &str)] = &[
 /// Why a name that [`classify`] denies (as it shows it) is always refused, and what to do
 /// instead, for shells and interpreters, whose refusal surprises most.
 pub fn why_denied(shown: &str) -> Option<&'static str> {
-    if DENIED[2].contains(&shown) || DENIED_PREFIXES[..2].iter().any(|(_, s)| *s == shown) {
+    if DENIED[2].contains(shown) || DENIED_PREFIXES[..2].iter().any(|(_, s)| *s == shown) {
         Some(
             "an interpreter runs whatever code it is given, inline, on stdin or in a file, \
              which no allowlist can check: call allowlisted programs directly, or run scripts \
              on a shell-mode server",
         )
-    } else if DENIED[0].contains(&shown) {
+    } else if DENIED[0].contains(shown) {
         Some(
             "a shell runs any command line, past the allowlist: call allowlisted programs \
              directly (pipes and < > >> are parsed without a shell)",
@@ -302,7 +278,7 @@ pub fn why_denied(shown: &str) -> Option<&'static str> {
 /// Names that are always refused, for the startup check of `ALLOW_PATTERNS` (with the usual
 /// versioned names of the prefixed ones).
 pub fn denied_samples() -> impl Iterator<Item = &'static str> {
-    DENIED.iter().flat_map(|g| g.iter().copied()).chain([
+    DENIED.iter().flat_map(|g| g.iter()).chain([
         "python",
         "python3",
         "python3.12",
@@ -321,7 +297,7 @@ fn canonical(name: &str) -> &str {
 
 fn lookup(name: &str) -> Option<Policy> {
     let name = canonical(name);
-    if DENIED.iter().any(|group| group.contains(&name)) {
+    if DENIED.iter().any(|group| group.contains(name)) {
         return Some(Deny);
     }
     CHECKED

@@ -35,6 +35,10 @@ pub mod refusal;
 pub mod reviewed;
 pub mod rules;
 pub mod tokenize;
+pub mod words;
+
+#[cfg(test)]
+mod word_tables;
 
 use std::ffi::OsString;
 use std::fs::File;

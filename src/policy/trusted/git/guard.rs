@@ -47,50 +47,38 @@ use crate::policy::trusted::git::files::{gitlinks, parse_config};
 use crate::policy::trusted::git::keys::{dangerous, runs_for_the_person, REASON};
 use crate::policy::trusted::git::places::{nested_repositories, tracked_in_work_tree, MAX_WALK};
 use crate::policy::trusted::git::tables::{INDEX_KEPT, ONLY_READ};
+use crate::policy::trusted::words::Words;
 use std::path::{Path, PathBuf};
 
-/// Command-scope configuration forced on every trusted-mode process: `(key, value)`.
-pub const FORCED_CONFIG: &[(&str, &str)] = &[
-    ("core.fsmonitor", "false"),
-    ("core.hooksPath", "/dev/null"),
-    ("core.pager", "cat"),
-    ("core.editor", ":"),
-    ("sequence.editor", ":"),
-    ("core.sshCommand", "ssh"),
-    ("core.askPass", ""),
-    ("core.alternateRefsCommand", ""),
-    ("core.attributesFile", "/dev/null"),
-    ("credential.helper", ""),
-    ("gpg.program", "gpg"),
-    ("gpg.openpgp.program", "gpg"),
+/// Command-scope configuration forced on every trusted-mode process: `key=value` words (an
+/// empty value is nothing after the `=`), read by [`forced_config`].
+pub const FORCED_CONFIG: Words = Words(concat!(
+    "core.fsmonitor=false core.hooksPath=/dev/null core.pager=cat core.editor=: sequence.editor=:
+     core.sshCommand=ssh core.askPass= core.alternateRefsCommand= core.attributesFile=/dev/null
+     credential.helper= gpg.program=gpg gpg.openpgp.program=gpg",
     // One signature program whatever the format the repository or a signature asks for:
     // signing uses `gpg.format`'s program, verifying the program of the signature's own
     // format (an x509 or ssh signature in a commit would start gpgsm or ssh-keygen), so
     // only `gpg` ever runs, and only when the command asks and `gpg` is allowed
     // (`rules::git::programs_started`).
-    ("gpg.format", "openpgp"),
-    ("gpg.x509.program", "gpg"),
-    ("gpg.ssh.program", "gpg"),
-    ("gpg.ssh.defaultKeyCommand", ""),
-    ("protocol.ext.allow", "never"),
-    ("protocol.git.allow", "never"),
-    ("safe.bareRepository", "explicit"),
-    ("help.format", "man"),
+    " gpg.format=openpgp gpg.x509.program=gpg gpg.ssh.program=gpg gpg.ssh.defaultKeyCommand=
+     protocol.ext.allow=never protocol.git.allow=never safe.bareRepository=explicit
+     help.format=man",
     // The default merge strategies: a repository's `resolve` or `octopus` is one of git's
     // shell scripts (run by sh, past the allowlist when the kernel sandbox is off). With
     // `ort` for both, a merge of several branches fails ("Not handling anything other than
     // two heads merge") and nothing starts.
-    ("pull.twohead", "ort"),
-    ("pull.octopus", "ort"),
+    " pull.twohead=ort pull.octopus=ort",
     // gpg is a program too: it runs only when the command asks for a signature (`-S`,
     // `--show-signature`, `verify-commit`...), never because the repository says so.
-    ("commit.gpgSign", "false"),
-    ("tag.gpgSign", "false"),
-    ("tag.forceSignAnnotated", "false"),
-    ("log.showSignature", "false"),
-    ("merge.verifySignatures", "false"),
-    ("push.gpgSign", "false"),
-];
+    " commit.gpgSign=false tag.gpgSign=false tag.forceSignAnnotated=false log.showSignature=false
+     merge.verifySignatures=false push.gpgSign=false",
+));
+
+/// The forced configuration's `(key, value)` pairs, in order.
+pub fn forced_config() -> impl Iterator<Item = (&'static str, &'static str)> {
+    FORCED_CONFIG.iter().filter_map(|word| word.split_once('='))
+}
 
 /// The transports a git stage may use when `ssh` is not on the allowlist: `http` and
 /// `https`, served by git's own `git-remote-http(s)`, which runs no program named by a
@@ -162,9 +150,9 @@ pub fn git_env(ssh_allowed: bool, gpg_allowed: bool) -> Vec<(OsString, OsString)
     env.push(("GIT_ALLOW_PROTOCOL".into(), protocols.into()));
     env.push((
         "GIT_CONFIG_COUNT".into(),
-        FORCED_CONFIG.len().to_string().into(),
+        forced_config().count().to_string().into(),
     ));
-    for (i, (k, v)) in FORCED_CONFIG.iter().enumerate() {
+    for (i, (k, v)) in forced_config().enumerate() {
         // git verifies signatures where the repository asks (`%G?` in `format.pretty` or
         // a `pretty.<name>`, `export-subst`, merging a signed tag): without gpg on the
         // allowlist it finds no program to run, instead of a `gpg` on the PATH that the
@@ -724,7 +712,7 @@ pub fn check_git(cwd: &Path, args: &[String]) -> Result<Vec<PathBuf>, String> {
     // Only a command that may add a gitlink to the index can enter a repository that is not
     // a submodule yet: the work tree is walked for all but those that only read.
     let walk = !rest.first().is_some_and(|name| {
-        ONLY_READ.contains(&name.as_str()) || INDEX_KEPT.contains(&name.as_str())
+        ONLY_READ.contains(name.as_str()) || INDEX_KEPT.contains(&name.as_str())
     });
     // Subcommands that write a work tree's files where they are told.
     match rest.first().map(String::as_str) {
@@ -861,7 +849,7 @@ mod tests {
             .iter()
             .find(|(k, _)| k == "GIT_CONFIG_COUNT")
             .map(|(_, v)| v.to_string_lossy().into_owned());
-        assert_eq!(count, Some(FORCED_CONFIG.len().to_string()));
+        assert_eq!(count, Some(FORCED_CONFIG.iter().count().to_string()));
         let protocols = |env: &[(OsString, OsString)]| {
             env.iter()
                 .find(|(k, _)| k == "GIT_ALLOW_PROTOCOL")
@@ -876,7 +864,7 @@ mod tests {
         assert!(is_git_env_name("GIT_ALLOW_PROTOCOL") && is_git_env_name("GIT_PROXY_COMMAND"));
         // Signature programs: none that runs unless gpg is allowed.
         let program = |env: &[(OsString, OsString)]| {
-            let i = FORCED_CONFIG.iter().position(|(k, _)| *k == "gpg.program");
+            let i = forced_config().position(|(k, _)| k == "gpg.program");
             let key = format!("GIT_CONFIG_VALUE_{}", i.expect("forced"));
             env.iter()
                 .find(|(k, _)| *k == *key)

@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use crate::policy::trusted::getopt::{Arg, Grammar, Item};
+use crate::policy::trusted::getopt::{Arg, Grammar, Item, Longs};
 
 const TEXT: &str = include_str!("options.txt");
 
@@ -132,7 +132,7 @@ pub fn grammar(subcommand: &str) -> Option<Grammar> {
     let table = tables().get(subcommand)?;
     Some(Grammar {
         short: &table.short,
-        long: &table.long,
+        long: Longs::Pairs(&table.long),
         // `git grep` stops at its first operand (PARSE_OPT_STOP_AT_NON_OPTION).
         stop_at_operand: subcommand == "grep",
         w_long: false,
@@ -206,7 +206,7 @@ mod tests {
         for name in crate::policy::trusted::git::tables::KNOWN {
             assert_eq!(
                 grammar(name).is_some(),
-                *name != "send-email",
+                name != "send-email",
                 "git {name}'s option table"
             );
         }

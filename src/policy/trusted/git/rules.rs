@@ -170,14 +170,14 @@ pub fn only_reads(dashed: Option<&str>, args: &[String]) -> bool {
             Err(_) => return false,
         },
     };
-    name.is_none_or(|n| ONLY_READ.contains(&n))
+    name.is_none_or(|n| ONLY_READ.contains(n))
 }
 
 /// Checks a `git-<subcommand>` program run directly: it is `git <subcommand>`. `None` when
 /// the name is not one of git's.
 pub fn check_dashed(program: &str, args: &[String]) -> Option<Result<(), String>> {
     let sub = program.strip_prefix("git-")?;
-    if !KNOWN.contains(&sub) && !DENIED.contains(&sub) && sub != "config" {
+    if !KNOWN.contains(sub) && !DENIED.contains(sub) && sub != "config" {
         return None;
     }
     let mut argv = vec![sub.to_string()];
@@ -220,10 +220,10 @@ pub fn check(args: &[String]) -> Result<(), String> {
     if name == "config" {
         return Err(CONFIG.to_string());
     }
-    if DENIED.contains(&name) {
+    if DENIED.contains(name) {
         return Err(EXTERNAL.to_string());
     }
-    if !KNOWN.contains(&name) {
+    if !KNOWN.contains(name) {
         return Err(format!(
             "git alias or external subcommand {name} (only git's own subcommands are \
              accepted: an alias or a git-{name} program could run anything)"

@@ -6,134 +6,28 @@
 //! still examined: an incomplete table can only refuse more, never less. Every option of each
 //! subcommand, for refusing those git does not have, is in `options`.
 
-use crate::policy::trusted::getopt::{Arg, Grammar};
+use crate::policy::trusted::getopt::{Arg, Grammar, Longs};
 
-use Arg::{No, Optional as Opt, Required as Req};
+use crate::policy::trusted::words::Words;
+use Arg::{Optional as Opt, Required as Req};
 
 /// git's own commands, other than those refused outright; anything else is an alias or a
 /// `git-<name>` program found in the exec path or `PATH`.
-pub const KNOWN: &[&str] = &[
-    "send-email",
-    "add",
-    "am",
-    "annotate",
-    "apply",
-    "archive",
-    "bisect",
-    "blame",
-    "branch",
-    "bugreport",
-    "bundle",
-    "cat-file",
-    "check-attr",
-    "check-ignore",
-    "check-mailmap",
-    "check-ref-format",
-    "checkout",
-    "checkout-index",
-    "cherry",
-    "cherry-pick",
-    "clean",
-    "clone",
-    "column",
-    "commit",
-    "commit-graph",
-    "commit-tree",
-    "count-objects",
-    "describe",
-    "diagnose",
-    "diff",
-    "diff-files",
-    "diff-index",
-    "diff-tree",
-    "fast-export",
-    "fast-import",
-    "fetch",
-    "fetch-pack",
-    "fmt-merge-msg",
-    "for-each-ref",
-    "format-patch",
-    "fsck",
-    "fsck-objects",
-    "gc",
-    "get-tar-commit-id",
-    "grep",
-    "hash-object",
-    "help",
-    "index-pack",
-    "init",
-    "init-db",
-    "interpret-trailers",
-    "log",
-    "ls-files",
-    "ls-remote",
-    "ls-tree",
-    "mailinfo",
-    "mailsplit",
-    "merge",
-    "merge-base",
-    "merge-file",
-    "merge-tree",
-    "mktag",
-    "mktree",
-    "multi-pack-index",
-    "mv",
-    "name-rev",
-    "notes",
-    "pack-objects",
-    "pack-redundant",
-    "pack-refs",
-    "patch-id",
-    "prune",
-    "prune-packed",
-    "pull",
-    "push",
-    "range-diff",
-    "read-tree",
-    "rebase",
-    "reflog",
-    "refs",
-    "remote",
-    "repack",
-    "replace",
-    "replay",
-    "request-pull",
-    "rerere",
-    "reset",
-    "restore",
-    "rev-list",
-    "rev-parse",
-    "revert",
-    "rm",
-    "send-pack",
-    "shortlog",
-    "show",
-    "show-branch",
-    "show-index",
-    "show-ref",
-    "sparse-checkout",
-    "stage",
-    "stash",
-    "status",
-    "stripspace",
-    "submodule",
-    "switch",
-    "symbolic-ref",
-    "tag",
-    "unpack-file",
-    "unpack-objects",
-    "update-index",
-    "update-ref",
-    "update-server-info",
-    "var",
-    "verify-commit",
-    "verify-pack",
-    "verify-tag",
-    "version",
-    "whatchanged",
-    "worktree",
-    "write-tree",
-];
+pub const KNOWN: Words = Words(
+    "send-email add am annotate apply archive bisect blame branch bugreport bundle cat-file
+     check-attr check-ignore check-mailmap check-ref-format checkout checkout-index cherry
+     cherry-pick clean clone column commit commit-graph commit-tree count-objects describe
+     diagnose diff diff-files diff-index diff-tree fast-export fast-import fetch fetch-pack
+     fmt-merge-msg for-each-ref format-patch fsck fsck-objects gc get-tar-commit-id grep
+     hash-object help index-pack init init-db interpret-trailers log ls-files ls-remote ls-tree
+     mailinfo mailsplit merge merge-base merge-file merge-tree mktag mktree multi-pack-index mv
+     name-rev notes pack-objects pack-redundant pack-refs patch-id prune prune-packed pull push
+     range-diff read-tree rebase reflog refs remote repack replace replay request-pull rerere
+     reset restore rev-list rev-parse revert rm send-pack shortlog show show-branch show-index
+     show-ref sparse-checkout stage stash status stripspace submodule switch symbolic-ref tag
+     unpack-file unpack-objects update-index update-ref update-server-info var verify-commit
+     verify-pack verify-tag version whatchanged worktree write-tree",
+);
 
 /// Subcommands that exist to run programs or commands, git's internal helpers that do, and
 /// servers: difftool and mergetool (diff/merge tools), filter-branch and filter-repo (filter
@@ -145,91 +39,24 @@ pub const KNOWN: &[&str] = &[
 /// sides that run hooks), remote-ext and remote-fd (transports; ext runs its address),
 /// fsmonitor--daemon, maintenance (installs cron or systemd timers), imap-send (its tunnel runs
 /// a command), and the scripts' internals.
-pub const DENIED: &[&str] = &[
-    "difftool",
-    "difftool--helper",
-    "mergetool",
-    "mergetool--lib",
-    "merge-one-file",
-    "merge-octopus",
-    "merge-resolve",
-    "filter-branch",
-    "filter-repo",
-    "instaweb",
-    "web--browse",
-    "daemon",
-    "submodule--helper",
-    "for-each-repo",
-    "hook",
-    "merge-index",
-    "credential",
-    "credential-store",
-    "credential-cache",
-    "credential-cache--daemon",
-    "credential-netrc",
-    "credential-libsecret",
-    "credential-osxkeychain",
-    "shell",
-    "upload-pack",
-    "receive-pack",
-    "upload-archive",
-    "upload-archive--writer",
-    "http-backend",
-    "http-fetch",
-    "http-push",
-    "remote-ext",
-    "remote-fd",
-    "fsmonitor--daemon",
-    "maintenance",
-    "imap-send",
-    "sh-setup",
-    "sh-i18n",
-    "sh-i18n--envsubst",
-    "cvsserver",
-    "archimport",
-    "cvsimport",
-    "cvsexportcommit",
-    "quiltimport",
-    "p4",
-    "svn",
-];
+pub const DENIED: Words = Words(
+    "difftool difftool--helper mergetool mergetool--lib merge-one-file merge-octopus
+     merge-resolve filter-branch filter-repo instaweb web--browse daemon submodule--helper
+     for-each-repo hook merge-index credential credential-store credential-cache
+     credential-cache--daemon credential-netrc credential-libsecret credential-osxkeychain shell
+     upload-pack receive-pack upload-archive upload-archive--writer http-backend http-fetch
+     http-push remote-ext remote-fd fsmonitor--daemon maintenance imap-send sh-setup sh-i18n
+     sh-i18n--envsubst cvsserver archimport cvsimport cvsexportcommit quiltimport p4 svn",
+);
 
 /// Subcommands that write no file where they are told (at most git's own index and
 /// object files): every other git stage is a writer for the tree lock (`lock::Kind`).
-pub const ONLY_READ: &[&str] = &[
-    "log",
-    "show",
-    "diff",
-    "status",
-    "rev-parse",
-    "ls-files",
-    "ls-tree",
-    "cat-file",
-    "grep",
-    "blame",
-    "annotate",
-    "shortlog",
-    "rev-list",
-    "for-each-ref",
-    "show-ref",
-    "describe",
-    "name-rev",
-    "whatchanged",
-    "count-objects",
-    "var",
-    "version",
-    "help",
-    "check-ignore",
-    "check-attr",
-    "diff-tree",
-    "diff-index",
-    "diff-files",
-    "merge-base",
-    "show-branch",
-    "cherry",
-    "range-diff",
-    "verify-pack",
-];
+pub const ONLY_READ: Words = Words(
+    "log show diff status rev-parse ls-files ls-tree cat-file grep blame annotate shortlog
+     rev-list for-each-ref show-ref describe name-rev whatchanged count-objects var version help
+     check-ignore check-attr diff-tree diff-index diff-files merge-base show-branch cherry
+     range-diff verify-pack",
+);
 
 /// Subcommands that write refs or objects but never the index: with [`ONLY_READ`], those
 /// for which git enters no repository but the submodules the index records, so the work
@@ -239,7 +66,7 @@ pub const INDEX_KEPT: &[&str] = &["branch", "tag", "log-tree", "hash-object"];
 /// Merge strategies built into git; any other `-s NAME` runs a `git-merge-NAME` program.
 pub const STRATEGIES: &[&str] = &["ort", "recursive", "resolve", "octopus", "ours", "subtree"];
 
-const fn grammar(short: &'static [(char, Arg)], long: &'static [(&'static str, Arg)]) -> Grammar {
+const fn grammar(short: &'static [(char, Arg)], long: Longs) -> Grammar {
     Grammar {
         short,
         long,
@@ -250,255 +77,80 @@ const fn grammar(short: &'static [(char, Arg)], long: &'static [(&'static str, A
     }
 }
 
-const FETCH_LONG: &[(&str, Arg)] = &[
-    ("upload-pack", Req),
-    ("depth", Req),
-    ("deepen", Req),
-    ("shallow-since", Req),
-    ("shallow-exclude", Req),
-    ("refmap", Req),
-    ("server-option", Req),
-    ("negotiation-tip", Req),
-    ("filter", Req),
-    ("jobs", Req),
-    ("submodule-prefix", Req),
-    ("recurse-submodules-default", Req),
-    ("recurse-submodules", Opt),
-    ("update-head-ok", No),
-    ("update-shallow", No),
-    ("unshallow", No),
-];
+pub(crate) const FETCH_LONG: Longs = Longs::words(
+    "upload-pack= depth= deepen= shallow-since= shallow-exclude= refmap= server-option=
+     negotiation-tip= filter= jobs= submodule-prefix= recurse-submodules-default=
+     recurse-submodules? update-head-ok update-shallow unshallow",
+);
 
-const PULL_LONG: &[(&str, Arg)] = &[
-    ("upload-pack", Req),
-    ("depth", Req),
-    ("deepen", Req),
-    ("shallow-since", Req),
-    ("shallow-exclude", Req),
-    ("refmap", Req),
-    ("server-option", Req),
-    ("negotiation-tip", Req),
-    ("jobs", Req),
-    ("strategy", Req),
-    ("strategy-option", Req),
-    ("cleanup", Req),
-    ("rebase", Opt),
-    ("gpg-sign", Opt),
-    ("log", Opt),
-    ("recurse-submodules", Opt),
-    ("update-shallow", No),
-    ("unshallow", No),
-];
+pub(crate) const PULL_LONG: Longs = Longs::words(
+    "upload-pack= depth= deepen= shallow-since= shallow-exclude= refmap= server-option=
+     negotiation-tip= jobs= strategy= strategy-option= cleanup= rebase? gpg-sign? log?
+     recurse-submodules? update-shallow unshallow",
+);
 
-const CLONE_LONG: &[(&str, Arg)] = &[
-    ("template", Req),
-    ("reference", Req),
-    ("reference-if-able", Req),
-    ("origin", Req),
-    ("branch", Req),
-    ("upload-pack", Req),
-    ("depth", Req),
-    ("shallow-since", Req),
-    ("shallow-exclude", Req),
-    ("separate-git-dir", Req),
-    ("config", Req),
-    ("server-option", Req),
-    ("jobs", Req),
-    ("filter", Req),
-    ("bundle-uri", Req),
-    ("ref-format", Req),
-    ("recurse-submodules", Opt),
-];
+pub(crate) const CLONE_LONG: Longs = Longs::words(
+    "template= reference= reference-if-able= origin= branch= upload-pack= depth= shallow-since=
+     shallow-exclude= separate-git-dir= config= server-option= jobs= filter= bundle-uri=
+     ref-format= recurse-submodules?",
+);
 
-const PUSH_LONG: &[(&str, Arg)] = &[
-    ("receive-pack", Req),
-    ("exec", Req),
-    ("repo", Req),
-    ("push-option", Req),
-    ("recurse-submodules", Req),
-    ("signed", Opt),
-    ("force-with-lease", Opt),
-    ("force-if-includes", No),
-];
+pub(crate) const PUSH_LONG: Longs = Longs::words(
+    "receive-pack= exec= repo= push-option= recurse-submodules= signed? force-with-lease?
+     force-if-includes",
+);
 
-const LS_REMOTE_LONG: &[(&str, Arg)] = &[
-    ("upload-pack", Req),
-    ("exec", Req),
-    ("server-option", Req),
-    ("sort", Req),
-    ("exit-code", No),
-];
+pub(crate) const LS_REMOTE_LONG: Longs =
+    Longs::words("upload-pack= exec= server-option= sort= exit-code");
 
-const PACK_LONG: &[(&str, Arg)] = &[
-    ("upload-pack", Req),
-    ("receive-pack", Req),
-    ("exec", Req),
-    ("depth", Req),
-    ("shallow-since", Req),
-    ("shallow-exclude", Req),
-    ("remote", Req),
-    ("signed", Opt),
-];
+pub(crate) const PACK_LONG: Longs = Longs::words(
+    "upload-pack= receive-pack= exec= depth= shallow-since= shallow-exclude= remote= signed?",
+);
 
-const ARCHIVE_LONG: &[(&str, Arg)] = &[
-    ("format", Req),
-    ("prefix", Req),
-    ("output", Req),
-    ("remote", Req),
-    ("exec", Req),
-    ("add-file", Req),
-    ("add-virtual-file", Req),
-    ("mtime", Req),
-];
+pub(crate) const ARCHIVE_LONG: Longs =
+    Longs::words("format= prefix= output= remote= exec= add-file= add-virtual-file= mtime=");
 
-const REBASE_LONG: &[(&str, Arg)] = &[
-    ("onto", Req),
-    ("exec", Req),
-    ("strategy", Req),
-    ("strategy-option", Req),
-    ("whitespace", Req),
-    ("empty", Req),
-    ("rebase-merges", Opt),
-    ("gpg-sign", Opt),
-    ("interactive", No),
-    ("edit-todo", No),
-    ("continue", No),
-    ("skip", No),
-];
+pub(crate) const REBASE_LONG: Longs = Longs::words(
+    "onto= exec= strategy= strategy-option= whitespace= empty= rebase-merges? gpg-sign?
+     interactive edit-todo continue skip",
+);
 
-const GREP_LONG: &[(&str, Arg)] = &[
-    ("max-depth", Req),
-    ("after-context", Req),
-    ("before-context", Req),
-    ("context", Req),
-    ("threads", Req),
-    ("max-count", Req),
-    ("open-files-in-pager", Opt),
-    ("color", Opt),
-    ("or", No),
-    ("and", No),
-    ("not", No),
-];
+pub(crate) const GREP_LONG: Longs = Longs::words(
+    "max-depth= after-context= before-context= context= threads= max-count= open-files-in-pager?
+     color? or and not",
+);
 
-const COMMIT_LONG: &[(&str, Arg)] = &[
-    ("message", Req),
-    ("file", Req),
-    ("reuse-message", Req),
-    ("reedit-message", Req),
-    ("fixup", Req),
-    ("squash", Req),
-    ("template", Req),
-    ("author", Req),
-    ("date", Req),
-    ("cleanup", Req),
-    ("trailer", Req),
-    ("pathspec-from-file", Req),
-    ("gpg-sign", Opt),
-    ("untracked-files", Opt),
-    ("edit", No),
-    ("no-edit", No),
-    ("interactive", No),
-    ("patch", No),
-    ("amend", No),
-    ("dry-run", No),
-];
+pub(crate) const COMMIT_LONG: Longs = Longs::words(
+    "message= file= reuse-message= reedit-message= fixup= squash= template= author= date=
+     cleanup= trailer= pathspec-from-file= gpg-sign? untracked-files? edit no-edit interactive
+     patch amend dry-run",
+);
 
-const TAG_LONG: &[(&str, Arg)] = &[
-    ("message", Req),
-    ("file", Req),
-    ("local-user", Req),
-    ("sort", Req),
-    ("format", Req),
-    ("cleanup", Req),
-    ("trailer", Req),
-    ("contains", Opt),
-    ("no-contains", Opt),
-    ("merged", Opt),
-    ("no-merged", Opt),
-    ("points-at", Opt),
-    ("color", Opt),
-    ("column", Opt),
-    ("annotate", No),
-    ("sign", No),
-    ("edit", No),
-];
+pub(crate) const TAG_LONG: Longs = Longs::words(
+    "message= file= local-user= sort= format= cleanup= trailer= contains? no-contains? merged?
+     no-merged? points-at? color? column? annotate sign edit",
+);
 
-const MERGE_LONG: &[(&str, Arg)] = &[
-    ("message", Req),
-    ("file", Req),
-    ("strategy", Req),
-    ("strategy-option", Req),
-    ("into-name", Req),
-    ("cleanup", Req),
-    ("mainline", Req),
-    ("gpg-sign", Opt),
-    ("log", Opt),
-    ("edit", No),
-    ("continue", No),
-    ("skip", No),
-];
+pub(crate) const MERGE_LONG: Longs = Longs::words(
+    "message= file= strategy= strategy-option= into-name= cleanup= mainline= gpg-sign? log? edit
+     continue skip",
+);
 
-const AM_LONG: &[(&str, Arg)] = &[
-    ("continue", No),
-    ("skip", No),
-    ("resolved", No),
-    ("resolvemsg", Req),
-    ("allow-empty", No),
-    ("abort", No),
-    ("quit", No),
-    ("interactive", No),
-    ("gpg-sign", Opt),
-    ("whitespace", Req),
-    ("directory", Req),
-    ("exclude", Req),
-    ("include", Req),
-    ("patch-format", Req),
-    ("show-current-patch", Opt),
-    ("quoted-cr", Req),
-    ("empty", Req),
-];
+pub(crate) const AM_LONG: Longs = Longs::words(
+    "continue skip resolved resolvemsg= allow-empty abort quit interactive gpg-sign? whitespace=
+     directory= exclude= include= patch-format= show-current-patch? quoted-cr= empty=",
+);
 
-const NOTES_LONG: &[(&str, Arg)] = &[
-    ("ref", Req),
-    ("message", Req),
-    ("file", Req),
-    ("reuse-message", Req),
-    ("reedit-message", Req),
-    ("separator", Opt),
-    ("edit", No),
-];
+pub(crate) const NOTES_LONG: Longs =
+    Longs::words("ref= message= file= reuse-message= reedit-message= separator? edit");
 
-const PATCH_LONG: &[(&str, Arg)] = &[
-    ("message", Req),
-    ("chmod", Req),
-    ("pathspec-from-file", Req),
-    ("source", Req),
-    ("conflict", Req),
-    ("patch", No),
-    ("interactive", No),
-    ("edit", No),
-];
+pub(crate) const PATCH_LONG: Longs =
+    Longs::words("message= chmod= pathspec-from-file= source= conflict= patch interactive edit");
 
-const LOG_LONG: &[(&str, Arg)] = &[
-    ("output", Req),
-    ("grep", Req),
-    ("author", Req),
-    ("committer", Req),
-    ("since", Req),
-    ("after", Req),
-    ("until", Req),
-    ("before", Req),
-    ("max-count", Req),
-    ("skip", Req),
-    ("format", Req),
-    ("pretty", Opt),
-    ("output-directory", Req),
-    ("subject-prefix", Req),
-    ("in-reply-to", Req),
-    ("to", Req),
-    ("cc", Req),
-    ("from", Opt),
-];
+pub(crate) const LOG_LONG: Longs = Longs::words(
+    "output= grep= author= committer= since= after= until= before= max-count= skip= format=
+     pretty? output-directory= subject-prefix= in-reply-to= to= cc= from?",
+);
 
 /// The grammar for a subcommand (a generic one for those the rules do not read closely).
 pub fn grammar_for(subcommand: &str) -> Grammar {

@@ -6,78 +6,19 @@
 use std::path::Path;
 
 use super::guard::{looks_like_git_dir, names_git_dir};
+use crate::policy::trusted::words::Words;
 
 /// Programs that only read the files they name (or only remove them: removing cannot make
 /// git run anything): they may name `.git` paths. Not `tree` (`-o FILE`, and `-i` prints
 /// names alone), `less` (`-o FILE`) or `more`. Every other program may not, since any
 /// program can write a file (`uniq IN OUT`, `xxd -r`, `shuf -o`, `cc -o`, `openssl -out`,
 /// archive extraction...). git itself is judged by its own rules.
-const READERS: &[&str] = &[
-    "cat",
-    "tac",
-    "ls",
-    "dir",
-    "vdir",
-    "grep",
-    "egrep",
-    "fgrep",
-    "rg",
-    "ag",
-    "ack",
-    "head",
-    "tail",
-    "wc",
-    "stat",
-    "file",
-    "du",
-    "diff",
-    "cmp",
-    "md5sum",
-    "sha1sum",
-    "sha224sum",
-    "sha256sum",
-    "sha384sum",
-    "sha512sum",
-    "b2sum",
-    "cksum",
-    "sum",
-    "od",
-    "hexdump",
-    "hd",
-    "strings",
-    "readlink",
-    "realpath",
-    "basename",
-    "dirname",
-    "echo",
-    "printf",
-    "test",
-    "[",
-    "find",
-    "fd",
-    "fdfind",
-    "locate",
-    "which",
-    "nl",
-    "cut",
-    "tr",
-    "column",
-    "expand",
-    "jq",
-    "bat",
-    "batcat",
-    "namei",
-    "lsattr",
-    "getfacl",
-    "rm",
-    "rmdir",
-    "unlink",
-    "true",
-    "false",
-    "pwd",
-    "sleep",
-    "seq",
-];
+pub(crate) const READERS: Words = Words(
+    "cat tac ls dir vdir grep egrep fgrep rg ag ack head tail wc stat file du diff cmp md5sum
+     sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum sum od hexdump hd strings
+     readlink realpath basename dirname echo printf test [ find fd fdfind locate which nl cut tr
+     column expand jq bat batcat namei lsattr getfacl rm rmdir unlink true false pwd sleep seq",
+);
 
 /// True when `resolved` is a multi-call binary (`busybox`, `toybox`, uutils' `coreutils`),
 /// which acts on the name it is run under: only that name is judged.
@@ -92,7 +33,7 @@ pub fn is_multi_call(resolved: &str) -> bool {
 pub fn is_writer(program: &str) -> bool {
     !crate::policy::trusted::names::names_of(program)
         .iter()
-        .any(|n| READERS.contains(&n.as_str()) || n == "git" || n.starts_with("git-"))
+        .any(|n| READERS.contains(n.as_str()) || n == "git" || n.starts_with("git-"))
 }
 
 /// The arguments of a writer that name paths it may write: all but the patterns of

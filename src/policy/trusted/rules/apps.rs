@@ -5,13 +5,13 @@
 //! (`reviewed::NOT_CLOSED` says why): they are refused as unreviewed, and their deny-lists
 //! still refuse the known forms when the operator accepts them.
 
-use crate::policy::trusted::getopt::{Arg, Grammar, Item};
+use crate::policy::trusted::getopt::{Arg, Grammar, Item, Longs};
 
 /// pandoc 3's options (`pandoc --help`), read with Haskell's GetOpt as pandoc does: short
 /// options clustered, a required value attached or the next argument, an optional one
 /// (`--toc[=true|false]`) only attached, long options by any unambiguous prefix.
 #[rustfmt::skip]
-const PANDOC: Grammar = Grammar {
+pub(crate) const PANDOC: Grammar = Grammar {
     short: &[
         ('f', Arg::Required), ('r', Arg::Required), ('t', Arg::Required), ('w', Arg::Required),
         ('o', Arg::Required), ('M', Arg::Required), ('d', Arg::Required), ('s', Arg::No),
@@ -20,57 +20,28 @@ const PANDOC: Grammar = Grammar {
         ('i', Arg::No), ('T', Arg::Required), ('c', Arg::Required), ('C', Arg::No),
         ('D', Arg::Required), ('v', Arg::No), ('h', Arg::No),
     ],
-    long: &[
-        ("from", Arg::Required), ("read", Arg::Required), ("to", Arg::Required),
-        ("write", Arg::Required), ("output", Arg::Required), ("data-dir", Arg::Required),
-        ("metadata", Arg::Required), ("metadata-file", Arg::Required),
-        ("defaults", Arg::Required), ("file-scope", Arg::Optional), ("sandbox", Arg::Optional),
-        ("standalone", Arg::Optional), ("template", Arg::Required), ("variable", Arg::Required),
-        ("variable-json", Arg::Required), ("wrap", Arg::Required), ("ascii", Arg::Optional),
-        ("toc", Arg::Optional), ("table-of-contents", Arg::Optional),
-        ("toc-depth", Arg::Required), ("lof", Arg::Optional), ("list-of-figures", Arg::Optional),
-        ("lot", Arg::Optional), ("list-of-tables", Arg::Optional),
-        ("number-sections", Arg::Optional), ("number-offset", Arg::Required),
-        ("top-level-division", Arg::Required), ("extract-media", Arg::Required),
-        ("resource-path", Arg::Required), ("include-in-header", Arg::Required),
-        ("include-before-body", Arg::Required), ("include-after-body", Arg::Required),
-        ("no-highlight", Arg::No), ("highlight-style", Arg::Required),
-        ("syntax-highlighting", Arg::Required), ("syntax-definition", Arg::Required),
-        ("dpi", Arg::Required), ("eol", Arg::Required), ("columns", Arg::Required),
-        ("preserve-tabs", Arg::Optional), ("tab-stop", Arg::Required),
-        ("pdf-engine", Arg::Required), ("pdf-engine-opt", Arg::Required),
-        ("reference-doc", Arg::Required), ("self-contained", Arg::Optional),
-        ("embed-resources", Arg::Optional), ("link-images", Arg::Optional),
-        ("request-header", Arg::Required), ("no-check-certificate", Arg::Optional),
-        ("abbreviations", Arg::Required), ("indented-code-classes", Arg::Required),
-        ("default-image-extension", Arg::Required), ("filter", Arg::Required),
-        ("lua-filter", Arg::Required), ("shift-heading-level-by", Arg::Required),
-        ("base-header-level", Arg::Required), ("track-changes", Arg::Required),
-        ("strip-comments", Arg::Optional), ("reference-links", Arg::Optional),
-        ("reference-location", Arg::Required), ("figure-caption-position", Arg::Required),
-        ("table-caption-position", Arg::Required), ("markdown-headings", Arg::Required),
-        ("list-tables", Arg::Optional), ("listings", Arg::Optional),
-        ("incremental", Arg::Optional), ("slide-level", Arg::Required),
-        ("section-divs", Arg::Optional), ("html-q-tags", Arg::Optional),
-        ("email-obfuscation", Arg::Required), ("id-prefix", Arg::Required),
-        ("title-prefix", Arg::Required), ("css", Arg::Required),
-        ("epub-subdirectory", Arg::Required), ("epub-cover-image", Arg::Required),
-        ("epub-title-page", Arg::Optional), ("epub-metadata", Arg::Required),
-        ("epub-embed-font", Arg::Required), ("split-level", Arg::Required),
-        ("chunk-template", Arg::Required), ("epub-chapter-level", Arg::Required),
-        ("ipynb-output", Arg::Required), ("citeproc", Arg::No), ("bibliography", Arg::Required),
-        ("csl", Arg::Required), ("citation-abbreviations", Arg::Required), ("natbib", Arg::No),
-        ("biblatex", Arg::No), ("mathml", Arg::No), ("webtex", Arg::Optional),
-        ("mathjax", Arg::Optional), ("katex", Arg::Optional), ("gladtex", Arg::No),
-        ("trace", Arg::Optional), ("dump-args", Arg::Optional), ("ignore-args", Arg::Optional),
-        ("verbose", Arg::No), ("quiet", Arg::No), ("fail-if-warnings", Arg::Optional),
-        ("log", Arg::Required), ("bash-completion", Arg::No),
-        ("list-input-formats", Arg::No), ("list-output-formats", Arg::No),
-        ("list-extensions", Arg::Optional), ("list-highlight-languages", Arg::No),
-        ("list-highlight-styles", Arg::No), ("print-default-template", Arg::Required),
-        ("print-default-data-file", Arg::Required), ("print-highlight-style", Arg::Required),
-        ("version", Arg::No), ("help", Arg::No),
-    ],
+    long: Longs::words(
+        "from= read= to= write= output= data-dir= metadata= metadata-file= defaults= file-scope?
+         sandbox? standalone? template= variable= variable-json= wrap= ascii? toc?
+         table-of-contents? toc-depth= lof? list-of-figures? lot? list-of-tables?
+         number-sections? number-offset= top-level-division= extract-media= resource-path=
+         include-in-header= include-before-body= include-after-body= no-highlight
+         highlight-style= syntax-highlighting= syntax-definition= dpi= eol= columns=
+         preserve-tabs? tab-stop= pdf-engine= pdf-engine-opt= reference-doc= self-contained?
+         embed-resources? link-images? request-header= no-check-certificate? abbreviations=
+         indented-code-classes= default-image-extension= filter= lua-filter=
+         shift-heading-level-by= base-header-level= track-changes= strip-comments?
+         reference-links? reference-location= figure-caption-position= table-caption-position=
+         markdown-headings= list-tables? listings? incremental? slide-level= section-divs?
+         html-q-tags? email-obfuscation= id-prefix= title-prefix= css= epub-subdirectory=
+         epub-cover-image= epub-title-page? epub-metadata= epub-embed-font= split-level=
+         chunk-template= epub-chapter-level= ipynb-output= citeproc bibliography= csl=
+         citation-abbreviations= natbib biblatex mathml webtex? mathjax? katex? gladtex trace?
+         dump-args? ignore-args? verbose quiet fail-if-warnings? log= bash-completion
+         list-input-formats list-output-formats list-extensions? list-highlight-languages
+         list-highlight-styles print-default-template= print-default-data-file=
+         print-highlight-style= version help",
+    ),
     stop_at_operand: false,
     w_long: false,
     negation: false,
@@ -227,35 +198,23 @@ pub fn check_magick(args: &[String]) -> Result<(), String> {
 /// (`BAT_CONFIG_PATH` or the user's configuration directory, not the working directory) and
 /// `BAT_OPTS`, which the environment rules refuse.
 #[rustfmt::skip]
-const BAT: Grammar = Grammar {
+pub(crate) const BAT: Grammar = Grammar {
     short: &[
         ('A', Arg::No), ('p', Arg::No), ('l', Arg::Required), ('H', Arg::Required),
         ('d', Arg::No), ('S', Arg::No), ('n', Arg::No), ('f', Arg::No), ('P', Arg::No),
         ('m', Arg::Required), ('s', Arg::No), ('r', Arg::Required), ('L', Arg::No),
         ('u', Arg::No), ('h', Arg::No), ('V', Arg::No),
     ],
-    long: &[
-        ("show-all", Arg::No), ("show-nonprintable", Arg::No),
-        ("nonprintable-notation", Arg::Required), ("binary", Arg::Required), ("plain", Arg::No),
-        ("language", Arg::Required), ("highlight-line", Arg::Required),
-        ("file-name", Arg::Required), ("diff", Arg::No), ("diff-context", Arg::Required),
-        ("gitsigns", Arg::Required), ("tabs", Arg::Required), ("wrap", Arg::Required),
-        ("chop-long-lines", Arg::No), ("terminal-width", Arg::Required), ("number", Arg::No),
-        ("color", Arg::Required), ("italic-text", Arg::Required),
-        ("decorations", Arg::Required), ("force-colorization", Arg::No),
-        ("paging", Arg::Required), ("no-paging", Arg::No), ("no-pager", Arg::No),
-        ("pager", Arg::Required), ("map-syntax", Arg::Required),
-        ("ignored-suffix", Arg::Required), ("theme", Arg::Required),
-        ("theme-light", Arg::Required), ("theme-dark", Arg::Required), ("list-themes", Arg::No),
-        ("squeeze-blank", Arg::No), ("squeeze-limit", Arg::Required),
-        ("strip-ansi", Arg::Required), ("style", Arg::Required), ("line-range", Arg::Required),
-        ("list-languages", Arg::No), ("unbuffered", Arg::No), ("no-config", Arg::No),
-        ("no-custom-assets", Arg::No), ("completion", Arg::Required), ("lessopen", Arg::No),
-        ("no-lessopen", Arg::No), ("config-file", Arg::No), ("generate-config-file", Arg::No),
-        ("config-dir", Arg::No), ("cache-dir", Arg::No), ("diagnostic", Arg::No),
-        ("diagnostics", Arg::No), ("acknowledgements", Arg::No),
-        ("set-terminal-title", Arg::No), ("help", Arg::No), ("version", Arg::No),
-    ],
+    long: Longs::words(
+        "show-all show-nonprintable nonprintable-notation= binary= plain language=
+         highlight-line= file-name= diff diff-context= gitsigns= tabs= wrap= chop-long-lines
+         terminal-width= number color= italic-text= decorations= force-colorization paging=
+         no-paging no-pager pager= map-syntax= ignored-suffix= theme= theme-light= theme-dark=
+         list-themes squeeze-blank squeeze-limit= strip-ansi= style= line-range= list-languages
+         unbuffered no-config no-custom-assets completion= lessopen no-lessopen config-file
+         generate-config-file config-dir cache-dir diagnostic diagnostics acknowledgements
+         set-terminal-title help version",
+    ),
     stop_at_operand: false,
     w_long: false,
     negation: false,

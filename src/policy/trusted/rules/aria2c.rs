@@ -14,10 +14,10 @@
 //! (`$HOME/.aria2/aria2.conf` or `$XDG_CONFIG_HOME/aria2/aria2.conf`) is not in the working
 //! directory.
 
-use crate::policy::trusted::getopt::{Arg, Grammar};
+use crate::policy::trusted::getopt::{Arg, Grammar, Longs};
 
 #[rustfmt::skip]
-const GRAMMAR: Grammar = Grammar {
+pub(crate) const GRAMMAR: Grammar = Grammar {
     short: &[
         ('D', Arg::Optional), ('M', Arg::Required), ('O', Arg::Required), ('P', Arg::Optional),
         ('R', Arg::Optional), ('S', Arg::Optional), ('T', Arg::Required), ('U', Arg::Required),
@@ -27,107 +27,51 @@ const GRAMMAR: Grammar = Grammar {
         ('o', Arg::Required), ('p', Arg::Optional), ('q', Arg::Optional), ('s', Arg::Required),
         ('t', Arg::Required), ('u', Arg::Required), ('v', Arg::No), ('x', Arg::Required),
     ],
-    long: &[
-        ("all-proxy", Arg::Required), ("all-proxy-passwd", Arg::Required),
-        ("all-proxy-user", Arg::Required), ("allow-overwrite", Arg::Optional),
-        ("allow-piece-length-change", Arg::Optional), ("always-resume", Arg::Optional),
-        ("async-dns", Arg::Optional), ("async-dns-server", Arg::Required),
-        ("auto-file-renaming", Arg::Optional), ("auto-save-interval", Arg::Required),
-        ("bt-detach-seed-only", Arg::Optional), ("bt-enable-hook-after-hash-check", Arg::Optional),
-        ("bt-enable-lpd", Arg::Optional), ("bt-exclude-tracker", Arg::Required),
-        ("bt-external-ip", Arg::Required), ("bt-force-encryption", Arg::Optional),
-        ("bt-hash-check-seed", Arg::Optional), ("bt-keep-alive-interval", Arg::Required),
-        ("bt-load-saved-metadata", Arg::Optional), ("bt-lpd-interface", Arg::Required),
-        ("bt-max-open-files", Arg::Required), ("bt-max-peers", Arg::Required),
-        ("bt-metadata-only", Arg::Optional), ("bt-min-crypto-level", Arg::Required),
-        ("bt-prioritize-piece", Arg::Required), ("bt-remove-unselected-file", Arg::Optional),
-        ("bt-request-peer-speed-limit", Arg::Required), ("bt-request-timeout", Arg::Required),
-        ("bt-require-crypto", Arg::Optional), ("bt-save-metadata", Arg::Optional),
-        ("bt-seed-unverified", Arg::Optional), ("bt-stop-timeout", Arg::Required),
-        ("bt-timeout", Arg::Required), ("bt-tracker", Arg::Required),
-        ("bt-tracker-connect-timeout", Arg::Required), ("bt-tracker-interval", Arg::Required),
-        ("bt-tracker-timeout", Arg::Required), ("ca-certificate", Arg::Required),
-        ("certificate", Arg::Required), ("check-certificate", Arg::Optional),
-        ("check-integrity", Arg::Optional), ("checksum", Arg::Required),
-        ("conditional-get", Arg::Optional), ("conf-path", Arg::Required),
-        ("connect-timeout", Arg::Required), ("console-log-level", Arg::Required),
-        ("content-disposition-default-utf8", Arg::Optional), ("continue", Arg::Optional),
-        ("daemon", Arg::Optional), ("deferred-input", Arg::Optional),
-        ("dht-entry-point", Arg::Required), ("dht-entry-point6", Arg::Required),
-        ("dht-file-path", Arg::Required), ("dht-file-path6", Arg::Required),
-        ("dht-listen-addr", Arg::Required), ("dht-listen-addr6", Arg::Required),
-        ("dht-listen-port", Arg::Required), ("dht-message-timeout", Arg::Required),
-        ("dir", Arg::Required), ("disable-ipv6", Arg::Optional), ("disk-cache", Arg::Required),
-        ("dns-timeout", Arg::Required), ("download-result", Arg::Required),
-        ("dry-run", Arg::Optional), ("dscp", Arg::Required), ("enable-async-dns6", Arg::Optional),
-        ("enable-color", Arg::Optional), ("enable-dht", Arg::Optional),
-        ("enable-dht6", Arg::Optional), ("enable-http-keep-alive", Arg::Optional),
-        ("enable-http-pipelining", Arg::Optional), ("enable-mmap", Arg::Optional),
-        ("enable-peer-exchange", Arg::Optional), ("enable-rpc", Arg::Optional),
-        ("event-poll", Arg::Required), ("file-allocation", Arg::Required),
-        ("follow-metalink", Arg::Required), ("follow-torrent", Arg::Required),
-        ("force-save", Arg::Optional), ("force-sequential", Arg::Optional),
-        ("ftp-passwd", Arg::Required), ("ftp-pasv", Arg::Optional), ("ftp-proxy", Arg::Required),
-        ("ftp-proxy-passwd", Arg::Required), ("ftp-proxy-user", Arg::Required),
-        ("ftp-reuse-connection", Arg::Optional), ("ftp-type", Arg::Required),
-        ("ftp-user", Arg::Required), ("gid", Arg::Required), ("hash-check-only", Arg::Optional),
-        ("header", Arg::Required), ("help", Arg::Optional), ("http-accept-gzip", Arg::Optional),
-        ("http-auth-challenge", Arg::Optional), ("http-no-cache", Arg::Optional),
-        ("http-passwd", Arg::Required), ("http-proxy", Arg::Required),
-        ("http-proxy-passwd", Arg::Required), ("http-proxy-user", Arg::Required),
-        ("http-user", Arg::Required), ("https-proxy", Arg::Required),
-        ("https-proxy-passwd", Arg::Required), ("https-proxy-user", Arg::Required),
-        ("human-readable", Arg::Optional), ("index-out", Arg::Required),
-        ("input-file", Arg::Required), ("interface", Arg::Required),
-        ("keep-unfinished-download-result", Arg::Optional), ("listen-port", Arg::Required),
-        ("load-cookies", Arg::Required), ("log", Arg::Required), ("log-level", Arg::Required),
-        ("lowest-speed-limit", Arg::Required), ("max-concurrent-downloads", Arg::Required),
-        ("max-connection-per-server", Arg::Required), ("max-download-limit", Arg::Required),
-        ("max-download-result", Arg::Required), ("max-file-not-found", Arg::Required),
-        ("max-http-pipelining", Arg::Required), ("max-mmap-limit", Arg::Required),
-        ("max-overall-download-limit", Arg::Required), ("max-overall-upload-limit", Arg::Required),
-        ("max-resume-failure-tries", Arg::Required), ("max-tries", Arg::Required),
-        ("max-upload-limit", Arg::Required), ("metalink-base-uri", Arg::Required),
-        ("metalink-enable-unique-protocol", Arg::Optional), ("metalink-file", Arg::Required),
-        ("metalink-language", Arg::Required), ("metalink-location", Arg::Required),
-        ("metalink-os", Arg::Required), ("metalink-preferred-protocol", Arg::Required),
-        ("metalink-version", Arg::Required), ("min-split-size", Arg::Required),
-        ("min-tls-version", Arg::Required), ("multiple-interface", Arg::Required),
-        ("netrc-path", Arg::Required), ("no-conf", Arg::Optional),
-        ("no-file-allocation-limit", Arg::Required), ("no-netrc", Arg::Optional),
-        ("no-proxy", Arg::Required), ("no-want-digest-header", Arg::Optional),
-        ("on-bt-download-complete", Arg::Required), ("on-download-complete", Arg::Required),
-        ("on-download-error", Arg::Required), ("on-download-pause", Arg::Required),
-        ("on-download-start", Arg::Required), ("on-download-stop", Arg::Required),
-        ("optimize-concurrent-downloads", Arg::Optional), ("out", Arg::Required),
-        ("parameterized-uri", Arg::Optional), ("pause", Arg::Optional),
-        ("pause-metadata", Arg::Optional), ("peer-agent", Arg::Required),
-        ("peer-connection-timeout", Arg::Required), ("peer-id-prefix", Arg::Required),
-        ("piece-length", Arg::Required), ("private-key", Arg::Required),
-        ("proxy-method", Arg::Required), ("quiet", Arg::Optional),
-        ("realtime-chunk-checksum", Arg::Optional), ("referer", Arg::Required),
-        ("remote-time", Arg::Optional), ("remove-control-file", Arg::Optional),
-        ("retry-wait", Arg::Required), ("reuse-uri", Arg::Optional),
-        ("rlimit-nofile", Arg::Required), ("rpc-allow-origin-all", Arg::Optional),
-        ("rpc-certificate", Arg::Required), ("rpc-listen-all", Arg::Optional),
-        ("rpc-listen-port", Arg::Required), ("rpc-max-request-size", Arg::Required),
-        ("rpc-passwd", Arg::Required), ("rpc-private-key", Arg::Required),
-        ("rpc-save-upload-metadata", Arg::Optional), ("rpc-secret", Arg::Required),
-        ("rpc-secure", Arg::Optional), ("rpc-user", Arg::Required), ("save-cookies", Arg::Required),
-        ("save-not-found", Arg::Optional), ("save-session", Arg::Required),
-        ("save-session-interval", Arg::Required), ("seed-ratio", Arg::Required),
-        ("seed-time", Arg::Required), ("select-file", Arg::Required),
-        ("select-least-used-host", Arg::Required), ("server-stat-if", Arg::Required),
-        ("server-stat-of", Arg::Required), ("server-stat-timeout", Arg::Required),
-        ("show-console-readout", Arg::Required), ("show-files", Arg::Optional),
-        ("socket-recv-buffer-size", Arg::Required), ("split", Arg::Required),
-        ("ssh-host-key-md", Arg::Required), ("startup-idle-time", Arg::Required),
-        ("stderr", Arg::Optional), ("stop", Arg::Required), ("stop-with-process", Arg::Required),
-        ("stream-piece-selector", Arg::Required), ("summary-interval", Arg::Required),
-        ("timeout", Arg::Required), ("torrent-file", Arg::Required),
-        ("truncate-console-readout", Arg::Optional), ("uri-selector", Arg::Required),
-        ("use-head", Arg::Optional), ("user-agent", Arg::Required), ("version", Arg::No),
-    ],
+    long: Longs::words(
+        "all-proxy= all-proxy-passwd= all-proxy-user= allow-overwrite? allow-piece-length-change?
+         always-resume? async-dns? async-dns-server= auto-file-renaming? auto-save-interval=
+         bt-detach-seed-only? bt-enable-hook-after-hash-check? bt-enable-lpd? bt-exclude-tracker=
+         bt-external-ip= bt-force-encryption? bt-hash-check-seed? bt-keep-alive-interval=
+         bt-load-saved-metadata? bt-lpd-interface= bt-max-open-files= bt-max-peers=
+         bt-metadata-only? bt-min-crypto-level= bt-prioritize-piece= bt-remove-unselected-file?
+         bt-request-peer-speed-limit= bt-request-timeout= bt-require-crypto? bt-save-metadata?
+         bt-seed-unverified? bt-stop-timeout= bt-timeout= bt-tracker= bt-tracker-connect-timeout=
+         bt-tracker-interval= bt-tracker-timeout= ca-certificate= certificate= check-certificate?
+         check-integrity? checksum= conditional-get? conf-path= connect-timeout=
+         console-log-level= content-disposition-default-utf8? continue? daemon? deferred-input?
+         dht-entry-point= dht-entry-point6= dht-file-path= dht-file-path6= dht-listen-addr=
+         dht-listen-addr6= dht-listen-port= dht-message-timeout= dir= disable-ipv6? disk-cache=
+         dns-timeout= download-result= dry-run? dscp= enable-async-dns6? enable-color?
+         enable-dht? enable-dht6? enable-http-keep-alive? enable-http-pipelining? enable-mmap?
+         enable-peer-exchange? enable-rpc? event-poll= file-allocation= follow-metalink=
+         follow-torrent= force-save? force-sequential? ftp-passwd= ftp-pasv? ftp-proxy=
+         ftp-proxy-passwd= ftp-proxy-user= ftp-reuse-connection? ftp-type= ftp-user= gid=
+         hash-check-only? header= help? http-accept-gzip? http-auth-challenge? http-no-cache?
+         http-passwd= http-proxy= http-proxy-passwd= http-proxy-user= http-user= https-proxy=
+         https-proxy-passwd= https-proxy-user= human-readable? index-out= input-file= interface=
+         keep-unfinished-download-result? listen-port= load-cookies= log= log-level=
+         lowest-speed-limit= max-concurrent-downloads= max-connection-per-server=
+         max-download-limit= max-download-result= max-file-not-found= max-http-pipelining=
+         max-mmap-limit= max-overall-download-limit= max-overall-upload-limit=
+         max-resume-failure-tries= max-tries= max-upload-limit= metalink-base-uri=
+         metalink-enable-unique-protocol? metalink-file= metalink-language= metalink-location=
+         metalink-os= metalink-preferred-protocol= metalink-version= min-split-size=
+         min-tls-version= multiple-interface= netrc-path= no-conf? no-file-allocation-limit=
+         no-netrc? no-proxy= no-want-digest-header? on-bt-download-complete=
+         on-download-complete= on-download-error= on-download-pause= on-download-start=
+         on-download-stop= optimize-concurrent-downloads? out= parameterized-uri? pause?
+         pause-metadata? peer-agent= peer-connection-timeout= peer-id-prefix= piece-length=
+         private-key= proxy-method= quiet? realtime-chunk-checksum? referer= remote-time?
+         remove-control-file? retry-wait= reuse-uri? rlimit-nofile= rpc-allow-origin-all?
+         rpc-certificate= rpc-listen-all? rpc-listen-port= rpc-max-request-size= rpc-passwd=
+         rpc-private-key= rpc-save-upload-metadata? rpc-secret= rpc-secure? rpc-user=
+         save-cookies= save-not-found? save-session= save-session-interval= seed-ratio=
+         seed-time= select-file= select-least-used-host= server-stat-if= server-stat-of=
+         server-stat-timeout= show-console-readout= show-files? socket-recv-buffer-size= split=
+         ssh-host-key-md= startup-idle-time= stderr? stop= stop-with-process=
+         stream-piece-selector= summary-interval= timeout= torrent-file=
+         truncate-console-readout? uri-selector= use-head? user-agent= version",
+    ),
     stop_at_operand: false,
     w_long: false,
     negation: false,

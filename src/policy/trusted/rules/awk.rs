@@ -16,12 +16,12 @@
 //! other option the grammar has; their values are data.
 
 use super::awk_scan::{raw_awk_danger, scan_awk, AwkScan};
-use crate::policy::trusted::getopt::{Arg, Grammar, Item};
+use crate::policy::trusted::getopt::{Arg, Grammar, Item, Longs};
 
 const REASON: &str = "awk external access";
 
 #[rustfmt::skip]
-const GRAMMAR: Grammar = Grammar {
+pub(crate) const GRAMMAR: Grammar = Grammar {
     // gawk's optstring (`F:f:v:W;bcCd::D::e:E:ghi:Ikl:L::nNo::Op::MPrSstVYZ:`), whose letters
     // include mawk's (`-f`, `-F`, `-v`, `-W`) and the one true awk's.
     short: &[
@@ -34,48 +34,13 @@ const GRAMMAR: Grammar = Grammar {
         ('r', Arg::No), ('S', Arg::No), ('s', Arg::No), ('t', Arg::No), ('V', Arg::No),
         ('Y', Arg::No),
     ],
-    long: &[
-        ("assign", Arg::Required),
-        ("bignum", Arg::No),
-        ("characters-as-bytes", Arg::No),
-        ("copyright", Arg::No),
-        ("csv", Arg::No),
-        ("debug", Arg::Optional),
-        ("dump", Arg::No),
-        ("dump-variables", Arg::Optional),
-        ("exec", Arg::Required),
-        ("field-separator", Arg::Required),
-        ("file", Arg::Required),
-        ("gen-pot", Arg::No),
-        ("help", Arg::No),
-        ("include", Arg::Required),
-        ("interactive", Arg::No),
-        ("lint", Arg::Optional),
-        ("lint-old", Arg::No),
-        ("load", Arg::Required),
-        ("locale", Arg::Required),
-        ("no-optimize", Arg::No),
-        ("non-decimal-data", Arg::No),
-        ("nostalgia", Arg::No),
-        ("optimize", Arg::No),
-        ("parsedebug", Arg::No),
-        ("persist", Arg::Optional),
-        ("posix", Arg::No),
-        ("posix_space", Arg::No),
-        ("pretty-print", Arg::Optional),
-        ("profile", Arg::Optional),
-        ("random", Arg::Optional),
-        ("re-interval", Arg::No),
-        ("repetitions", Arg::No),
-        ("sandbox", Arg::No),
-        ("source", Arg::Required),
-        ("sprintf", Arg::Optional),
-        ("trace", Arg::No),
-        ("traditional", Arg::No),
-        ("usage", Arg::No),
-        ("use-lc-numeric", Arg::No),
-        ("version", Arg::No),
-    ],
+    long: Longs::words(
+        "assign= bignum characters-as-bytes copyright csv debug? dump dump-variables? exec=
+         field-separator= file= gen-pot help include= interactive lint? lint-old load= locale=
+         no-optimize non-decimal-data nostalgia optimize parsedebug persist? posix posix_space
+         pretty-print? profile? random? re-interval repetitions sandbox source= sprintf? trace
+         traditional usage use-lc-numeric version",
+    ),
     stop_at_operand: true,
     w_long: false,
     negation: false,
@@ -106,8 +71,8 @@ fn long_refused(written: &str, value: Option<&str>) -> bool {
     !written.is_empty()
         && GRAMMAR.long.iter().any(|(option, _)| {
             option.starts_with(written.as_str())
-                && (PROHIBITED_LONG.contains(option)
-                    || (value.is_some() && FILE_OUTPUT_LONG.contains(option)))
+                && (PROHIBITED_LONG.contains(&option)
+                    || (value.is_some() && FILE_OUTPUT_LONG.contains(&option)))
         })
 }
 

@@ -14,6 +14,8 @@
 //!
 //! The linkers run on their own have a closed grammar of their own, in `ld`.
 
+use crate::policy::trusted::words::Words;
+
 /// The reason of every option that loads or runs something.
 const RUNS: &str = "compiler plugin or external program option";
 
@@ -85,119 +87,24 @@ fn is_sysroot(a: &str) -> bool {
 /// Options whose value is the next argument when it is not attached (gcc's `Separate` and
 /// `JoinedOrSeparate` options, and clang's): the value is checked only by the deny-list, never
 /// as an option. `-I`, `-o` and the like are also accepted with the value attached.
-const SEPARATE: &[&str] = &[
-    "-o",
-    "-x",
-    "-I",
-    "-L",
-    "-l",
-    "-D",
-    "-U",
-    "-u",
-    "-z",
-    "-T",
-    "-J",
-    "-A",
-    "-include",
-    "-imacros",
-    "-isystem",
-    "-iquote",
-    "-idirafter",
-    "-iprefix",
-    "-iwithprefix",
-    "-iwithprefixbefore",
-    "-isysroot",
-    "-imultilib",
-    "-imultiarch",
-    "-iframework",
-    "-MF",
-    "-MT",
-    "-MQ",
-    "-aux-info",
-    "-Xlinker",
-    "-Xassembler",
-    "-Xpreprocessor",
-    "-Xclang",
-    "-mllvm",
-    "-target",
-    "-arch",
-    "-framework",
-    "--param",
-];
+pub(crate) const SEPARATE: Words = Words(
+    "-o -x -I -L -l -D -U -u -z -T -J -A -include -imacros -isystem -iquote -idirafter -iprefix
+     -iwithprefix -iwithprefixbefore -isysroot -imultilib -imultiarch -iframework -MF -MT -MQ
+     -aux-info -Xlinker -Xassembler -Xpreprocessor -Xclang -mllvm -target -arch -framework
+     --param",
+);
 
 /// Options without a value, accepted as written.
-const EXACT: &[&str] = &[
-    "-c",
-    "-S",
-    "-E",
-    "-v",
-    "-###",
-    "-pipe",
-    "-pthread",
-    "-pthreads",
-    "-shared",
-    "-shared-libgcc",
-    "-static",
-    "-static-pie",
-    "-pie",
-    "-no-pie",
-    "-rdynamic",
-    "-s",
-    "-r",
-    "-p",
-    "-pg",
-    "-Q",
-    "-H",
-    "-P",
-    "-C",
-    "-CC",
-    "-M",
-    "-MM",
-    "-MD",
-    "-MMD",
-    "-MG",
-    "-MP",
-    "-w",
-    "-ansi",
-    "-pedantic",
-    "-pedantic-errors",
-    "-nostdlib",
-    "-nostdlib++",
-    "-nostdinc",
-    "-nostdinc++",
-    "-nodefaultlibs",
-    "-nostartfiles",
-    "-nolibc",
-    "-undef",
-    "-trigraphs",
-    "-traditional",
-    "-traditional-cpp",
-    "-symbolic",
-    "-time",
-    "-no-integrated-cpp",
-    "-emit-llvm",
-    "-no-canonical-prefixes",
-    "-dumpspecs",
-    "-dumpversion",
-    "-dumpfullversion",
-    "-dumpmachine",
-    "--version",
-    "--help",
-    "--target-help",
-    "--verbose",
-    "--ansi",
-    "--pedantic",
-    "--pedantic-errors",
-    "--static",
-    "--shared",
-    "--coverage",
-    "-coverage",
-    "-integrated-as",
-    "-no-integrated-as",
-    "-Qunused-arguments",
-    "-cpp",
-    "-nocpp",
-];
+pub(crate) const EXACT: Words = Words(
+    "-c -S -E -v -### -pipe -pthread -pthreads -shared -shared-libgcc -static -static-pie -pie
+     -no-pie -rdynamic -s -r -p -pg -Q -H -P -C -CC -M -MM -MD -MMD -MG -MP -w -ansi -pedantic
+     -pedantic-errors -nostdlib -nostdlib++ -nostdinc -nostdinc++ -nodefaultlibs -nostartfiles
+     -nolibc -undef -trigraphs -traditional -traditional-cpp -symbolic -time -no-integrated-cpp
+     -emit-llvm -no-canonical-prefixes -dumpspecs -dumpversion -dumpfullversion -dumpmachine
+     --version --help --target-help --verbose --ansi --pedantic --pedantic-errors --static
+     --shared --coverage -coverage -integrated-as -no-integrated-as -Qunused-arguments -cpp
+     -nocpp",
+);
 
 /// Option families accepted by prefix: optimisation, warnings (`-Wl,`, `-Wa,` and `-Wp,` pass
 /// their values on, and the deny-list judges them), code generation and language features
@@ -205,50 +112,12 @@ const EXACT: &[&str] = &[
 /// information, macros, include and library paths and libraries, the language and standard,
 /// the output, dumps, and what the driver prints about itself. None of them names a program
 /// or a library to load.
-const FAMILIES: &[&str] = &[
-    "-O",
-    "-W",
-    "-f",
-    "-m",
-    "-g",
-    "-D",
-    "-U",
-    "-I",
-    "-L",
-    "-l",
-    "-x",
-    "-o",
-    "-J",
-    "-d",
-    "-std=",
-    "--std=",
-    "-print-",
-    "--print-",
-    "-static-lib",
-    "-stdlib=",
-    "--stdlib=",
-    "-rtlib=",
-    "--rtlib=",
-    "-unwindlib=",
-    "--unwindlib=",
-    "--target=",
-    "--param=",
-    "--help=",
-    "-include",
-    "-imacros",
-    "-isystem",
-    "-iquote",
-    "-idirafter",
-    "-iprefix",
-    "-iwithprefix",
-    "-isysroot",
-    "-imultilib",
-    "-imultiarch",
-    "-iframework",
-    "-MF",
-    "-MT",
-    "-MQ",
-];
+pub(crate) const FAMILIES: Words = Words(
+    "-O -W -f -m -g -D -U -I -L -l -x -o -J -d -std= --std= -print- --print- -static-lib -stdlib=
+     --stdlib= -rtlib= --rtlib= -unwindlib= --unwindlib= --target= --param= --help= -include
+     -imacros -isystem -iquote -idirafter -iprefix -iwithprefix -isysroot -imultilib -imultiarch
+     -iframework -MF -MT -MQ",
+);
 
 /// Accepted and refused examples, walked by `harden`'s tests.
 #[cfg(test)]
@@ -436,11 +305,11 @@ pub fn check_cc(args: &[String]) -> Result<(), String> {
         if !a.starts_with('-') || a == "-" {
             continue;
         }
-        if SEPARATE.contains(&a) {
+        if SEPARATE.contains(a) {
             i += 1;
             continue;
         }
-        if EXACT.contains(&a) || FAMILIES.iter().any(|f| a.starts_with(f)) {
+        if EXACT.contains(a) || FAMILIES.iter().any(|f| a.starts_with(f)) {
             continue;
         }
         let name = a.split_once('=').map_or(a, |(n, _)| n);

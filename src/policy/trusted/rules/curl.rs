@@ -19,10 +19,10 @@
 //! decode it), which the writers' check reads, `--create-dirs` only making the directories
 //! of a name that check has read.
 
-use crate::policy::trusted::getopt::{Arg, Grammar, Item};
+use crate::policy::trusted::getopt::{Arg, Grammar, Item, Longs};
 
 #[rustfmt::skip]
-const GRAMMAR: Grammar = Grammar {
+pub(crate) const GRAMMAR: Grammar = Grammar {
     short: &[
         ('a', Arg::No), ('E', Arg::Required), ('K', Arg::Required), ('C', Arg::Required),
         ('b', Arg::Required), ('c', Arg::Required), ('d', Arg::Required), ('q', Arg::No),
@@ -39,98 +39,44 @@ const GRAMMAR: Grammar = Grammar {
         ('B', Arg::No), ('u', Arg::Required), ('A', Arg::Required), ('v', Arg::No), ('V', Arg::No),
         ('w', Arg::Required),
     ],
-    long: &[
-        ("abstract-unix-socket", Arg::Required), ("alt-svc", Arg::Required), ("anyauth", Arg::No),
-        ("append", Arg::No), ("aws-sigv4", Arg::Required), ("basic", Arg::No),
-        ("cacert", Arg::Required), ("capath", Arg::Required), ("cert", Arg::Required),
-        ("cert-status", Arg::No), ("cert-type", Arg::Required), ("ciphers", Arg::Required),
-        ("compressed", Arg::No), ("compressed-ssh", Arg::No), ("config", Arg::Required),
-        ("connect-timeout", Arg::Required), ("connect-to", Arg::Required),
-        ("continue-at", Arg::Required), ("cookie", Arg::Required), ("cookie-jar", Arg::Required),
-        ("create-dirs", Arg::No), ("create-file-mode", Arg::Required), ("crlf", Arg::No),
-        ("crlfile", Arg::Required), ("curves", Arg::Required), ("data", Arg::Required),
-        ("data-ascii", Arg::Required), ("data-binary", Arg::Required), ("data-raw", Arg::Required),
-        ("data-urlencode", Arg::Required), ("delegation", Arg::Required), ("digest", Arg::No),
-        ("disable", Arg::No), ("disable-eprt", Arg::No), ("disable-epsv", Arg::No),
-        ("disallow-username-in-url", Arg::No), ("dns-interface", Arg::Required),
-        ("dns-ipv4-addr", Arg::Required), ("dns-ipv6-addr", Arg::Required),
-        ("dns-servers", Arg::Required), ("doh-cert-status", Arg::No), ("doh-insecure", Arg::No),
-        ("doh-url", Arg::Required), ("dump-header", Arg::Required), ("egd-file", Arg::Required),
-        ("engine", Arg::Required), ("etag-compare", Arg::Required), ("etag-save", Arg::Required),
-        ("expect100-timeout", Arg::Required), ("fail", Arg::No), ("fail-early", Arg::No),
-        ("fail-with-body", Arg::No), ("false-start", Arg::No), ("form", Arg::Required),
-        ("form-escape", Arg::No), ("form-string", Arg::Required), ("ftp-account", Arg::Required),
-        ("ftp-alternative-to-user", Arg::Required), ("ftp-create-dirs", Arg::No),
-        ("ftp-method", Arg::Required), ("ftp-pasv", Arg::No), ("ftp-port", Arg::Required),
-        ("ftp-pret", Arg::No), ("ftp-skip-pasv-ip", Arg::No), ("ftp-ssl-ccc", Arg::No),
-        ("ftp-ssl-ccc-mode", Arg::Required), ("ftp-ssl-control", Arg::No), ("get", Arg::No),
-        ("globoff", Arg::No), ("happy-eyeballs-timeout-ms", Arg::Required),
-        ("haproxy-protocol", Arg::No), ("head", Arg::No), ("header", Arg::Required),
-        ("help", Arg::No), ("hostpubmd5", Arg::Required), ("hostpubsha256", Arg::Required),
-        ("hsts", Arg::Required), ("http0.9", Arg::No), ("http1.0", Arg::No), ("http1.1", Arg::No),
-        ("http2", Arg::No), ("http2-prior-knowledge", Arg::No), ("http3", Arg::No),
-        ("http3-only", Arg::No), ("ignore-content-length", Arg::No), ("include", Arg::No),
-        ("insecure", Arg::No), ("interface", Arg::Required), ("ipv4", Arg::No), ("ipv6", Arg::No),
-        ("json", Arg::Required), ("junk-session-cookies", Arg::No),
-        ("keepalive-time", Arg::Required), ("key", Arg::Required), ("key-type", Arg::Required),
-        ("krb", Arg::Required), ("libcurl", Arg::Required), ("limit-rate", Arg::Required),
-        ("list-only", Arg::No), ("local-port", Arg::Required), ("location", Arg::No),
-        ("location-trusted", Arg::No), ("login-options", Arg::Required),
-        ("mail-auth", Arg::Required), ("mail-from", Arg::Required), ("mail-rcpt", Arg::Required),
-        ("mail-rcpt-allowfails", Arg::No), ("manual", Arg::No), ("max-filesize", Arg::Required),
-        ("max-redirs", Arg::Required), ("max-time", Arg::Required), ("metalink", Arg::No),
-        ("negotiate", Arg::No), ("netrc", Arg::No), ("netrc-file", Arg::Required),
-        ("netrc-optional", Arg::No), ("next", Arg::No), ("no-alpn", Arg::No),
-        ("no-buffer", Arg::No), ("no-clobber", Arg::No), ("no-keepalive", Arg::No),
-        ("no-npn", Arg::No), ("no-progress-meter", Arg::No), ("no-sessionid", Arg::No),
-        ("noproxy", Arg::Required), ("ntlm", Arg::No), ("ntlm-wb", Arg::No),
-        ("oauth2-bearer", Arg::Required), ("output", Arg::Required), ("output-dir", Arg::Required),
-        ("parallel", Arg::No), ("parallel-immediate", Arg::No), ("parallel-max", Arg::Required),
-        ("pass", Arg::Required), ("path-as-is", Arg::No), ("pinnedpubkey", Arg::Required),
-        ("post301", Arg::No), ("post302", Arg::No), ("post303", Arg::No), ("preproxy", Arg::No),
-        ("progress-bar", Arg::No), ("proto", Arg::Required), ("proto-default", Arg::Required),
-        ("proto-redir", Arg::Required), ("proxy", Arg::No), ("proxy-anyauth", Arg::No),
-        ("proxy-basic", Arg::No), ("proxy-cacert", Arg::Required), ("proxy-capath", Arg::Required),
-        ("proxy-cert", Arg::Required), ("proxy-cert-type", Arg::Required),
-        ("proxy-ciphers", Arg::Required), ("proxy-crlfile", Arg::Required),
-        ("proxy-digest", Arg::No), ("proxy-header", Arg::Required), ("proxy-insecure", Arg::No),
-        ("proxy-key", Arg::Required), ("proxy-key-type", Arg::Required),
-        ("proxy-negotiate", Arg::No), ("proxy-ntlm", Arg::No), ("proxy-pass", Arg::Required),
-        ("proxy-pinnedpubkey", Arg::Required), ("proxy-service-name", Arg::Required),
-        ("proxy-ssl-allow-beast", Arg::No), ("proxy-ssl-auto-client-cert", Arg::No),
-        ("proxy-tls13-ciphers", Arg::Required), ("proxy-tlsauthtype", Arg::Required),
-        ("proxy-tlspassword", Arg::Required), ("proxy-tlsuser", Arg::Required),
-        ("proxy-tlsv1", Arg::No), ("proxy-user", Arg::Required), ("proxy1.0", Arg::Required),
-        ("proxytunnel", Arg::No), ("pubkey", Arg::Required), ("quote", Arg::Required),
-        ("random-file", Arg::Required), ("range", Arg::Required), ("rate", Arg::Required),
-        ("raw", Arg::No), ("referer", Arg::Required), ("remote-header-name", Arg::No),
-        ("remote-name", Arg::No), ("remote-name-all", Arg::No), ("remote-time", Arg::No),
-        ("remove-on-error", Arg::No), ("request", Arg::Required),
-        ("request-target", Arg::Required), ("resolve", Arg::Required), ("retry", Arg::Required),
-        ("retry-all-errors", Arg::No), ("retry-connrefused", Arg::No),
-        ("retry-delay", Arg::Required), ("retry-max-time", Arg::Required),
-        ("sasl-authzid", Arg::Required), ("sasl-ir", Arg::No), ("service-name", Arg::Required),
-        ("show-error", Arg::No), ("silent", Arg::No), ("socks4", Arg::Required),
-        ("socks4a", Arg::Required), ("socks5", Arg::Required), ("socks5-basic", Arg::No),
-        ("socks5-gssapi", Arg::No), ("socks5-gssapi-nec", Arg::No),
-        ("socks5-gssapi-service", Arg::Required), ("socks5-hostname", Arg::Required),
-        ("speed-limit", Arg::Required), ("speed-time", Arg::Required), ("ssl", Arg::No),
-        ("ssl-allow-beast", Arg::No), ("ssl-auto-client-cert", Arg::No),
-        ("ssl-no-revoke", Arg::No), ("ssl-reqd", Arg::No), ("ssl-revoke-best-effort", Arg::No),
-        ("sslv2", Arg::No), ("sslv3", Arg::No), ("stderr", Arg::Required),
-        ("styled-output", Arg::No), ("suppress-connect-headers", Arg::No),
-        ("tcp-fastopen", Arg::No), ("tcp-nodelay", Arg::No), ("telnet-option", Arg::Required),
-        ("tftp-blksize", Arg::Required), ("tftp-no-options", Arg::No),
-        ("time-cond", Arg::Required), ("tls-max", Arg::Required), ("tls13-ciphers", Arg::Required),
-        ("tlsauthtype", Arg::Required), ("tlspassword", Arg::Required), ("tlsuser", Arg::Required),
-        ("tlsv1", Arg::No), ("tlsv1.0", Arg::No), ("tlsv1.1", Arg::No), ("tlsv1.2", Arg::No),
-        ("tlsv1.3", Arg::No), ("tr-encoding", Arg::No), ("trace", Arg::Required),
-        ("trace-ascii", Arg::Required), ("trace-time", Arg::No), ("unix-socket", Arg::Required),
-        ("upload-file", Arg::Required), ("url", Arg::Required), ("url-query", Arg::Required),
-        ("use-ascii", Arg::No), ("user", Arg::Required), ("user-agent", Arg::Required),
-        ("verbose", Arg::No), ("version", Arg::No), ("write-out", Arg::Required),
-        ("xattr", Arg::No),
-    ],
+    long: Longs::words(
+        "abstract-unix-socket= alt-svc= anyauth append aws-sigv4= basic cacert= capath= cert=
+         cert-status cert-type= ciphers= compressed compressed-ssh config= connect-timeout=
+         connect-to= continue-at= cookie= cookie-jar= create-dirs create-file-mode= crlf crlfile=
+         curves= data= data-ascii= data-binary= data-raw= data-urlencode= delegation= digest
+         disable disable-eprt disable-epsv disallow-username-in-url dns-interface= dns-ipv4-addr=
+         dns-ipv6-addr= dns-servers= doh-cert-status doh-insecure doh-url= dump-header= egd-file=
+         engine= etag-compare= etag-save= expect100-timeout= fail fail-early fail-with-body
+         false-start form= form-escape form-string= ftp-account= ftp-alternative-to-user=
+         ftp-create-dirs ftp-method= ftp-pasv ftp-port= ftp-pret ftp-skip-pasv-ip ftp-ssl-ccc
+         ftp-ssl-ccc-mode= ftp-ssl-control get globoff happy-eyeballs-timeout-ms=
+         haproxy-protocol head header= help hostpubmd5= hostpubsha256= hsts= http0.9 http1.0
+         http1.1 http2 http2-prior-knowledge http3 http3-only ignore-content-length include
+         insecure interface= ipv4 ipv6 json= junk-session-cookies keepalive-time= key= key-type=
+         krb= libcurl= limit-rate= list-only local-port= location location-trusted login-options=
+         mail-auth= mail-from= mail-rcpt= mail-rcpt-allowfails manual max-filesize= max-redirs=
+         max-time= metalink negotiate netrc netrc-file= netrc-optional next no-alpn no-buffer
+         no-clobber no-keepalive no-npn no-progress-meter no-sessionid noproxy= ntlm ntlm-wb
+         oauth2-bearer= output= output-dir= parallel parallel-immediate parallel-max= pass=
+         path-as-is pinnedpubkey= post301 post302 post303 preproxy progress-bar proto=
+         proto-default= proto-redir= proxy proxy-anyauth proxy-basic proxy-cacert= proxy-capath=
+         proxy-cert= proxy-cert-type= proxy-ciphers= proxy-crlfile= proxy-digest proxy-header=
+         proxy-insecure proxy-key= proxy-key-type= proxy-negotiate proxy-ntlm proxy-pass=
+         proxy-pinnedpubkey= proxy-service-name= proxy-ssl-allow-beast proxy-ssl-auto-client-cert
+         proxy-tls13-ciphers= proxy-tlsauthtype= proxy-tlspassword= proxy-tlsuser= proxy-tlsv1
+         proxy-user= proxy1.0= proxytunnel pubkey= quote= random-file= range= rate= raw referer=
+         remote-header-name remote-name remote-name-all remote-time remove-on-error request=
+         request-target= resolve= retry= retry-all-errors retry-connrefused retry-delay=
+         retry-max-time= sasl-authzid= sasl-ir service-name= show-error silent socks4= socks4a=
+         socks5= socks5-basic socks5-gssapi socks5-gssapi-nec socks5-gssapi-service=
+         socks5-hostname= speed-limit= speed-time= ssl ssl-allow-beast ssl-auto-client-cert
+         ssl-no-revoke ssl-reqd ssl-revoke-best-effort sslv2 sslv3 stderr= styled-output
+         suppress-connect-headers tcp-fastopen tcp-nodelay telnet-option= tftp-blksize=
+         tftp-no-options time-cond= tls-max= tls13-ciphers= tlsauthtype= tlspassword= tlsuser=
+         tlsv1 tlsv1.0 tlsv1.1 tlsv1.2 tlsv1.3 tr-encoding trace= trace-ascii= trace-time
+         unix-socket= upload-file= url= url-query= use-ascii user= user-agent= verbose version
+         write-out= xattr",
+    ),
     stop_at_operand: false,
     w_long: false,
     negation: true,

@@ -20,44 +20,54 @@
 //! `(`, `)`, `!`, `,`: GNU find refuses a starting point after the expression, bfs takes it,
 //! and neither runs anything with it.
 
+use crate::policy::trusted::words::Words;
+
 const EXEC: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
 const OUTPUT: &[&str] = &["-fprint", "-fprint0", "-fprintf", "-fls"];
 
-/// The primaries, operators and options of GNU find, bfs and BSD find, with the number of
-/// arguments each takes (the refused ones are in `EXEC` and `OUTPUT`; `-newerXY`, `-depth`,
+/// The primaries, operators and options of GNU find, bfs and BSD find, each followed by `=`
+/// when it takes an argument (the refused ones are in `EXEC` and `OUTPUT`; `-newerXY`, `-depth`,
 /// `-exit` and the flag groups are read by `check`).
 #[rustfmt::skip]
-const PRIMARIES: &[(&str, usize)] = &[
+pub(crate) const PRIMARIES: Words = Words(concat!(
     // GNU find reads a primary with or without its leading dash, so `-(` is `(`; `--` ends
     // GNU find's leading options and bfs ignores it.
-    ("-!", 0), ("-(", 0), ("-)", 0), ("-,", 0), ("--", 0),
-    ("--help", 0), ("--version", 0), ("-help", 0), ("-version", 0),
+    "-! -( -) -, -- --help --version -help -version",
     // Operators.
-    ("-a", 0), ("-and", 0), ("-not", 0), ("-o", 0), ("-or", 0), ("-exclude", 0),
+    " -a -and -not -o -or -exclude",
     // Leading options and flags (bfs and BSD find: -E, -X, -s, -x, -d; -f takes a path).
-    ("-H", 0), ("-L", 0), ("-P", 0), ("-E", 0), ("-X", 0), ("-d", 0), ("-s", 0), ("-x", 0),
-    ("-f", 1),
+    " -H -L -P -E -X -d -s -x -f=",
     // Positional and global options.
-    ("-daystart", 0), ("-files0-from", 1), ("-follow", 0), ("-ignore_readdir_race", 0),
-    ("-maxdepth", 1), ("-mindepth", 1), ("-mount", 0), ("-noignore_readdir_race", 0),
-    ("-noleaf", 0), ("-nowarn", 0), ("-regextype", 1), ("-warn", 0), ("-xdev", 0),
-    ("-color", 0), ("-nocolor", 0), ("-noerror", 0), ("-status", 0), ("-unique", 0),
+    " -daystart -files0-from= -follow -ignore_readdir_race -maxdepth= -mindepth= -mount
+     -noignore_readdir_race -noleaf -nowarn -regextype= -warn -xdev -color -nocolor -noerror
+     -status -unique",
     // Tests.
-    ("-acl", 0), ("-amin", 1), ("-anewer", 1), ("-asince", 1), ("-atime", 1), ("-Bmin", 1),
-    ("-Bnewer", 1), ("-Bsince", 1), ("-Btime", 1), ("-capable", 0), ("-cmin", 1),
-    ("-cnewer", 1), ("-context", 1), ("-csince", 1), ("-ctime", 1), ("-empty", 0),
-    ("-executable", 0), ("-false", 0), ("-flags", 1), ("-fstype", 1), ("-gid", 1),
-    ("-group", 1), ("-hidden", 0), ("-ilname", 1), ("-iname", 1), ("-inum", 1), ("-ipath", 1),
-    ("-iregex", 1), ("-iwholename", 1), ("-links", 1), ("-lname", 1), ("-mmin", 1),
-    ("-mnewer", 1), ("-msince", 1), ("-mtime", 1), ("-name", 1), ("-newer", 1),
-    ("-nogroup", 0), ("-nohidden", 0), ("-nouser", 0), ("-path", 1), ("-perm", 1),
-    ("-readable", 0), ("-regex", 1), ("-samefile", 1), ("-since", 1), ("-size", 1),
-    ("-sparse", 0), ("-true", 0), ("-type", 1), ("-uid", 1), ("-used", 1), ("-user", 1),
-    ("-wholename", 1), ("-writable", 0), ("-xattr", 0), ("-xattrname", 1), ("-xtype", 1),
+    " -acl -amin= -anewer= -asince= -atime= -Bmin= -Bnewer= -Bsince= -Btime= -capable -cmin=
+     -cnewer= -context= -csince= -ctime= -empty -executable -false -flags= -fstype= -gid= -group=
+     -hidden -ilname= -iname= -inum= -ipath= -iregex= -iwholename= -links= -lname= -mmin=
+     -mnewer= -msince= -mtime= -name= -newer= -nogroup -nohidden -nouser -path= -perm= -readable
+     -regex= -samefile= -since= -size= -sparse -true -type= -uid= -used= -user= -wholename=
+     -writable -xattr -xattrname= -xtype=",
     // Actions that print to stdout, stop or delete.
-    ("-delete", 0), ("-limit", 1), ("-ls", 0), ("-print", 0), ("-print0", 0), ("-printf", 1),
-    ("-printx", 0), ("-prune", 0), ("-quit", 0), ("-rm", 0),
-];
+    " -delete -limit= -ls -print -print0 -printf= -printx -prune -quit -rm",
+));
+
+/// How many arguments the primary `word` takes, when it is one of [`PRIMARIES`].
+fn primary_arguments(word: &str) -> Option<usize> {
+    PRIMARIES
+        .starting_with(word)
+        .find_map(|w| match w.strip_suffix('=') {
+            Some(name) => (name == word).then_some(1),
+            None => (w == word).then_some(0),
+        })
+}
+
+/// A word of [`PRIMARIES`], for its test: the primary's name.
+#[cfg(test)]
+pub(crate) fn primary_name(word: &'static str) -> Option<&'static str> {
+    let name = word.strip_suffix('=').unwrap_or(word);
+    (name.starts_with('-') && !name.contains('=')).then_some(name)
+}
 
 /// `-D`'s debug options (GNU find's, and bfs's `cost`).
 const DEBUG: &[&str] = &[
@@ -170,7 +180,7 @@ pub fn check(args: &[String]) -> Result<(), String> {
         if word == "-" || !word.starts_with('-') {
             continue;
         }
-        if let Some((_, count)) = PRIMARIES.iter().find(|(name, _)| *name == word) {
+        if let Some(count) = primary_arguments(word) {
             i += count;
         } else if is_newer_xy(word) {
             i += 1;

@@ -16,23 +16,26 @@
 //! (`GOFLAGS=-toolexec=...`) for every later go command. The compiler's and assembler's own
 //! flags name no program: they read and write files only.
 
-/// A flag's name (without dashes) and whether it takes a value (is not a boolean).
-type Flags = &'static [(&'static str, bool)];
+use crate::policy::trusted::words::Words;
+
+/// Flags' names (without dashes), each followed by `=` when it takes a value (is not a
+/// boolean).
+type Flags = Words;
 
 /// The build flags (`go help build`) but the refused ones, shared by build, install, list,
 /// clean, get and fix.
 #[rustfmt::skip]
-const BUILD: Flags = &[
-    ("C", true), ("a", false), ("n", false), ("p", true), ("race", false), ("msan", false),
-    ("asan", false), ("cover", false), ("covermode", true), ("coverpkg", true), ("v", false),
-    ("work", false), ("x", false), ("asmflags", true), ("buildmode", true),
-    ("buildvcs", false), ("gcflags", true), ("installsuffix", true), ("json", false),
-    ("ldflags", true), ("linkshared", false), ("mod", true), ("modcacherw", false),
-    ("modfile", true), ("pgo", true), ("pkgdir", true), ("tags", true), ("trimpath", false),
-];
+pub(crate) const BUILD: Flags = Words(
+    "C= a n p= race msan asan cover covermode= coverpkg= v work x asmflags= buildmode= buildvcs
+     gcflags= installsuffix= json ldflags= linkshared mod= modcacherw modfile= pgo= pkgdir= tags=
+     trimpath",
+);
+
+/// No flags.
+pub(crate) const NONE: Flags = Words("");
 
 /// The flags every `go mod` and `go work` subcommand takes.
-const MODULE: Flags = &[("modcacherw", false), ("modfile", true)];
+pub(crate) const MODULE: Flags = Words("modcacherw modfile=");
 
 /// Flags refused in every subcommand: they run programs or replace the files a build reads.
 const RUNS_FLAGS: &[&str] = &[
@@ -57,54 +60,39 @@ const TOOL_RUNS_FLAGS: &[&str] = &["extld", "extldflags", "extar", "tmpdir"];
 /// The accepted subcommands (with the second word of `go mod` and `go work`) and their own
 /// flags; `go help` takes any topic.
 #[rustfmt::skip]
-const SUBCOMMANDS: &[(&str, Option<&str>, Flags, Flags)] = &[
-    ("build", None, BUILD, &[("o", true)]),
-    ("install", None, BUILD, &[]),
-    ("list", None, BUILD, &[
-        ("compiled", false), ("deps", false), ("e", false), ("export", false), ("f", true),
-        ("find", false), ("m", false), ("retracted", false), ("reuse", true), ("test", false),
-        ("u", false), ("versions", false),
-    ]),
-    ("clean", None, BUILD, &[
-        ("i", false), ("r", false), ("cache", false), ("testcache", false),
-        ("modcache", false), ("fuzzcache", false),
-    ]),
-    ("get", None, BUILD, &[("d", false), ("t", false), ("u", false), ("tool", false)]),
-    ("fix", None, BUILD, &[("fix", true), ("diff", false)]),
-    ("fmt", None, &[], &[("n", false), ("x", false), ("mod", true)]),
-    ("doc", None, &[], &[
-        ("all", false), ("c", false), ("cmd", false), ("short", false), ("src", false),
-        ("u", false),
-    ]),
-    ("env", None, &[], &[("json", false), ("changed", false)]),
-    ("version", None, &[], &[("m", false), ("v", false), ("json", false)]),
-    ("help", None, &[], &[]),
-    ("mod", Some("download"), MODULE, &[("json", false), ("x", false), ("reuse", true)]),
-    ("mod", Some("edit"), MODULE, &[
-        ("fmt", false), ("json", false), ("print", false), ("module", true), ("go", true),
-        ("toolchain", true), ("require", true), ("droprequire", true), ("exclude", true),
-        ("dropexclude", true), ("replace", true), ("dropreplace", true), ("retract", true),
-        ("dropretract", true), ("godebug", true), ("dropgodebug", true), ("tool", true),
-        ("droptool", true), ("ignore", true), ("dropignore", true),
-    ]),
-    ("mod", Some("graph"), MODULE, &[("go", true), ("x", false)]),
-    ("mod", Some("init"), MODULE, &[]),
-    ("mod", Some("tidy"), MODULE, &[
-        ("e", false), ("v", false), ("x", false), ("diff", false), ("go", true),
-        ("compat", true),
-    ]),
-    ("mod", Some("vendor"), MODULE, &[("e", false), ("v", false), ("o", true)]),
-    ("mod", Some("verify"), MODULE, &[]),
-    ("mod", Some("why"), MODULE, &[("m", false), ("vendor", false)]),
-    ("work", Some("edit"), MODULE, &[
-        ("fmt", false), ("json", false), ("print", false), ("go", true), ("toolchain", true),
-        ("godebug", true), ("dropgodebug", true), ("use", true), ("dropuse", true),
-        ("replace", true), ("dropreplace", true),
-    ]),
-    ("work", Some("init"), MODULE, &[]),
-    ("work", Some("sync"), MODULE, &[]),
-    ("work", Some("use"), MODULE, &[("r", false)]),
-    ("work", Some("vendor"), MODULE, &[("e", false), ("v", false), ("o", true)]),
+pub(crate) const SUBCOMMANDS: &[(&str, Option<&str>, Flags, Flags)] = &[
+    ("build", None, BUILD, Words("o=")),
+    ("install", None, BUILD, Words("")),
+    ("list", None, BUILD, Words(
+        "compiled deps e export f= find m retracted reuse= test u versions",
+    )),
+    ("clean", None, BUILD, Words("i r cache testcache modcache fuzzcache")),
+    ("get", None, BUILD, Words("d t u tool")),
+    ("fix", None, BUILD, Words("fix= diff")),
+    ("fmt", None, NONE, Words("n x mod=")),
+    ("doc", None, NONE, Words("all c cmd short src u")),
+    ("env", None, NONE, Words("json changed")),
+    ("version", None, NONE, Words("m v json")),
+    ("help", None, NONE, Words("")),
+    ("mod", Some("download"), MODULE, Words("json x reuse=")),
+    ("mod", Some("edit"), MODULE, Words(
+        "fmt json print module= go= toolchain= require= droprequire= exclude= dropexclude=
+         replace= dropreplace= retract= dropretract= godebug= dropgodebug= tool= droptool=
+         ignore= dropignore=",
+    )),
+    ("mod", Some("graph"), MODULE, Words("go= x")),
+    ("mod", Some("init"), MODULE, Words("")),
+    ("mod", Some("tidy"), MODULE, Words("e v x diff go= compat=")),
+    ("mod", Some("vendor"), MODULE, Words("e v o=")),
+    ("mod", Some("verify"), MODULE, Words("")),
+    ("mod", Some("why"), MODULE, Words("m vendor")),
+    ("work", Some("edit"), MODULE, Words(
+        "fmt json print go= toolchain= godebug= dropgodebug= use= dropuse= replace= dropreplace=",
+    )),
+    ("work", Some("init"), MODULE, Words("")),
+    ("work", Some("sync"), MODULE, Words("")),
+    ("work", Some("use"), MODULE, Words("r")),
+    ("work", Some("vendor"), MODULE, Words("e v o=")),
 ];
 
 /// Subcommands that run the code they build, other tools, or a browser (`bug`).
@@ -215,7 +203,7 @@ pub fn check_go(args: &[String]) -> Result<(), String> {
             "go subcommand {shown}"
         )));
     };
-    check_flags(sub, after, common, own)
+    check_flags(sub, after, *common, *own)
 }
 
 /// Checks a subcommand's flags. Go stops reading flags at the first operand or `--`; every
@@ -239,14 +227,15 @@ fn check_flags(sub: &str, args: &[String], common: Flags, own: Flags) -> Result<
         let known = own
             .iter()
             .chain(common.iter())
-            .find(|(n, _)| *n == name && !name.starts_with('-'));
+            .find_map(|flag| flag_takes_value(flag, name))
+            .filter(|_| !name.starts_with('-'));
         let value = match known {
             None => {
                 return Err(crate::policy::trusted::rules::not_known(&format!(
                     "go {sub} flag -{name}"
                 )))
             }
-            Some((_, true)) if value.is_none() => {
+            Some(true) if value.is_none() => {
                 i += 1;
                 args.get(i - 1).map(String::as_str)
             }
@@ -257,6 +246,20 @@ fn check_flags(sub: &str, args: &[String], common: Flags, own: Flags) -> Result<
         }
     }
     Ok(())
+}
+
+/// Whether the flag `name` takes a value, when `word` (of a [`Flags`] table) is that flag.
+fn flag_takes_value(word: &str, name: &str) -> Option<bool> {
+    match word.strip_suffix('=') {
+        Some(flag) => (flag == name).then_some(true),
+        None => (word == name).then_some(false),
+    }
+}
+
+/// A word of a [`Flags`] table, for its test: the flag's name.
+#[cfg(test)]
+pub(crate) fn flag_name(word: &'static str) -> Option<&'static str> {
+    crate::policy::trusted::words::plain_name(word.strip_suffix('=').unwrap_or(word))
 }
 
 /// Checks the value of `-ldflags`, `-gcflags` or `-asmflags`: `[pattern=]flags`, the flags a

@@ -27,11 +27,11 @@
 //! choose among gpg's own behaviours (the network is dirmngr's, which gpg starts from its own
 //! installation).
 
-use crate::policy::trusted::getopt::{Arg, Grammar};
+use crate::policy::trusted::getopt::{Arg, Grammar, Longs};
 
 /// gpg 2.2.40's options.
 #[rustfmt::skip]
-const GPG: Grammar = Grammar {
+pub(crate) const GPG: Grammar = Grammar {
     short: &[
         ('?', Arg::No), ('F', Arg::Required), ('K', Arg::No), ('N', Arg::Required),
         ('R', Arg::Required), ('a', Arg::No), ('b', Arg::No), ('c', Arg::No), ('d', Arg::No),
@@ -39,171 +39,82 @@ const GPG: Grammar = Grammar {
         ('n', Arg::No), ('o', Arg::Required), ('q', Arg::No), ('r', Arg::Required), ('s', Arg::No),
         ('t', Arg::No), ('u', Arg::Required), ('v', Arg::No), ('z', Arg::Required),
     ],
-    long: &[
-        ("sign", Arg::No), ("clear-sign", Arg::No), ("clearsign", Arg::No),
-        ("detach-sign", Arg::No), ("encrypt", Arg::No), ("encrypt-files", Arg::No),
-        ("symmetric", Arg::No), ("store", Arg::No), ("decrypt", Arg::No),
-        ("decrypt-files", Arg::No), ("verify", Arg::No), ("verify-files", Arg::No),
-        ("list-keys", Arg::No), ("list-public-keys", Arg::No), ("list-signatures", Arg::No),
-        ("list-sigs", Arg::No), ("check-signatures", Arg::No), ("check-sigs", Arg::No),
-        ("fingerprint", Arg::No), ("list-secret-keys", Arg::No), ("generate-key", Arg::No),
-        ("gen-key", Arg::No), ("quick-generate-key", Arg::No), ("quick-gen-key", Arg::No),
-        ("quick-add-uid", Arg::No), ("quick-adduid", Arg::No), ("quick-add-key", Arg::No),
-        ("quick-addkey", Arg::No), ("quick-revoke-uid", Arg::No), ("quick-revuid", Arg::No),
-        ("quick-set-expire", Arg::No), ("quick-set-primary-uid", Arg::No),
-        ("full-generate-key", Arg::No), ("full-gen-key", Arg::No),
-        ("generate-revocation", Arg::No), ("gen-revoke", Arg::No), ("delete-keys", Arg::No),
-        ("delete-secret-keys", Arg::No), ("quick-sign-key", Arg::No), ("quick-lsign-key", Arg::No),
-        ("quick-revoke-sig", Arg::No), ("sign-key", Arg::No), ("lsign-key", Arg::No),
-        ("edit-key", Arg::No), ("key-edit", Arg::No), ("change-passphrase", Arg::No),
-        ("passwd", Arg::No), ("generate-designated-revocation", Arg::No),
-        ("desig-revoke", Arg::No), ("export", Arg::No), ("send-keys", Arg::No),
-        ("receive-keys", Arg::No), ("recv-keys", Arg::No), ("search-keys", Arg::No),
-        ("refresh-keys", Arg::No), ("locate-keys", Arg::No), ("locate-external-keys", Arg::No),
-        ("fetch-keys", Arg::No), ("show-keys", Arg::No), ("export-secret-keys", Arg::No),
-        ("export-secret-subkeys", Arg::No), ("export-ssh-key", Arg::No), ("import", Arg::No),
-        ("fast-import", Arg::No), ("card-status", Arg::No), ("edit-card", Arg::No),
-        ("card-edit", Arg::No), ("change-pin", Arg::No), ("list-config", Arg::No),
-        ("list-gcrypt-config", Arg::No), ("gpgconf-list", Arg::No), ("gpgconf-test", Arg::No),
-        ("list-packets", Arg::No), ("export-ownertrust", Arg::No), ("import-ownertrust", Arg::No),
-        ("update-trustdb", Arg::No), ("check-trustdb", Arg::No), ("fix-trustdb", Arg::No),
-        ("list-trustdb", Arg::No), ("dearmor", Arg::No), ("dearmour", Arg::No),
-        ("enarmor", Arg::No), ("enarmour", Arg::No), ("print-md", Arg::No), ("print-mds", Arg::No),
-        ("gen-prime", Arg::No), ("gen-random", Arg::No), ("server", Arg::No),
-        ("tofu-policy", Arg::No), ("delete-secret-and-public-keys", Arg::No),
-        ("rebuild-keydb-caches", Arg::No), ("list-key", Arg::No), ("list-sig", Arg::No),
-        ("check-sig", Arg::No), ("show-key", Arg::No), ("verbose", Arg::No),
-        ("no-verbose", Arg::No), ("quiet", Arg::No), ("no-tty", Arg::No), ("no-greeting", Arg::No),
-        ("debug", Arg::Required), ("debug-level", Arg::Required), ("debug-all", Arg::No),
-        ("debug-iolbf", Arg::No), ("display-charset", Arg::Required), ("charset", Arg::Required),
-        ("options", Arg::Required), ("no-options", Arg::No), ("logger-fd", Arg::Required),
-        ("log-file", Arg::Required), ("logger-file", Arg::Required),
-        ("debug-quick-random", Arg::No), ("homedir", Arg::Required),
-        ("faked-system-time", Arg::Required), ("default-key", Arg::Required),
-        ("encrypt-to", Arg::Required), ("no-encrypt-to", Arg::No),
-        ("hidden-encrypt-to", Arg::Required), ("encrypt-to-default-key", Arg::No),
-        ("default-recipient", Arg::Required), ("default-recipient-self", Arg::No),
-        ("no-default-recipient", Arg::No), ("group", Arg::Required), ("ungroup", Arg::Required),
-        ("no-groups", Arg::No), ("compliance", Arg::Required), ("gnupg", Arg::No),
-        ("no-pgp2", Arg::No), ("no-pgp6", Arg::No), ("no-pgp7", Arg::No), ("no-pgp8", Arg::No),
-        ("rfc2440", Arg::No), ("rfc4880", Arg::No), ("rfc4880bis", Arg::No), ("openpgp", Arg::No),
-        ("pgp6", Arg::No), ("pgp7", Arg::No), ("pgp8", Arg::No),
-        ("default-new-key-algo", Arg::Required), ("min-rsa-length", Arg::Required),
-        ("always-trust", Arg::No), ("trust-model", Arg::Required), ("photo-viewer", Arg::Required),
-        ("known-notation", Arg::Required), ("agent-program", Arg::Required),
-        ("dirmngr-program", Arg::Required), ("exit-on-status-write-error", Arg::No),
-        ("limit-card-insert-tries", Arg::Required), ("enable-progress-filter", Arg::No),
-        ("temp-directory", Arg::Required), ("exec-path", Arg::Required), ("expert", Arg::No),
-        ("no-expert", Arg::No), ("no-secmem-warning", Arg::No), ("require-secmem", Arg::No),
-        ("no-require-secmem", Arg::No), ("no-permission-warning", Arg::No), ("dry-run", Arg::No),
-        ("interactive", Arg::No), ("default-sig-expire", Arg::Required),
-        ("ask-sig-expire", Arg::No), ("no-ask-sig-expire", Arg::No),
-        ("default-cert-expire", Arg::Required), ("ask-cert-expire", Arg::No),
-        ("no-ask-cert-expire", Arg::No), ("default-cert-level", Arg::Required),
-        ("min-cert-level", Arg::Required), ("ask-cert-level", Arg::No),
-        ("no-ask-cert-level", Arg::No), ("only-sign-text-ids", Arg::No),
-        ("enable-large-rsa", Arg::No), ("disable-large-rsa", Arg::No), ("enable-dsa2", Arg::No),
-        ("disable-dsa2", Arg::No), ("personal-cipher-preferences", Arg::Required),
-        ("personal-digest-preferences", Arg::Required),
-        ("personal-compress-preferences", Arg::Required),
-        ("default-preference-list", Arg::Required), ("default-keyserver-url", Arg::Required),
-        ("no-expensive-trust-checks", Arg::No), ("allow-non-selfsigned-uid", Arg::No),
-        ("no-allow-non-selfsigned-uid", Arg::No), ("allow-freeform-uid", Arg::No),
-        ("no-allow-freeform-uid", Arg::No), ("preserve-permissions", Arg::No),
-        ("default-cert-check-level", Arg::Required), ("tofu-default-policy", Arg::Required),
-        ("lock-once", Arg::No), ("lock-multiple", Arg::No), ("lock-never", Arg::No),
-        ("compress-algo", Arg::Required), ("compression-algo", Arg::Required),
-        ("bzip2-decompress-lowmem", Arg::No), ("completes-needed", Arg::Required),
-        ("marginals-needed", Arg::Required), ("max-cert-depth", Arg::Required),
-        ("trustdb-name", Arg::Required), ("auto-check-trustdb", Arg::No),
-        ("no-auto-check-trustdb", Arg::No), ("force-ownertrust", Arg::Required),
-        ("multifile", Arg::No), ("input-size-hint", Arg::Required), ("utf8-strings", Arg::No),
-        ("no-utf8-strings", Arg::No), ("set-filesize", Arg::Required), ("no-literal", Arg::No),
-        ("set-notation", Arg::Required), ("sig-notation", Arg::Required),
-        ("cert-notation", Arg::Required), ("set-policy-url", Arg::Required),
-        ("sig-policy-url", Arg::Required), ("cert-policy-url", Arg::Required),
-        ("sig-keyserver-url", Arg::Required), ("armor", Arg::No), ("armour", Arg::No),
-        ("no-armor", Arg::No), ("no-armour", Arg::No), ("output", Arg::Required),
-        ("max-output", Arg::Required), ("comment", Arg::Required), ("default-comment", Arg::No),
-        ("no-comments", Arg::No), ("emit-version", Arg::No), ("no-emit-version", Arg::No),
-        ("no-version", Arg::No), ("not-dash-escaped", Arg::No), ("escape-from-lines", Arg::No),
-        ("no-escape-from-lines", Arg::No), ("mimemode", Arg::No), ("textmode", Arg::No),
-        ("no-textmode", Arg::No), ("set-filename", Arg::Required), ("for-your-eyes-only", Arg::No),
-        ("no-for-your-eyes-only", Arg::No), ("show-notation", Arg::No),
-        ("no-show-notation", Arg::No), ("show-session-key", Arg::No),
-        ("use-embedded-filename", Arg::No), ("no-use-embedded-filename", Arg::No),
-        ("unwrap", Arg::No), ("mangle-dos-filenames", Arg::No),
-        ("no-mangle-dos-filenames", Arg::No), ("no-symkey-cache", Arg::No),
-        ("skip-verify", Arg::No), ("list-only", Arg::No), ("compress-level", Arg::Required),
-        ("bzip2-compress-level", Arg::Required), ("disable-signer-uid", Arg::No),
-        ("auto-key-locate", Arg::Required), ("no-auto-key-locate", Arg::No),
-        ("auto-key-import", Arg::No), ("no-auto-key-import", Arg::No),
-        ("auto-key-retrieve", Arg::No), ("no-auto-key-retrieve", Arg::No),
-        ("include-key-block", Arg::No), ("no-include-key-block", Arg::No),
-        ("disable-dirmngr", Arg::No), ("keyserver", Arg::Required),
-        ("keyserver-options", Arg::Required), ("key-origin", Arg::Required),
-        ("import-options", Arg::Required), ("import-filter", Arg::Required),
-        ("export-options", Arg::Required), ("export-filter", Arg::Required),
-        ("merge-only", Arg::No), ("allow-secret-key-import", Arg::No),
-        ("list-options", Arg::Required), ("show-photos", Arg::No), ("no-show-photos", Arg::No),
-        ("show-policy-url", Arg::No), ("no-show-policy-url", Arg::No), ("with-colons", Arg::No),
-        ("with-tofu-info", Arg::No), ("with-key-data", Arg::No), ("with-sig-list", Arg::No),
-        ("with-sig-check", Arg::No), ("with-fingerprint", Arg::No),
-        ("with-subkey-fingerprint", Arg::No), ("with-subkey-fingerprints", Arg::No),
-        ("with-icao-spelling", Arg::No), ("with-keygrip", Arg::No), ("with-secret", Arg::No),
-        ("with-wkd-hash", Arg::No), ("with-key-origin", Arg::No), ("fast-list-mode", Arg::No),
-        ("fixed-list-mode", Arg::No), ("legacy-list-mode", Arg::No),
-        ("print-pka-records", Arg::No), ("print-dane-records", Arg::No),
-        ("keyid-format", Arg::Required), ("show-keyring", Arg::No), ("recipient", Arg::Required),
-        ("hidden-recipient", Arg::Required), ("recipient-file", Arg::Required),
-        ("hidden-recipient-file", Arg::Required), ("remote-user", Arg::Required),
-        ("throw-keyids", Arg::No), ("no-throw-keyids", Arg::No), ("local-user", Arg::Required),
-        ("trusted-key", Arg::Required), ("sender", Arg::Required),
-        ("try-secret-key", Arg::Required), ("try-all-secrets", Arg::No),
-        ("no-default-keyring", Arg::No), ("no-keyring", Arg::No), ("keyring", Arg::Required),
-        ("primary-keyring", Arg::Required), ("secret-keyring", Arg::Required),
-        ("skip-hidden-recipients", Arg::No), ("no-skip-hidden-recipients", Arg::No),
-        ("override-session-key", Arg::Required), ("override-session-key-fd", Arg::Required),
-        ("s2k-mode", Arg::Required), ("s2k-digest-algo", Arg::Required),
-        ("s2k-cipher-algo", Arg::Required), ("s2k-count", Arg::Required),
-        ("require-backsigs", Arg::No), ("require-cross-certification", Arg::No),
-        ("no-require-backsigs", Arg::No), ("no-require-cross-certification", Arg::No),
-        ("verify-options", Arg::Required), ("enable-special-filenames", Arg::No),
-        ("no-random-seed-file", Arg::No), ("no-sig-cache", Arg::No),
-        ("ignore-time-conflict", Arg::No), ("ignore-valid-from", Arg::No),
-        ("ignore-crc-error", Arg::No), ("ignore-mdc-error", Arg::No),
-        ("disable-cipher-algo", Arg::Required), ("disable-pubkey-algo", Arg::Required),
-        ("cipher-algo", Arg::Required), ("digest-algo", Arg::Required),
-        ("cert-digest-algo", Arg::Required), ("override-compliance-check", Arg::No),
-        ("allow-weak-key-signatures", Arg::No), ("allow-weak-digest-algos", Arg::No),
-        ("weak-digest", Arg::Required), ("allow-multisig-verification", Arg::No),
-        ("allow-multiple-messages", Arg::No), ("no-allow-multiple-messages", Arg::No),
-        ("batch", Arg::No), ("no-batch", Arg::No), ("yes", Arg::No), ("no", Arg::No),
-        ("status-fd", Arg::Required), ("status-file", Arg::Required),
-        ("attribute-fd", Arg::Required), ("attribute-file", Arg::Required),
-        ("command-fd", Arg::Required), ("command-file", Arg::Required),
-        ("passphrase", Arg::Optional), ("passphrase-fd", Arg::Required),
-        ("passphrase-file", Arg::Required), ("passphrase-repeat", Arg::Required),
-        ("pinentry-mode", Arg::Required), ("force-sign-key", Arg::No),
-        ("request-origin", Arg::Required), ("display", Arg::Required), ("ttyname", Arg::Required),
-        ("ttytype", Arg::Required), ("lc-ctype", Arg::Required), ("lc-messages", Arg::Required),
-        ("xauthority", Arg::Required), ("no-autostart", Arg::No), ("forbid-gen-key", Arg::No),
-        ("require-compliance", Arg::No), ("use-only-openpgp-card", Arg::No),
-        ("rfc2440-text", Arg::No), ("no-rfc2440-text", Arg::No),
-        ("personal-cipher-prefs", Arg::Required), ("personal-digest-prefs", Arg::Required),
-        ("personal-compress-prefs", Arg::Required), ("sign-with", Arg::Required),
-        ("user", Arg::Required), ("use-agent", Arg::No), ("no-use-agent", Arg::No),
-        ("gpg-agent-info", Arg::Required), ("reader-port", Arg::Required),
-        ("ctapi-driver", Arg::Required), ("pcsc-driver", Arg::Required), ("disable-ccid", Arg::No),
-        ("honor-http-proxy", Arg::No), ("tofu-db-format", Arg::Required), ("strict", Arg::No),
-        ("no-strict", Arg::No), ("load-extension", Arg::No), ("sk-comments", Arg::No),
-        ("no-sk-comments", Arg::No), ("compress-keys", Arg::No), ("compress-sigs", Arg::No),
-        ("force-v3-sigs", Arg::No), ("no-force-v3-sigs", Arg::No), ("force-v4-certs", Arg::No),
-        ("no-force-v4-certs", Arg::No), ("no-mdc-warning", Arg::No), ("force-mdc", Arg::No),
-        ("no-force-mdc", Arg::No), ("disable-mdc", Arg::No), ("no-disable-mdc", Arg::No),
-        ("help", Arg::No), ("version", Arg::No), ("warranty", Arg::No),
-        ("dump-option-table", Arg::No), ("dump-options", Arg::No),
-    ],
+    long: Longs::words(
+        "sign clear-sign clearsign detach-sign encrypt encrypt-files symmetric store decrypt
+         decrypt-files verify verify-files list-keys list-public-keys list-signatures list-sigs
+         check-signatures check-sigs fingerprint list-secret-keys generate-key gen-key
+         quick-generate-key quick-gen-key quick-add-uid quick-adduid quick-add-key quick-addkey
+         quick-revoke-uid quick-revuid quick-set-expire quick-set-primary-uid full-generate-key
+         full-gen-key generate-revocation gen-revoke delete-keys delete-secret-keys
+         quick-sign-key quick-lsign-key quick-revoke-sig sign-key lsign-key edit-key key-edit
+         change-passphrase passwd generate-designated-revocation desig-revoke export send-keys
+         receive-keys recv-keys search-keys refresh-keys locate-keys locate-external-keys
+         fetch-keys show-keys export-secret-keys export-secret-subkeys export-ssh-key import
+         fast-import card-status edit-card card-edit change-pin list-config list-gcrypt-config
+         gpgconf-list gpgconf-test list-packets export-ownertrust import-ownertrust
+         update-trustdb check-trustdb fix-trustdb list-trustdb dearmor dearmour enarmor enarmour
+         print-md print-mds gen-prime gen-random server tofu-policy delete-secret-and-public-keys
+         rebuild-keydb-caches list-key list-sig check-sig show-key verbose no-verbose quiet
+         no-tty no-greeting debug= debug-level= debug-all debug-iolbf display-charset= charset=
+         options= no-options logger-fd= log-file= logger-file= debug-quick-random homedir=
+         faked-system-time= default-key= encrypt-to= no-encrypt-to hidden-encrypt-to=
+         encrypt-to-default-key default-recipient= default-recipient-self no-default-recipient
+         group= ungroup= no-groups compliance= gnupg no-pgp2 no-pgp6 no-pgp7 no-pgp8 rfc2440
+         rfc4880 rfc4880bis openpgp pgp6 pgp7 pgp8 default-new-key-algo= min-rsa-length=
+         always-trust trust-model= photo-viewer= known-notation= agent-program= dirmngr-program=
+         exit-on-status-write-error limit-card-insert-tries= enable-progress-filter
+         temp-directory= exec-path= expert no-expert no-secmem-warning require-secmem
+         no-require-secmem no-permission-warning dry-run interactive default-sig-expire=
+         ask-sig-expire no-ask-sig-expire default-cert-expire= ask-cert-expire no-ask-cert-expire
+         default-cert-level= min-cert-level= ask-cert-level no-ask-cert-level only-sign-text-ids
+         enable-large-rsa disable-large-rsa enable-dsa2 disable-dsa2 personal-cipher-preferences=
+         personal-digest-preferences= personal-compress-preferences= default-preference-list=
+         default-keyserver-url= no-expensive-trust-checks allow-non-selfsigned-uid
+         no-allow-non-selfsigned-uid allow-freeform-uid no-allow-freeform-uid
+         preserve-permissions default-cert-check-level= tofu-default-policy= lock-once
+         lock-multiple lock-never compress-algo= compression-algo= bzip2-decompress-lowmem
+         completes-needed= marginals-needed= max-cert-depth= trustdb-name= auto-check-trustdb
+         no-auto-check-trustdb force-ownertrust= multifile input-size-hint= utf8-strings
+         no-utf8-strings set-filesize= no-literal set-notation= sig-notation= cert-notation=
+         set-policy-url= sig-policy-url= cert-policy-url= sig-keyserver-url= armor armour
+         no-armor no-armour output= max-output= comment= default-comment no-comments emit-version
+         no-emit-version no-version not-dash-escaped escape-from-lines no-escape-from-lines
+         mimemode textmode no-textmode set-filename= for-your-eyes-only no-for-your-eyes-only
+         show-notation no-show-notation show-session-key use-embedded-filename
+         no-use-embedded-filename unwrap mangle-dos-filenames no-mangle-dos-filenames
+         no-symkey-cache skip-verify list-only compress-level= bzip2-compress-level=
+         disable-signer-uid auto-key-locate= no-auto-key-locate auto-key-import
+         no-auto-key-import auto-key-retrieve no-auto-key-retrieve include-key-block
+         no-include-key-block disable-dirmngr keyserver= keyserver-options= key-origin=
+         import-options= import-filter= export-options= export-filter= merge-only
+         allow-secret-key-import list-options= show-photos no-show-photos show-policy-url
+         no-show-policy-url with-colons with-tofu-info with-key-data with-sig-list with-sig-check
+         with-fingerprint with-subkey-fingerprint with-subkey-fingerprints with-icao-spelling
+         with-keygrip with-secret with-wkd-hash with-key-origin fast-list-mode fixed-list-mode
+         legacy-list-mode print-pka-records print-dane-records keyid-format= show-keyring
+         recipient= hidden-recipient= recipient-file= hidden-recipient-file= remote-user=
+         throw-keyids no-throw-keyids local-user= trusted-key= sender= try-secret-key=
+         try-all-secrets no-default-keyring no-keyring keyring= primary-keyring= secret-keyring=
+         skip-hidden-recipients no-skip-hidden-recipients override-session-key=
+         override-session-key-fd= s2k-mode= s2k-digest-algo= s2k-cipher-algo= s2k-count=
+         require-backsigs require-cross-certification no-require-backsigs
+         no-require-cross-certification verify-options= enable-special-filenames
+         no-random-seed-file no-sig-cache ignore-time-conflict ignore-valid-from ignore-crc-error
+         ignore-mdc-error disable-cipher-algo= disable-pubkey-algo= cipher-algo= digest-algo=
+         cert-digest-algo= override-compliance-check allow-weak-key-signatures
+         allow-weak-digest-algos weak-digest= allow-multisig-verification allow-multiple-messages
+         no-allow-multiple-messages batch no-batch yes no status-fd= status-file= attribute-fd=
+         attribute-file= command-fd= command-file= passphrase? passphrase-fd= passphrase-file=
+         passphrase-repeat= pinentry-mode= force-sign-key request-origin= display= ttyname=
+         ttytype= lc-ctype= lc-messages= xauthority= no-autostart forbid-gen-key
+         require-compliance use-only-openpgp-card rfc2440-text no-rfc2440-text
+         personal-cipher-prefs= personal-digest-prefs= personal-compress-prefs= sign-with= user=
+         use-agent no-use-agent gpg-agent-info= reader-port= ctapi-driver= pcsc-driver=
+         disable-ccid honor-http-proxy tofu-db-format= strict no-strict load-extension
+         sk-comments no-sk-comments compress-keys compress-sigs force-v3-sigs no-force-v3-sigs
+         force-v4-certs no-force-v4-certs no-mdc-warning force-mdc no-force-mdc disable-mdc
+         no-disable-mdc help version warranty dump-option-table dump-options",
+    ),
     stop_at_operand: false,
     w_long: false,
     negation: false,
@@ -212,18 +123,15 @@ const GPG: Grammar = Grammar {
 
 /// gpgv 2.2.40's options.
 #[rustfmt::skip]
-const GPGV: Grammar = Grammar {
+pub(crate) const GPGV: Grammar = Grammar {
     short: &[
         ('?', Arg::No), ('h', Arg::No), ('o', Arg::Required), ('q', Arg::No), ('v', Arg::No),
     ],
-    long: &[
-        ("verbose", Arg::No), ("quiet", Arg::No), ("keyring", Arg::Required),
-        ("output", Arg::Required), ("ignore-time-conflict", Arg::No), ("status-fd", Arg::Required),
-        ("logger-fd", Arg::Required), ("log-file", Arg::Required), ("homedir", Arg::Required),
-        ("weak-digest", Arg::Required), ("enable-special-filenames", Arg::No),
-        ("debug", Arg::Required), ("help", Arg::No), ("version", Arg::No), ("warranty", Arg::No),
-        ("dump-option-table", Arg::No), ("dump-options", Arg::No),
-    ],
+    long: Longs::words(
+        "verbose quiet keyring= output= ignore-time-conflict status-fd= logger-fd= log-file=
+         homedir= weak-digest= enable-special-filenames debug= help version warranty
+         dump-option-table dump-options",
+    ),
     stop_at_operand: false,
     w_long: false,
     negation: false,

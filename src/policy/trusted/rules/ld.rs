@@ -26,11 +26,11 @@
 //! `--version-script` and `--dynamic-list` (they name symbols, not files), and every other
 //! option of the list.
 
-use crate::policy::trusted::getopt::{Arg, Grammar};
+use crate::policy::trusted::getopt::{Arg, Grammar, Longs};
 
 /// GNU ld's and gold's options (see the module's comment).
 #[rustfmt::skip]
-const LD: Grammar = Grammar {
+pub(crate) const LD: Grammar = Grammar {
     short: &[
         ('(', Arg::No), (')', Arg::No), ('A', Arg::Required), ('E', Arg::No), ('F', Arg::Required),
         ('G', Arg::Optional), ('I', Arg::Required), ('L', Arg::Required), ('M', Arg::No),
@@ -43,160 +43,82 @@ const LD: Grammar = Grammar {
         ('t', Arg::No), ('u', Arg::Required), ('v', Arg::No), ('w', Arg::No), ('x', Arg::No),
         ('y', Arg::Required), ('z', Arg::Required),
     ],
-    long: &[
-        ("Bdynamic", Arg::No), ("Bgroup", Arg::No), ("Bno-symbolic", Arg::No),
-        ("Bshareable", Arg::No), ("Bstatic", Arg::No), ("Bsymbolic", Arg::No),
-        ("Bsymbolic-functions", Arg::No), ("EB", Arg::No), ("EL", Arg::No), ("Map", Arg::Required),
-        ("Qy", Arg::No), ("Tbss", Arg::Required), ("Tdata", Arg::Required),
-        ("Tldata-segment", Arg::Required), ("Trodata-segment", Arg::Required),
-        ("Ttext", Arg::Required), ("Ttext-segment", Arg::Required), ("Ur", Arg::No),
-        ("accept-unknown-input-arch", Arg::Required), ("add-needed", Arg::No),
-        ("add-stdcall-alias", Arg::No), ("allow-multiple-definition", Arg::Required),
-        ("allow-shlib-undefined", Arg::No), ("apply-dynamic-relocs", Arg::No),
-        ("architecture", Arg::Required), ("as-needed", Arg::No), ("assert", Arg::Required),
-        ("audit", Arg::Required), ("auxiliary", Arg::Required), ("base_file", Arg::Required),
-        ("be8", Arg::No), ("build-id", Arg::Optional),
-        ("build-id-chunk-size-for-treehash", Arg::Required),
-        ("build-id-min-file-size-for-treehash", Arg::Required), ("call_shared", Arg::No),
-        ("check-sections", Arg::No), ("compat-implib", Arg::No),
-        ("compress-debug-sections", Arg::Required), ("copy-dt-needed-entries", Arg::No),
-        ("cref", Arg::No), ("ctf-share-types", Arg::Required), ("ctf-variables", Arg::No),
-        ("ctors-in-init-array", Arg::No), ("dT", Arg::No), ("dc", Arg::No),
-        ("debug", Arg::Required), ("default-imported-symver", Arg::No),
-        ("default-script", Arg::Required), ("default-symver", Arg::No), ("define-common", Arg::No),
-        ("defsym", Arg::Required), ("demangle", Arg::Optional), ("depaudit", Arg::Required),
-        ("dependency-file", Arg::Required), ("detect-odr-violations", Arg::No),
-        ("disable-auto-image-base", Arg::No), ("disable-auto-import", Arg::No),
-        ("disable-large-address-aware", Arg::No), ("disable-long-section-names", Arg::No),
-        ("disable-multiple-abs-defs", Arg::Required), ("disable-new-dtags", Arg::No),
-        ("disable-reloc-section", Arg::No), ("disable-runtime-pseudo-reloc", Arg::No),
-        ("disable-stdcall-fixup", Arg::No), ("discard-all", Arg::No), ("discard-locals", Arg::No),
-        ("discard-none", Arg::No), ("dll", Arg::No), ("dll-search-prefix", Arg::Required),
-        ("dn", Arg::No), ("dp", Arg::No), ("dy", Arg::No), ("dynamic-linker", Arg::Required),
-        ("dynamic-list", Arg::Required), ("dynamic-list-cpp-new", Arg::No),
-        ("dynamic-list-cpp-typeinfo", Arg::Required), ("dynamic-list-data", Arg::No),
-        ("eh-frame-hdr", Arg::No), ("embedded-relocs", Arg::No), ("emit-relocs", Arg::No),
-        ("emit-stub-syms", Arg::No), ("enable-auto-image-base", Arg::Optional),
-        ("enable-auto-import", Arg::No), ("enable-extra-pe-debug", Arg::No),
-        ("enable-extra-pep-debug", Arg::No), ("enable-long-section-names", Arg::No),
-        ("enable-new-dtags", Arg::No), ("enable-non-contiguous-regions", Arg::No),
-        ("enable-non-contiguous-regions-warnings", Arg::No), ("enable-reloc-section", Arg::No),
-        ("enable-runtime-pseudo-reloc", Arg::No), ("enable-stdcall-fixup", Arg::No),
-        ("end-group", Arg::No), ("end-lib", Arg::No), ("entry", Arg::Required),
-        ("error-handling-script", Arg::Required), ("error-unresolved-symbols", Arg::No),
-        ("exclude-all-symbols", Arg::No), ("exclude-libs", Arg::Required),
-        ("exclude-modules-for-implib", Arg::Required), ("exclude-symbols", Arg::Required),
-        ("export-all-symbols", Arg::No), ("export-dynamic", Arg::No),
-        ("export-dynamic-symbol", Arg::Required), ("export-dynamic-symbol-list", Arg::Required),
-        ("fatal-warnings", Arg::No), ("file-alignment", Arg::Required), ("filter", Arg::Required),
-        ("fini", Arg::Required), ("fix-arm1176", Arg::No), ("fix-cortex-a53-835769", Arg::No),
-        ("fix-cortex-a53-843419", Arg::No), ("fix-cortex-a8", Arg::No), ("fix-v4bx", Arg::No),
-        ("fix-v4bx-interworking", Arg::No), ("flto", Arg::No), ("flto-partition", Arg::Required),
-        ("force-exe-suffix", Arg::No), ("force-group-allocation", Arg::No),
-        ("format", Arg::Required), ("fuse-ld", Arg::Required), ("gc-keep-exported", Arg::No),
-        ("gc-sections", Arg::No), ("gdb-index", Arg::No), ("gnu-unique", Arg::No),
-        ("gpsize", Arg::Required), ("hash-bucket-empty-fraction", Arg::Required),
-        ("hash-size", Arg::Required), ("hash-style", Arg::Required), ("heap", Arg::Required),
-        ("help", Arg::No), ("icf", Arg::Required), ("icf-iterations", Arg::Required),
-        ("ignore-unresolved-symbol", Arg::Required), ("image-base", Arg::Required),
-        ("incremental", Arg::No), ("incremental-base", Arg::Required),
-        ("incremental-changed", Arg::No), ("incremental-full", Arg::No),
-        ("incremental-patch", Arg::Required), ("incremental-startup-unchanged", Arg::No),
-        ("incremental-unchanged", Arg::No), ("incremental-unknown", Arg::No),
-        ("incremental-update", Arg::No), ("init", Arg::Required), ("just-symbols", Arg::Required),
-        ("keep-files-mapped", Arg::No), ("keep-unique", Arg::Required), ("kill-at", Arg::No),
-        ("large-address-aware", Arg::No), ("ld-generated-unwind-info", Arg::No),
-        ("library", Arg::Required), ("library-path", Arg::Required),
-        ("load-pass-plugin", Arg::Required), ("long-plt", Arg::No),
-        ("major-image-version", Arg::Required), ("major-os-version", Arg::Required),
-        ("major-subsystem-version", Arg::Required), ("map-whole-files", Arg::No),
-        ("max-cache-size", Arg::Required), ("merge-exidx-entries", Arg::No),
-        ("minor-image-version", Arg::Required), ("minor-os-version", Arg::Required),
-        ("minor-subsystem-version", Arg::Required), ("mllvm", Arg::Required),
-        ("mmap-output-file", Arg::No), ("mri-script", Arg::Required), ("nmagic", Arg::No),
-        ("no-accept-unknown-input-arch", Arg::No), ("no-add-needed", Arg::No),
-        ("no-allow-multiple-definition", Arg::No), ("no-allow-shlib-undefined", Arg::No),
-        ("no-apply-dynamic-relocs", Arg::No), ("no-as-needed", Arg::No),
-        ("no-check-sections", Arg::No), ("no-copy-dt-needed-entries", Arg::Required),
-        ("no-cref", Arg::No), ("no-ctf-variables", Arg::No), ("no-ctors-in-init-array", Arg::No),
-        ("no-define-common", Arg::No), ("no-demangle", Arg::No),
-        ("no-detect-odr-violations", Arg::No), ("no-dynamic-linker", Arg::No),
-        ("no-eh-frame-hdr", Arg::No), ("no-emit-stub-syms", Arg::No),
-        ("no-enum-size-warning", Arg::No), ("no-export-dynamic", Arg::No),
-        ("no-fatal-warnings", Arg::No), ("no-fix-arm1176", Arg::No),
-        ("no-fix-cortex-a53-835769", Arg::No), ("no-fix-cortex-a53-843419", Arg::No),
-        ("no-fix-cortex-a8", Arg::No), ("no-gc-sections", Arg::No), ("no-gdb-index", Arg::No),
-        ("no-gnu-unique", Arg::No), ("no-incremental", Arg::No), ("no-keep-files-mapped", Arg::No),
-        ("no-keep-memory", Arg::No), ("no-ld-generated-unwind-info", Arg::No),
-        ("no-long-plt", Arg::No), ("no-map-whole-files", Arg::No),
-        ("no-merge-exidx-entries", Arg::No), ("no-mmap-output-file", Arg::No),
-        ("no-omagic", Arg::No), ("no-pic-executable", Arg::No), ("no-pie", Arg::No),
-        ("no-pipeline-knowledge", Arg::No), ("no-plt-localentry", Arg::No),
-        ("no-plt-static-chain", Arg::No), ("no-plt-thread-safe", Arg::No),
-        ("no-posix-fallocate", Arg::No), ("no-power10-stubs", Arg::No),
-        ("no-print-gc-sections", Arg::No), ("no-print-icf-sections", Arg::No),
-        ("no-print-map-discarded", Arg::No), ("no-relax", Arg::No), ("no-rosegment", Arg::No),
-        ("no-strip-discarded", Arg::No), ("no-stub-group-multi", Arg::No),
-        ("no-text-reorder", Arg::No), ("no-threads", Arg::No),
-        ("no-tls-get-addr-optimize", Arg::No), ("no-tls-optimize", Arg::No),
-        ("no-toc-optimize", Arg::No), ("no-toc-sort", Arg::No), ("no-undefined", Arg::No),
-        ("no-undefined-version", Arg::No), ("no-warn-common", Arg::No),
-        ("no-warn-constructors", Arg::No), ("no-warn-drop-version", Arg::No),
-        ("no-warn-execstack", Arg::No), ("no-warn-mismatch", Arg::No),
-        ("no-warn-rwx-segments", Arg::No), ("no-warn-search-mismatch", Arg::No),
-        ("no-warn-shared-textrel", Arg::No), ("no-warnings", Arg::No),
-        ("no-wchar-size-warning", Arg::No), ("no-whole-archive", Arg::No),
-        ("noinhibit-exec", Arg::No), ("non_shared", Arg::No), ("nostdlib", Arg::No),
-        ("oformat", Arg::Required), ("omagic", Arg::No), ("optimize", Arg::Required),
-        ("orphan-handling", Arg::Required), ("out-implib", Arg::Required),
-        ("output", Arg::Required), ("output-def", Arg::Required),
-        ("package-metadata", Arg::Optional), ("pic-executable", Arg::No), ("pic-veneer", Arg::No),
-        ("pie", Arg::No), ("plt-align", Arg::Optional), ("plt-localentry", Arg::No),
-        ("plt-static-chain", Arg::No), ("plt-thread-safe", Arg::No), ("plugin", Arg::Required),
-        ("plugin-opt", Arg::Required), ("pop-state", Arg::No), ("posix-fallocate", Arg::No),
-        ("power10-stubs", Arg::Optional), ("preread-archive-symbols", Arg::No),
-        ("print-gc-sections", Arg::No), ("print-icf-sections", Arg::No), ("print-map", Arg::No),
-        ("print-map-discarded", Arg::No), ("print-memory-usage", Arg::No),
-        ("print-output-format", Arg::No), ("print-symbol-counts", Arg::Required),
-        ("print-sysroot", Arg::No), ("push-state", Arg::No), ("qmagic", Arg::No),
-        ("reduce-memory-overheads", Arg::No), ("relax", Arg::No), ("relocatable", Arg::No),
-        ("require-defined", Arg::Required), ("retain-symbols-file", Arg::Required),
-        ("rosegment", Arg::No), ("rosegment-gap", Arg::Required), ("rpath", Arg::Required),
-        ("rpath-link", Arg::Required), ("run", Arg::No), ("script", Arg::Required),
-        ("section-alignment", Arg::Required), ("section-ordering-file", Arg::Required),
-        ("section-start", Arg::Required), ("secure-plt", Arg::No), ("shared", Arg::No),
-        ("soname", Arg::Required), ("sort-common", Arg::Optional), ("sort-section", Arg::Required),
-        ("spare-dynamic-tags", Arg::Required), ("split-by-file", Arg::Optional),
-        ("split-by-reloc", Arg::Optional), ("split-stack-adjust-size", Arg::Required),
-        ("stack", Arg::Required), ("start-group", Arg::No), ("start-lib", Arg::No),
-        ("static", Arg::No), ("stats", Arg::No), ("strip-all", Arg::No), ("strip-debug", Arg::No),
-        ("strip-debug-gdb", Arg::No), ("strip-debug-non-line", Arg::No),
-        ("strip-discarded", Arg::No), ("strip-lto-sections", Arg::No),
-        ("stub-group-multi", Arg::No), ("stub-group-size", Arg::Required),
-        ("subsystem", Arg::Required), ("support-old-code", Arg::No), ("sysroot", Arg::Required),
-        ("target-help", Arg::No), ("target1-abs", Arg::No), ("target1-rel", Arg::No),
-        ("target2", Arg::Required), ("task-link", Arg::Required), ("text-reorder", Arg::No),
-        ("thread-count", Arg::Required), ("thread-count-final", Arg::Required),
-        ("thread-count-initial", Arg::Required), ("thread-count-middle", Arg::Required),
-        ("threads", Arg::No), ("thumb-entry", Arg::Required), ("tls-get-addr-optimize", Arg::No),
-        ("tls-optimize", Arg::No), ("toc-optimize", Arg::No), ("toc-sort", Arg::No),
-        ("trace", Arg::No), ("trace-symbol", Arg::Required), ("traditional-format", Arg::No),
-        ("undefined", Arg::Required), ("undefined-version", Arg::No), ("unique", Arg::Optional),
-        ("unresolved-symbols", Arg::Required), ("verbose", Arg::Optional), ("version", Arg::No),
-        ("version-exports-section", Arg::Required), ("version-script", Arg::Required),
-        ("warn-alternate-em", Arg::No), ("warn-common", Arg::No), ("warn-constructors", Arg::No),
-        ("warn-drop-version", Arg::No), ("warn-duplicate-exports", Arg::No),
-        ("warn-execstack", Arg::No), ("warn-multiple-gp", Arg::No), ("warn-once", Arg::No),
-        ("warn-rwx-segments", Arg::No), ("warn-search-mismatch", Arg::No),
-        ("warn-section-align", Arg::No), ("warn-shared-textrel", Arg::No),
-        ("warn-textrel", Arg::No), ("warn-unresolved-symbols", Arg::No),
-        ("weak-unresolved-symbols", Arg::No), ("whole-archive", Arg::No), ("wrap", Arg::Required),
+    long: Longs::words(concat!(
+        "Bdynamic Bgroup Bno-symbolic Bshareable Bstatic Bsymbolic Bsymbolic-functions EB EL Map=
+         Qy Tbss= Tdata= Tldata-segment= Trodata-segment= Ttext= Ttext-segment= Ur
+         accept-unknown-input-arch= add-needed add-stdcall-alias allow-multiple-definition=
+         allow-shlib-undefined apply-dynamic-relocs architecture= as-needed assert= audit=
+         auxiliary= base_file= be8 build-id? build-id-chunk-size-for-treehash=
+         build-id-min-file-size-for-treehash= call_shared check-sections compat-implib
+         compress-debug-sections= copy-dt-needed-entries cref ctf-share-types= ctf-variables
+         ctors-in-init-array dT dc debug= default-imported-symver default-script= default-symver
+         define-common defsym= demangle? depaudit= dependency-file= detect-odr-violations
+         disable-auto-image-base disable-auto-import disable-large-address-aware
+         disable-long-section-names disable-multiple-abs-defs= disable-new-dtags
+         disable-reloc-section disable-runtime-pseudo-reloc disable-stdcall-fixup discard-all
+         discard-locals discard-none dll dll-search-prefix= dn dp dy dynamic-linker=
+         dynamic-list= dynamic-list-cpp-new dynamic-list-cpp-typeinfo= dynamic-list-data
+         eh-frame-hdr embedded-relocs emit-relocs emit-stub-syms enable-auto-image-base?
+         enable-auto-import enable-extra-pe-debug enable-extra-pep-debug
+         enable-long-section-names enable-new-dtags enable-non-contiguous-regions
+         enable-non-contiguous-regions-warnings enable-reloc-section enable-runtime-pseudo-reloc
+         enable-stdcall-fixup end-group end-lib entry= error-handling-script=
+         error-unresolved-symbols exclude-all-symbols exclude-libs= exclude-modules-for-implib=
+         exclude-symbols= export-all-symbols export-dynamic export-dynamic-symbol=
+         export-dynamic-symbol-list= fatal-warnings file-alignment= filter= fini= fix-arm1176
+         fix-cortex-a53-835769 fix-cortex-a53-843419 fix-cortex-a8 fix-v4bx fix-v4bx-interworking
+         flto flto-partition= force-exe-suffix force-group-allocation format= fuse-ld=
+         gc-keep-exported gc-sections gdb-index gnu-unique gpsize= hash-bucket-empty-fraction=
+         hash-size= hash-style= heap= help icf= icf-iterations= ignore-unresolved-symbol=
+         image-base= incremental incremental-base= incremental-changed incremental-full
+         incremental-patch= incremental-startup-unchanged incremental-unchanged
+         incremental-unknown incremental-update init= just-symbols= keep-files-mapped
+         keep-unique= kill-at large-address-aware ld-generated-unwind-info library= library-path=
+         load-pass-plugin= long-plt major-image-version= major-os-version=
+         major-subsystem-version= map-whole-files max-cache-size= merge-exidx-entries
+         minor-image-version= minor-os-version= minor-subsystem-version= mllvm= mmap-output-file
+         mri-script= nmagic no-accept-unknown-input-arch no-add-needed
+         no-allow-multiple-definition no-allow-shlib-undefined no-apply-dynamic-relocs
+         no-as-needed no-check-sections no-copy-dt-needed-entries= no-cref no-ctf-variables
+         no-ctors-in-init-array no-define-common no-demangle no-detect-odr-violations
+         no-dynamic-linker no-eh-frame-hdr no-emit-stub-syms no-enum-size-warning
+         no-export-dynamic no-fatal-warnings no-fix-arm1176 no-fix-cortex-a53-835769
+         no-fix-cortex-a53-843419 no-fix-cortex-a8 no-gc-sections no-gdb-index no-gnu-unique
+         no-incremental no-keep-files-mapped no-keep-memory no-ld-generated-unwind-info
+         no-long-plt no-map-whole-files no-merge-exidx-entries no-mmap-output-file no-omagic
+         no-pic-executable no-pie no-pipeline-knowledge no-plt-localentry no-plt-static-chain
+         no-plt-thread-safe no-posix-fallocate no-power10-stubs no-print-gc-sections
+         no-print-icf-sections no-print-map-discarded no-relax no-rosegment no-strip-discarded
+         no-stub-group-multi no-text-reorder no-threads no-tls-get-addr-optimize no-tls-optimize
+         no-toc-optimize no-toc-sort no-undefined no-undefined-version no-warn-common
+         no-warn-constructors no-warn-drop-version no-warn-execstack no-warn-mismatch
+         no-warn-rwx-segments no-warn-search-mismatch no-warn-shared-textrel no-warnings
+         no-wchar-size-warning no-whole-archive noinhibit-exec non_shared nostdlib oformat=
+         omagic optimize= orphan-handling= out-implib= output= output-def= package-metadata?
+         pic-executable pic-veneer pie plt-align? plt-localentry plt-static-chain plt-thread-safe
+         plugin= plugin-opt= pop-state posix-fallocate power10-stubs? preread-archive-symbols
+         print-gc-sections print-icf-sections print-map print-map-discarded print-memory-usage
+         print-output-format print-symbol-counts= print-sysroot push-state qmagic
+         reduce-memory-overheads relax relocatable require-defined= retain-symbols-file=
+         rosegment rosegment-gap= rpath= rpath-link= run script= section-alignment=
+         section-ordering-file= section-start= secure-plt shared soname= sort-common?
+         sort-section= spare-dynamic-tags= split-by-file? split-by-reloc?
+         split-stack-adjust-size= stack= start-group start-lib static stats strip-all strip-debug
+         strip-debug-gdb strip-debug-non-line strip-discarded strip-lto-sections stub-group-multi
+         stub-group-size= subsystem= support-old-code sysroot= target-help target1-abs
+         target1-rel target2= task-link= text-reorder thread-count= thread-count-final=
+         thread-count-initial= thread-count-middle= threads thumb-entry= tls-get-addr-optimize
+         tls-optimize toc-optimize toc-sort trace trace-symbol= traditional-format undefined=
+         undefined-version unique? unresolved-symbols= verbose? version version-exports-section=
+         version-script= warn-alternate-em warn-common warn-constructors warn-drop-version
+         warn-duplicate-exports warn-execstack warn-multiple-gp warn-once warn-rwx-segments
+         warn-search-mismatch warn-section-align warn-shared-textrel warn-textrel
+         warn-unresolved-symbols weak-unresolved-symbols whole-archive wrap=",
         // lld's everyday options that neither GNU linker has: optimisation levels, job
         // counts, colours and relocation packing, none of which names a file to load.
-        ("lto-O0", Arg::No), ("lto-O1", Arg::No), ("lto-O2", Arg::No), ("lto-O3", Arg::No),
-        ("thinlto-jobs", Arg::Required), ("color-diagnostics", Arg::Optional),
-        ("no-color-diagnostics", Arg::No), ("pack-dyn-relocs", Arg::Required),
-    ],
+        " lto-O0 lto-O1 lto-O2 lto-O3 thinlto-jobs= color-diagnostics? no-color-diagnostics
+         pack-dyn-relocs=",
+    )),
     stop_at_operand: false,
     w_long: false,
     negation: false,

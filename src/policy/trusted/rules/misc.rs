@@ -2,14 +2,14 @@
 //! command given in the arguments. Each is a closed grammar read as the program reads its
 //! options (`getopt`): an option it does not know is refused, naming it.
 
-use crate::policy::trusted::getopt::{Arg, Grammar, Item};
+use crate::policy::trusted::getopt::{Arg, Grammar, Item, Longs};
 
 /// fd 10's options, from its `clap` definition (`src/cli.rs`): every long option and alias
 /// (clap takes no abbreviations: `check_fd` refuses one as unknown), the hidden negations (`--no-hidden`, `--ignore`, …) and `-1`. Values are attached
 /// (`-d3`, `--max-depth=3`) or the next argument; clap reads a
 /// separate value that starts with `-` as a new option and reports the missing value.
 #[rustfmt::skip]
-const FD: Grammar = Grammar {
+pub(crate) const FD: Grammar = Grammar {
     short: &[
         ('H', Arg::No), ('I', Arg::No), ('u', Arg::No), ('s', Arg::No), ('i', Arg::No),
         ('g', Arg::No), ('F', Arg::No), ('a', Arg::No), ('l', Arg::No), ('L', Arg::No),
@@ -18,34 +18,18 @@ const FD: Grammar = Grammar {
         ('e', Arg::Required), ('S', Arg::Required), ('o', Arg::Required), ('c', Arg::Required),
         ('j', Arg::Required), ('C', Arg::Required), ('x', Arg::Required), ('X', Arg::Required),
     ],
-    long: &[
-        ("hidden", Arg::No), ("no-hidden", Arg::No), ("no-ignore", Arg::No), ("ignore", Arg::No),
-        ("no-ignore-vcs", Arg::No), ("ignore-vcs", Arg::No), ("no-require-git", Arg::No),
-        ("require-git", Arg::No), ("no-ignore-parent", Arg::No), ("ignore-parent", Arg::No),
-        ("no-global-ignore-file", Arg::No), ("unrestricted", Arg::No),
-        ("case-sensitive", Arg::No), ("ignore-case", Arg::No), ("glob", Arg::No),
-        ("regex", Arg::No), ("fixed-strings", Arg::No), ("literal", Arg::No), ("exact", Arg::No),
-        ("and", Arg::Required), ("absolute-path", Arg::No), ("relative-path", Arg::No),
-        ("list-details", Arg::No), ("follow", Arg::No), ("dereference", Arg::No),
-        ("no-follow", Arg::No), ("full-path", Arg::No), ("print0", Arg::No),
-        ("max-depth", Arg::Required), ("maxdepth", Arg::Required), ("min-depth", Arg::Required),
-        ("mindepth", Arg::Required), ("exact-depth", Arg::Required), ("exclude", Arg::Required),
-        ("prune", Arg::No), ("type", Arg::Required), ("extension", Arg::Required),
-        ("size", Arg::Required), ("changed-within", Arg::Required),
-        ("change-newer-than", Arg::Required), ("newer", Arg::Required),
-        ("changed-after", Arg::Required), ("changed-before", Arg::Required),
-        ("change-older-than", Arg::Required), ("older", Arg::Required), ("owner", Arg::Required),
-        ("format", Arg::Required), ("exec", Arg::Required), ("exec-batch", Arg::Required),
-        ("batch-size", Arg::Required), ("ignore-file", Arg::Required), ("color", Arg::Required),
-        ("hyperlink", Arg::Optional), ("hyper", Arg::Optional), ("ignore-contain", Arg::Required),
-        ("threads", Arg::Required), ("max-buffer-time", Arg::Required),
-        ("max-results", Arg::Required), ("quiet", Arg::No), ("has-results", Arg::No),
-        ("show-errors", Arg::No), ("base-directory", Arg::Required),
-        ("path-separator", Arg::Required), ("search-path", Arg::Required),
-        ("strip-cwd-prefix", Arg::Optional), ("one-file-system", Arg::No), ("mount", Arg::No),
-        ("xdev", Arg::No), ("gen-completions", Arg::Optional), ("help", Arg::No),
-        ("version", Arg::No),
-    ],
+    long: Longs::words(
+        "hidden no-hidden no-ignore ignore no-ignore-vcs ignore-vcs no-require-git require-git
+         no-ignore-parent ignore-parent no-global-ignore-file unrestricted case-sensitive
+         ignore-case glob regex fixed-strings literal exact and= absolute-path relative-path
+         list-details follow dereference no-follow full-path print0 max-depth= maxdepth=
+         min-depth= mindepth= exact-depth= exclude= prune type= extension= size= changed-within=
+         change-newer-than= newer= changed-after= changed-before= change-older-than= older=
+         owner= format= exec= exec-batch= batch-size= ignore-file= color= hyperlink? hyper?
+         ignore-contain= threads= max-buffer-time= max-results= quiet has-results show-errors
+         base-directory= path-separator= search-path= strip-cwd-prefix? one-file-system mount
+         xdev gen-completions? help version",
+    ),
     stop_at_operand: false,
     w_long: false,
     negation: false,
@@ -99,7 +83,7 @@ pub fn check_fd(args: &[String]) -> Result<(), String> {
 /// `RIPGREP_CONFIG_PATH` (a file of flags) is the environment's, which a
 /// call cannot set.
 #[rustfmt::skip]
-const RG: Grammar = Grammar {
+pub(crate) const RG: Grammar = Grammar {
     short: &[
         ('A', Arg::Required), ('B', Arg::Required), ('b', Arg::No), ('s', Arg::No),
         ('C', Arg::Required), ('c', Arg::No), ('E', Arg::Required), ('f', Arg::Required),
@@ -112,59 +96,31 @@ const RG: Grammar = Grammar {
         ('T', Arg::Required), ('u', Arg::No), ('V', Arg::No), ('H', Arg::No), ('I', Arg::No),
         ('w', Arg::No),
     ],
-    long: &[
-        ("after-context", Arg::Required), ("auto-hybrid-regex", Arg::No),
-        ("no-auto-hybrid-regex", Arg::No), ("before-context", Arg::Required), ("binary", Arg::No),
-        ("no-binary", Arg::No), ("block-buffered", Arg::No), ("no-block-buffered", Arg::No),
-        ("byte-offset", Arg::No), ("no-byte-offset", Arg::No), ("case-sensitive", Arg::No),
-        ("color", Arg::Required), ("colors", Arg::Required), ("column", Arg::No),
-        ("no-column", Arg::No), ("context", Arg::Required), ("context-separator", Arg::Required),
-        ("no-context-separator", Arg::No), ("count", Arg::No), ("count-matches", Arg::No),
-        ("crlf", Arg::No), ("no-crlf", Arg::No), ("debug", Arg::No),
-        ("dfa-size-limit", Arg::Required), ("encoding", Arg::Required), ("no-encoding", Arg::No),
-        ("engine", Arg::Required), ("field-context-separator", Arg::Required),
-        ("field-match-separator", Arg::Required), ("file", Arg::Required), ("files", Arg::No),
-        ("files-with-matches", Arg::No), ("files-without-match", Arg::No),
-        ("fixed-strings", Arg::No), ("no-fixed-strings", Arg::No), ("follow", Arg::No),
-        ("no-follow", Arg::No), ("generate", Arg::Required), ("glob", Arg::Required),
-        ("glob-case-insensitive", Arg::No), ("no-glob-case-insensitive", Arg::No),
-        ("heading", Arg::No), ("no-heading", Arg::No), ("help", Arg::No), ("hidden", Arg::No),
-        ("no-hidden", Arg::No), ("hostname-bin", Arg::Required),
-        ("hyperlink-format", Arg::Required), ("iglob", Arg::Required), ("ignore-case", Arg::No),
-        ("ignore-file", Arg::Required), ("ignore-file-case-insensitive", Arg::No),
-        ("no-ignore-file-case-insensitive", Arg::No), ("include-zero", Arg::No),
-        ("no-include-zero", Arg::No), ("invert-match", Arg::No), ("no-invert-match", Arg::No),
-        ("json", Arg::No), ("no-json", Arg::No), ("line-buffered", Arg::No),
-        ("no-line-buffered", Arg::No), ("line-number", Arg::No), ("no-line-number", Arg::No),
-        ("line-regexp", Arg::No), ("max-columns", Arg::Required), ("max-columns-preview", Arg::No),
-        ("no-max-columns-preview", Arg::No), ("max-count", Arg::Required),
-        ("max-depth", Arg::Required), ("maxdepth", Arg::Required), ("max-filesize", Arg::Required),
-        ("mmap", Arg::No), ("no-mmap", Arg::No), ("multiline", Arg::No), ("no-multiline", Arg::No),
-        ("multiline-dotall", Arg::No), ("no-multiline-dotall", Arg::No), ("no-config", Arg::No),
-        ("no-ignore", Arg::No), ("ignore", Arg::No), ("no-ignore-dot", Arg::No),
-        ("ignore-dot", Arg::No), ("no-ignore-exclude", Arg::No), ("ignore-exclude", Arg::No),
-        ("no-ignore-files", Arg::No), ("ignore-files", Arg::No), ("no-ignore-global", Arg::No),
-        ("ignore-global", Arg::No), ("no-ignore-messages", Arg::No), ("ignore-messages", Arg::No),
-        ("no-ignore-parent", Arg::No), ("ignore-parent", Arg::No), ("no-ignore-vcs", Arg::No),
-        ("ignore-vcs", Arg::No), ("no-messages", Arg::No), ("messages", Arg::No),
-        ("no-pcre2-unicode", Arg::No), ("pcre2-unicode", Arg::No), ("no-require-git", Arg::No),
-        ("require-git", Arg::No), ("no-unicode", Arg::No), ("unicode", Arg::No), ("null", Arg::No),
-        ("null-data", Arg::No), ("one-file-system", Arg::No), ("no-one-file-system", Arg::No),
-        ("only-matching", Arg::No), ("path-separator", Arg::Required), ("passthru", Arg::No),
-        ("passthrough", Arg::No), ("pcre2", Arg::No), ("no-pcre2", Arg::No),
-        ("pcre2-version", Arg::No), ("pre", Arg::Required), ("no-pre", Arg::No),
-        ("pre-glob", Arg::Required), ("pretty", Arg::No), ("quiet", Arg::No),
-        ("regex-size-limit", Arg::Required), ("regexp", Arg::Required), ("replace", Arg::Required),
-        ("search-zip", Arg::No), ("no-search-zip", Arg::No), ("smart-case", Arg::No),
-        ("sort-files", Arg::No), ("no-sort-files", Arg::No), ("sort", Arg::Required),
-        ("sortr", Arg::Required), ("stats", Arg::No), ("no-stats", Arg::No),
-        ("stop-on-nonmatch", Arg::No), ("text", Arg::No), ("no-text", Arg::No),
-        ("threads", Arg::Required), ("trace", Arg::No), ("trim", Arg::No), ("no-trim", Arg::No),
-        ("type", Arg::Required), ("type-add", Arg::Required), ("type-clear", Arg::Required),
-        ("type-not", Arg::Required), ("type-list", Arg::No), ("unrestricted", Arg::No),
-        ("version", Arg::No), ("vimgrep", Arg::No), ("with-filename", Arg::No),
-        ("no-filename", Arg::No), ("word-regexp", Arg::No),
-    ],
+    long: Longs::words(
+        "after-context= auto-hybrid-regex no-auto-hybrid-regex before-context= binary no-binary
+         block-buffered no-block-buffered byte-offset no-byte-offset case-sensitive color=
+         colors= column no-column context= context-separator= no-context-separator count
+         count-matches crlf no-crlf debug dfa-size-limit= encoding= no-encoding engine=
+         field-context-separator= field-match-separator= file= files files-with-matches
+         files-without-match fixed-strings no-fixed-strings follow no-follow generate= glob=
+         glob-case-insensitive no-glob-case-insensitive heading no-heading help hidden no-hidden
+         hostname-bin= hyperlink-format= iglob= ignore-case ignore-file=
+         ignore-file-case-insensitive no-ignore-file-case-insensitive include-zero
+         no-include-zero invert-match no-invert-match json no-json line-buffered no-line-buffered
+         line-number no-line-number line-regexp max-columns= max-columns-preview
+         no-max-columns-preview max-count= max-depth= maxdepth= max-filesize= mmap no-mmap
+         multiline no-multiline multiline-dotall no-multiline-dotall no-config no-ignore ignore
+         no-ignore-dot ignore-dot no-ignore-exclude ignore-exclude no-ignore-files ignore-files
+         no-ignore-global ignore-global no-ignore-messages ignore-messages no-ignore-parent
+         ignore-parent no-ignore-vcs ignore-vcs no-messages messages no-pcre2-unicode
+         pcre2-unicode no-require-git require-git no-unicode unicode null null-data
+         one-file-system no-one-file-system only-matching path-separator= passthru passthrough
+         pcre2 no-pcre2 pcre2-version pre= no-pre pre-glob= pretty quiet regex-size-limit=
+         regexp= replace= search-zip no-search-zip smart-case sort-files no-sort-files sort=
+         sortr= stats no-stats stop-on-nonmatch text no-text threads= trace trim no-trim type=
+         type-add= type-clear= type-not= type-list unrestricted version vimgrep with-filename
+         no-filename word-regexp",
+    ),
     stop_at_operand: false,
     w_long: false,
     negation: false,
@@ -234,7 +190,7 @@ fn abbreviation(program: &str, item: &Item<'_>) -> Option<String> {
 /// GNU split's options (coreutils 9.1's `--help` and optstring, with the obsolete `-NUM` as
 /// digit letters and the hidden `---io-blksize`).
 #[rustfmt::skip]
-const SPLIT: Grammar = Grammar {
+pub(crate) const SPLIT: Grammar = Grammar {
     short: &[
         ('a', Arg::Required), ('b', Arg::Required), ('C', Arg::Required), ('d', Arg::No),
         ('e', Arg::No), ('l', Arg::Required), ('n', Arg::Required), ('t', Arg::Required),
@@ -242,15 +198,11 @@ const SPLIT: Grammar = Grammar {
         ('3', Arg::No), ('4', Arg::No), ('5', Arg::No), ('6', Arg::No), ('7', Arg::No),
         ('8', Arg::No), ('9', Arg::No),
     ],
-    long: &[
-        ("suffix-length", Arg::Required), ("additional-suffix", Arg::Required),
-        ("bytes", Arg::Required), ("line-bytes", Arg::Required),
-        ("numeric-suffixes", Arg::Optional), ("hex-suffixes", Arg::Optional),
-        ("elide-empty-files", Arg::No), ("filter", Arg::Required), ("lines", Arg::Required),
-        ("number", Arg::Required), ("separator", Arg::Required), ("unbuffered", Arg::No),
-        ("verbose", Arg::No), ("-io-blksize", Arg::Required), ("help", Arg::No),
-        ("version", Arg::No),
-    ],
+    long: Longs::words(
+        "suffix-length= additional-suffix= bytes= line-bytes= numeric-suffixes? hex-suffixes?
+         elide-empty-files filter= lines= number= separator= unbuffered verbose -io-blksize= help
+         version",
+    ),
     stop_at_operand: false,
     w_long: false,
     negation: false,
@@ -290,18 +242,16 @@ pub fn check_split(args: &[String]) -> Result<(), String> {
 
 /// GNU diff3's options (diffutils 3.8's `--help` and optstring).
 #[rustfmt::skip]
-const DIFF3: Grammar = Grammar {
+pub(crate) const DIFF3: Grammar = Grammar {
     short: &[
         ('a', Arg::No), ('e', Arg::No), ('i', Arg::No), ('m', Arg::No), ('v', Arg::No),
         ('x', Arg::No), ('3', Arg::No), ('A', Arg::No), ('E', Arg::No), ('L', Arg::Required),
         ('T', Arg::No), ('X', Arg::No),
     ],
-    long: &[
-        ("text", Arg::No), ("strip-trailing-cr", Arg::No), ("show-all", Arg::No), ("ed", Arg::No),
-        ("diff-program", Arg::Required), ("show-overlap", Arg::No), ("label", Arg::Required),
-        ("merge", Arg::No), ("initial-tab", Arg::No), ("overlap-only", Arg::No),
-        ("easy-only", Arg::No), ("version", Arg::No), ("help", Arg::No),
-    ],
+    long: Longs::words(
+        "text strip-trailing-cr show-all ed diff-program= show-overlap label= merge initial-tab
+         overlap-only easy-only version help",
+    ),
     stop_at_operand: false,
     w_long: false,
     negation: false,
@@ -310,23 +260,19 @@ const DIFF3: Grammar = Grammar {
 
 /// GNU sdiff's options (diffutils 3.8's `--help` and optstring).
 #[rustfmt::skip]
-const SDIFF: Grammar = Grammar {
+pub(crate) const SDIFF: Grammar = Grammar {
     short: &[
         ('a', Arg::No), ('b', Arg::No), ('B', Arg::No), ('d', Arg::No), ('E', Arg::No),
         ('H', Arg::No), ('i', Arg::No), ('I', Arg::Required), ('l', Arg::No),
         ('o', Arg::Required), ('s', Arg::No), ('t', Arg::No), ('v', Arg::No),
         ('w', Arg::Required), ('W', Arg::No), ('Z', Arg::No),
     ],
-    long: &[
-        ("output", Arg::Required), ("ignore-case", Arg::No), ("ignore-tab-expansion", Arg::No),
-        ("ignore-trailing-space", Arg::No), ("ignore-space-change", Arg::No),
-        ("ignore-all-space", Arg::No), ("ignore-blank-lines", Arg::No),
-        ("ignore-matching-lines", Arg::Required), ("strip-trailing-cr", Arg::No),
-        ("text", Arg::No), ("width", Arg::Required), ("left-column", Arg::No),
-        ("suppress-common-lines", Arg::No), ("expand-tabs", Arg::No), ("tabsize", Arg::Required),
-        ("minimal", Arg::No), ("speed-large-files", Arg::No), ("diff-program", Arg::Required),
-        ("help", Arg::No), ("version", Arg::No),
-    ],
+    long: Longs::words(
+        "output= ignore-case ignore-tab-expansion ignore-trailing-space ignore-space-change
+         ignore-all-space ignore-blank-lines ignore-matching-lines= strip-trailing-cr text width=
+         left-column suppress-common-lines expand-tabs tabsize= minimal speed-large-files
+         diff-program= help version",
+    ),
     stop_at_operand: false,
     w_long: false,
     negation: false,
@@ -408,7 +354,7 @@ pub fn check_sdiff(args: &[String]) -> Result<(), String> {
 /// optional `=value` and has a `--no-` form, and `-n` takes its letters as a value (`-nv`,
 /// `-nc`).
 #[rustfmt::skip]
-const WGET: Grammar = Grammar {
+pub(crate) const WGET: Grammar = Grammar {
     short: &[
         ('4', Arg::No), ('6', Arg::No), ('A', Arg::Required), ('B', Arg::Required),
         ('D', Arg::Required), ('E', Arg::No), ('F', Arg::No), ('H', Arg::No), ('I', Arg::Required),
@@ -420,114 +366,52 @@ const WGET: Grammar = Grammar {
         ('n', Arg::Required), ('o', Arg::Required), ('p', Arg::No), ('q', Arg::No), ('r', Arg::No),
         ('t', Arg::Required), ('v', Arg::No), ('w', Arg::Required), ('x', Arg::No),
     ],
-    long: &[
-        ("accept", Arg::Required), ("accept-regex", Arg::Required),
-        ("adjust-extension", Arg::Optional), ("append-output", Arg::Required),
-        ("ask-password", Arg::Optional), ("auth-no-challenge", Arg::Optional),
-        ("background", Arg::Optional), ("backup-converted", Arg::Optional),
-        ("backups", Arg::Optional), ("base", Arg::Required), ("bind-address", Arg::Required),
-        ("bind-dns-address", Arg::Required), ("body-data", Arg::Required),
-        ("body-file", Arg::Required), ("ca-certificate", Arg::Required),
-        ("ca-directory", Arg::Required), ("cache", Arg::Optional), ("certificate", Arg::Required),
-        ("certificate-type", Arg::Required), ("check-certificate", Arg::Optional),
-        ("ciphers", Arg::Required), ("clobber", Arg::Optional), ("compression", Arg::Required),
-        ("config", Arg::Required), ("connect-timeout", Arg::Required),
-        ("content-disposition", Arg::Optional), ("content-on-error", Arg::Optional),
-        ("continue", Arg::Optional), ("convert-file-only", Arg::Optional),
-        ("convert-links", Arg::Optional), ("cookies", Arg::Optional), ("crl-file", Arg::Required),
-        ("cut-dirs", Arg::Required), ("debug", Arg::Optional), ("default-page", Arg::Required),
-        ("delete-after", Arg::Optional), ("directories", Arg::Optional),
-        ("directory-prefix", Arg::Required), ("dns-cache", Arg::Optional),
-        ("dns-servers", Arg::Required), ("dns-timeout", Arg::Required), ("domains", Arg::Required),
-        ("dont-remove-listing", Arg::No), ("dot-style", Arg::Required),
-        ("egd-file", Arg::Required), ("exclude-directories", Arg::Required),
-        ("exclude-domains", Arg::Required), ("execute", Arg::Required),
-        ("follow-ftp", Arg::Optional), ("follow-tags", Arg::Required),
-        ("force-directories", Arg::Optional), ("force-html", Arg::Optional),
-        ("ftp-password", Arg::Required), ("ftp-stmlf", Arg::Optional), ("ftp-user", Arg::Required),
-        ("ftps-clear-data-connection", Arg::Optional), ("ftps-fallback-to-ftp", Arg::Optional),
-        ("ftps-implicit", Arg::Optional), ("ftps-resume-ssl", Arg::Optional),
-        ("glob", Arg::Optional), ("header", Arg::Required), ("help", Arg::No),
-        ("host-directories", Arg::Optional), ("hsts", Arg::Optional), ("hsts-file", Arg::Required),
-        ("html-extension", Arg::Optional), ("htmlify", Arg::Optional),
-        ("http-keep-alive", Arg::Optional), ("http-passwd", Arg::Required),
-        ("http-password", Arg::Required), ("http-user", Arg::Required),
-        ("https-only", Arg::Optional), ("if-modified-since", Arg::Optional),
-        ("ignore-case", Arg::Optional), ("ignore-length", Arg::Optional),
-        ("ignore-tags", Arg::Required), ("include-directories", Arg::Required),
-        ("inet4-only", Arg::Optional), ("inet6-only", Arg::Optional),
-        ("input-file", Arg::Required), ("input-metalink", Arg::Required), ("iri", Arg::Optional),
-        ("keep-badhash", Arg::Optional), ("keep-session-cookies", Arg::Optional),
-        ("level", Arg::Required), ("limit-rate", Arg::Required), ("load-cookies", Arg::Required),
-        ("local-encoding", Arg::Required), ("max-redirect", Arg::Required),
-        ("metalink-index", Arg::Required), ("metalink-over-http", Arg::Optional),
-        ("method", Arg::Required), ("mirror", Arg::Optional), ("netrc", Arg::Optional),
-        ("no", Arg::Required), ("no-adjust-extension", Arg::No), ("no-ask-password", Arg::No),
-        ("no-auth-no-challenge", Arg::No), ("no-background", Arg::No),
-        ("no-backup-converted", Arg::No), ("no-backups", Arg::No), ("no-cache", Arg::No),
-        ("no-check-certificate", Arg::No), ("no-clobber", Arg::Optional),
-        ("no-config", Arg::Optional), ("no-content-disposition", Arg::No),
-        ("no-content-on-error", Arg::No), ("no-continue", Arg::No),
-        ("no-convert-file-only", Arg::No), ("no-convert-links", Arg::No), ("no-cookies", Arg::No),
-        ("no-debug", Arg::No), ("no-delete-after", Arg::No), ("no-directories", Arg::No),
-        ("no-dns-cache", Arg::No), ("no-follow-ftp", Arg::No), ("no-force-directories", Arg::No),
-        ("no-force-html", Arg::No), ("no-ftp-stmlf", Arg::No),
-        ("no-ftps-clear-data-connection", Arg::No), ("no-ftps-fallback-to-ftp", Arg::No),
-        ("no-ftps-implicit", Arg::No), ("no-ftps-resume-ssl", Arg::No), ("no-glob", Arg::No),
-        ("no-host-directories", Arg::No), ("no-hsts", Arg::No), ("no-html-extension", Arg::No),
-        ("no-htmlify", Arg::No), ("no-http-keep-alive", Arg::No), ("no-https-only", Arg::No),
-        ("no-if-modified-since", Arg::No), ("no-ignore-case", Arg::No),
-        ("no-ignore-length", Arg::No), ("no-inet4-only", Arg::No), ("no-inet6-only", Arg::No),
-        ("no-iri", Arg::No), ("no-keep-badhash", Arg::No), ("no-keep-session-cookies", Arg::No),
-        ("no-metalink-over-http", Arg::No), ("no-mirror", Arg::No), ("no-netrc", Arg::No),
-        ("no-no-clobber", Arg::No), ("no-no-config", Arg::No), ("no-no-parent", Arg::No),
-        ("no-page-requisites", Arg::No), ("no-parent", Arg::Optional), ("no-passive-ftp", Arg::No),
-        ("no-preserve-permissions", Arg::No), ("no-protocol-directories", Arg::No),
-        ("no-proxy", Arg::No), ("no-quiet", Arg::No), ("no-random-wait", Arg::No),
-        ("no-recursive", Arg::No), ("no-relative", Arg::No), ("no-remove-listing", Arg::No),
-        ("no-report-speed", Arg::No), ("no-restrict-file-names", Arg::No),
-        ("no-retr-symlinks", Arg::No), ("no-retry-connrefused", Arg::No),
-        ("no-retry-on-host-error", Arg::No), ("no-save-headers", Arg::No),
-        ("no-server-response", Arg::No), ("no-show-progress", Arg::No), ("no-span-hosts", Arg::No),
-        ("no-spider", Arg::No), ("no-strict-comments", Arg::No), ("no-timestamping", Arg::No),
-        ("no-trust-server-names", Arg::No), ("no-unlink", Arg::No),
-        ("no-use-server-timestamps", Arg::No), ("no-verbose", Arg::No), ("no-warc-cdx", Arg::No),
-        ("no-warc-compression", Arg::No), ("no-warc-digests", Arg::No),
-        ("no-warc-keep-log", Arg::No), ("no-wdebug", Arg::No), ("no-xattr", Arg::No),
-        ("output-document", Arg::Required), ("output-file", Arg::Required),
-        ("page-requisites", Arg::Optional), ("parent", Arg::Optional),
-        ("passive-ftp", Arg::Optional), ("password", Arg::Required),
-        ("pinnedpubkey", Arg::Required), ("post-data", Arg::Required),
-        ("post-file", Arg::Required), ("prefer-family", Arg::Required),
-        ("preferred-location", Arg::Required), ("preserve-permissions", Arg::Optional),
-        ("private-key", Arg::Required), ("private-key-type", Arg::Required),
-        ("progress", Arg::Required), ("protocol-directories", Arg::Optional),
-        ("proxy", Arg::Optional), ("proxy-passwd", Arg::Required),
-        ("proxy-password", Arg::Required), ("proxy-user", Arg::Required),
-        ("proxy__compat", Arg::Required), ("quiet", Arg::Optional), ("quota", Arg::Required),
-        ("random-file", Arg::Required), ("random-wait", Arg::Optional),
-        ("read-timeout", Arg::Required), ("recursive", Arg::Optional), ("referer", Arg::Required),
-        ("regex-type", Arg::Required), ("reject", Arg::Required), ("reject-regex", Arg::Required),
-        ("rejected-log", Arg::Required), ("relative", Arg::Optional),
-        ("remote-encoding", Arg::Required), ("remove-listing", Arg::Optional),
-        ("report-speed", Arg::Optional), ("restrict-file-names", Arg::Optional),
-        ("retr-symlinks", Arg::Optional), ("retry-connrefused", Arg::Optional),
-        ("retry-on-host-error", Arg::Optional), ("retry-on-http-error", Arg::Required),
-        ("save-cookies", Arg::Required), ("save-headers", Arg::Optional),
-        ("secure-protocol", Arg::Required), ("server-response", Arg::Optional),
-        ("show-progress", Arg::Optional), ("span-hosts", Arg::Optional), ("spider", Arg::Optional),
-        ("start-pos", Arg::Required), ("strict-comments", Arg::Optional),
-        ("timeout", Arg::Required), ("timestamping", Arg::Optional), ("tries", Arg::Required),
-        ("trust-server-names", Arg::Optional), ("unlink", Arg::Optional),
-        ("use-askpass", Arg::Required), ("use-server-timestamps", Arg::Optional),
-        ("user", Arg::Required), ("user-agent", Arg::Required), ("verbose", Arg::Optional),
-        ("version", Arg::No), ("wait", Arg::Required), ("waitretry", Arg::Required),
-        ("warc-cdx", Arg::Optional), ("warc-compression", Arg::Optional),
-        ("warc-dedup", Arg::Required), ("warc-digests", Arg::Optional),
-        ("warc-file", Arg::Required), ("warc-header", Arg::Required),
-        ("warc-keep-log", Arg::Optional), ("warc-max-size", Arg::Required),
-        ("warc-tempdir", Arg::Required), ("wdebug", Arg::Optional), ("xattr", Arg::Optional),
-    ],
+    long: Longs::words(
+        "accept= accept-regex= adjust-extension? append-output= ask-password? auth-no-challenge?
+         background? backup-converted? backups? base= bind-address= bind-dns-address= body-data=
+         body-file= ca-certificate= ca-directory= cache? certificate= certificate-type=
+         check-certificate? ciphers= clobber? compression= config= connect-timeout=
+         content-disposition? content-on-error? continue? convert-file-only? convert-links?
+         cookies? crl-file= cut-dirs= debug? default-page= delete-after? directories?
+         directory-prefix= dns-cache? dns-servers= dns-timeout= domains= dont-remove-listing
+         dot-style= egd-file= exclude-directories= exclude-domains= execute= follow-ftp?
+         follow-tags= force-directories? force-html? ftp-password= ftp-stmlf? ftp-user=
+         ftps-clear-data-connection? ftps-fallback-to-ftp? ftps-implicit? ftps-resume-ssl? glob?
+         header= help host-directories? hsts? hsts-file= html-extension? htmlify?
+         http-keep-alive? http-passwd= http-password= http-user= https-only? if-modified-since?
+         ignore-case? ignore-length? ignore-tags= include-directories= inet4-only? inet6-only?
+         input-file= input-metalink= iri? keep-badhash? keep-session-cookies? level= limit-rate=
+         load-cookies= local-encoding= max-redirect= metalink-index= metalink-over-http? method=
+         mirror? netrc? no= no-adjust-extension no-ask-password no-auth-no-challenge
+         no-background no-backup-converted no-backups no-cache no-check-certificate no-clobber?
+         no-config? no-content-disposition no-content-on-error no-continue no-convert-file-only
+         no-convert-links no-cookies no-debug no-delete-after no-directories no-dns-cache
+         no-follow-ftp no-force-directories no-force-html no-ftp-stmlf
+         no-ftps-clear-data-connection no-ftps-fallback-to-ftp no-ftps-implicit
+         no-ftps-resume-ssl no-glob no-host-directories no-hsts no-html-extension no-htmlify
+         no-http-keep-alive no-https-only no-if-modified-since no-ignore-case no-ignore-length
+         no-inet4-only no-inet6-only no-iri no-keep-badhash no-keep-session-cookies
+         no-metalink-over-http no-mirror no-netrc no-no-clobber no-no-config no-no-parent
+         no-page-requisites no-parent? no-passive-ftp no-preserve-permissions
+         no-protocol-directories no-proxy no-quiet no-random-wait no-recursive no-relative
+         no-remove-listing no-report-speed no-restrict-file-names no-retr-symlinks
+         no-retry-connrefused no-retry-on-host-error no-save-headers no-server-response
+         no-show-progress no-span-hosts no-spider no-strict-comments no-timestamping
+         no-trust-server-names no-unlink no-use-server-timestamps no-verbose no-warc-cdx
+         no-warc-compression no-warc-digests no-warc-keep-log no-wdebug no-xattr output-document=
+         output-file= page-requisites? parent? passive-ftp? password= pinnedpubkey= post-data=
+         post-file= prefer-family= preferred-location= preserve-permissions? private-key=
+         private-key-type= progress= protocol-directories? proxy? proxy-passwd= proxy-password=
+         proxy-user= proxy__compat= quiet? quota= random-file= random-wait? read-timeout=
+         recursive? referer= regex-type= reject= reject-regex= rejected-log= relative?
+         remote-encoding= remove-listing? report-speed? restrict-file-names? retr-symlinks?
+         retry-connrefused? retry-on-host-error? retry-on-http-error= save-cookies= save-headers?
+         secure-protocol= server-response? show-progress? span-hosts? spider? start-pos=
+         strict-comments? timeout= timestamping? tries= trust-server-names? unlink? use-askpass=
+         use-server-timestamps? user= user-agent= verbose? version wait= waitretry= warc-cdx?
+         warc-compression? warc-dedup= warc-digests? warc-file= warc-header= warc-keep-log?
+         warc-max-size= warc-tempdir= wdebug? xattr?",
+    ),
     stop_at_operand: false,
     w_long: false,
     negation: false,

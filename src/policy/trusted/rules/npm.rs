@@ -33,6 +33,8 @@
 //! downloads and runs the pnpm version `package.json`'s `packageManager` names, and loads
 //! `.pnpmfile.cjs`. Their deny-list below still refuses what runs package scripts.
 
+use crate::policy::trusted::words::Words;
+
 /// How an accepted option reads its value.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -108,84 +110,26 @@ const SUBCOMMANDS: &[(&str, Operands)] = &[
 
 /// Subcommands that build `node_modules`, run scripts or programs, or open a browser, pager
 /// or editor: refused with the reason.
-const RUNS: &[(&[&str], &str)] = &[
+pub(crate) const RUNS: &[(Words, &str)] = &[
     (
-        &[
-            "install",
-            "i",
-            "in",
-            "ins",
-            "inst",
-            "insta",
-            "instal",
-            "isnt",
-            "isnta",
-            "isntal",
-            "isntall",
-            "add",
-            "ci",
-            "clean-install",
-            "ic",
-            "install-clean",
-            "isntall-clean",
-            "update",
-            "up",
-            "upgrade",
-            "udpate",
-            "dedupe",
-            "ddp",
-            "prune",
-            "uninstall",
-            "remove",
-            "rm",
-            "r",
-            "un",
-            "unlink",
-            "link",
-            "ln",
-            "install-test",
-            "it",
-            "install-ci-test",
-            "cit",
-            "clean-install-test",
-            "sit",
-            "rebuild",
-            "rb",
-            "audit",
-            "find-dupes",
-            "shrinkwrap",
-        ],
+        Words(
+            "install i in ins inst insta instal isnt isnta isntal isntall add ci clean-install ic
+             install-clean isntall-clean update up upgrade udpate dedupe ddp prune uninstall
+             remove rm r un unlink link ln install-test it install-ci-test cit clean-install-test
+             sit rebuild rb audit find-dupes shrinkwrap",
+        ),
         "it builds the dependency tree: git dependencies are prepared with a nested npm \
          install that runs lifecycle scripts, with the git a .npmrc names",
     ),
     (
-        &[
-            "run",
-            "run-script",
-            "rum",
-            "urn",
-            "test",
-            "tst",
-            "t",
-            "start",
-            "stop",
-            "restart",
-            "exec",
-            "x",
-            "explore",
-            "pack",
-            "publish",
-            "init",
-            "create",
-            "innit",
-            "diff",
-        ],
+        Words(
+            "run run-script rum urn test tst t start stop restart exec x explore pack publish
+             init create innit diff",
+        ),
         "it runs package scripts or programs",
     ),
     (
-        &[
-            "help", "docs", "home", "repo", "bugs", "issues", "edit", "doctor",
-        ],
+        Words("help docs home repo bugs issues edit doctor"),
         "it runs the browser, viewer, editor or git that a .npmrc names",
     ),
 ];

@@ -15,12 +15,12 @@
 //! is read as getopt reads an optional one, attached only, and the next argument is judged on
 //! its own.
 
-use crate::policy::trusted::getopt::{Arg, Grammar};
+use crate::policy::trusted::getopt::{Arg, Grammar, Longs};
 
 const REASON: &str = "sort external program or path option";
 
 #[rustfmt::skip]
-const GRAMMAR: Grammar = Grammar {
+pub(crate) const GRAMMAR: Grammar = Grammar {
     short: &[
         ('b', Arg::No), ('c', Arg::No), ('C', Arg::No), ('d', Arg::No), ('f', Arg::No),
         ('g', Arg::No), ('h', Arg::No), ('i', Arg::No), ('k', Arg::Required), ('m', Arg::No),
@@ -28,43 +28,13 @@ const GRAMMAR: Grammar = Grammar {
         ('s', Arg::No), ('S', Arg::Required), ('t', Arg::Required), ('T', Arg::Required),
         ('u', Arg::No), ('V', Arg::No), ('y', Arg::Optional), ('z', Arg::No),
     ],
-    long: &[
-        ("batch-size", Arg::Required),
-        ("buffer-size", Arg::Required),
-        ("check", Arg::Optional),
-        ("compress-program", Arg::Required),
-        ("debug", Arg::No),
-        ("dictionary-order", Arg::No),
-        ("field-separator", Arg::Required),
-        ("files0-from", Arg::Required),
-        ("general-numeric-sort", Arg::No),
-        ("heapsort", Arg::No),
-        ("help", Arg::No),
-        ("human-numeric-sort", Arg::No),
-        ("ignore-case", Arg::No),
-        ("ignore-leading-blanks", Arg::No),
-        ("ignore-nonprinting", Arg::No),
-        ("key", Arg::Required),
-        ("merge", Arg::No),
-        ("mergesort", Arg::No),
-        ("mmap", Arg::No),
-        ("month-sort", Arg::No),
-        ("numeric-sort", Arg::No),
-        ("output", Arg::Required),
-        ("parallel", Arg::Required),
-        ("qsort", Arg::No),
-        ("radixsort", Arg::No),
-        ("random-sort", Arg::No),
-        ("random-source", Arg::Required),
-        ("reverse", Arg::No),
-        ("sort", Arg::Required),
-        ("stable", Arg::No),
-        ("temporary-directory", Arg::Required),
-        ("unique", Arg::No),
-        ("version", Arg::No),
-        ("version-sort", Arg::No),
-        ("zero-terminated", Arg::No),
-    ],
+    long: Longs::words(
+        "batch-size= buffer-size= check? compress-program= debug dictionary-order
+         field-separator= files0-from= general-numeric-sort heapsort help human-numeric-sort
+         ignore-case ignore-leading-blanks ignore-nonprinting key= merge mergesort mmap
+         month-sort numeric-sort output= parallel= qsort radixsort random-sort random-source=
+         reverse sort= stable temporary-directory= unique version version-sort zero-terminated",
+    ),
     stop_at_operand: false,
     w_long: false,
     negation: false,

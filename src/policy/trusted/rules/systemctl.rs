@@ -15,38 +15,25 @@
 //! A pager: with a terminal, systemctl pipes its output into `SYSTEMD_PAGER` or `PAGER`,
 //! which trusted mode sets to `cat` unless the operator's environment names another.
 
-use crate::policy::trusted::getopt::{Arg, Grammar};
+use crate::policy::trusted::getopt::{Arg, Grammar, Longs};
 
 #[rustfmt::skip]
-const GRAMMAR: Grammar = Grammar {
+pub(crate) const GRAMMAR: Grammar = Grammar {
     short: &[
         ('h', Arg::No), ('t', Arg::Required), ('p', Arg::Required), ('P', Arg::Required),
         ('a', Arg::No), ('l', Arg::No), ('q', Arg::No), ('f', Arg::No), ('s', Arg::Required),
         ('H', Arg::Required), ('M', Arg::Required), ('n', Arg::Required), ('o', Arg::Required),
         ('i', Arg::No), ('T', Arg::No), ('r', Arg::No),
     ],
-    long: &[
-        ("help", Arg::No), ("version", Arg::No), ("type", Arg::Required),
-        ("property", Arg::Required), ("all", Arg::No), ("reverse", Arg::No), ("after", Arg::No),
-        ("before", Arg::No), ("show-types", Arg::No), ("failed", Arg::No), ("full", Arg::No),
-        ("job-mode", Arg::Required), ("fail", Arg::No), ("irreversible", Arg::No),
-        ("ignore-dependencies", Arg::No), ("ignore-inhibitors", Arg::No),
-        ("check-inhibitors", Arg::Required), ("value", Arg::No), ("user", Arg::No),
-        ("system", Arg::No), ("global", Arg::No), ("wait", Arg::No), ("no-block", Arg::No),
-        ("legend", Arg::Required), ("no-legend", Arg::No), ("no-pager", Arg::No),
-        ("no-wall", Arg::No), ("dry-run", Arg::No), ("quiet", Arg::No), ("root", Arg::Required),
-        ("image", Arg::Required), ("force", Arg::No), ("no-reload", Arg::No),
-        ("kill-whom", Arg::Required), ("signal", Arg::Required), ("no-ask-password", Arg::No),
-        ("host", Arg::Required), ("machine", Arg::Required), ("runtime", Arg::No),
-        ("lines", Arg::Required), ("output", Arg::Required), ("plain", Arg::No),
-        ("state", Arg::Required), ("recursive", Arg::No), ("with-dependencies", Arg::No),
-        ("preset-mode", Arg::Required), ("firmware-setup", Arg::No),
-        ("boot-loader-menu", Arg::Required), ("boot-loader-entry", Arg::Required),
-        ("now", Arg::No), ("message", Arg::Required), ("show-transaction", Arg::No),
-        ("mkdir", Arg::No), ("marked", Arg::No), ("read-only", Arg::No),
-        ("timestamp", Arg::Required), ("what", Arg::Required),
-        ("reboot-argument", Arg::Required),
-    ],
+    long: Longs::words(
+        "help version type= property= all reverse after before show-types failed full job-mode=
+         fail irreversible ignore-dependencies ignore-inhibitors check-inhibitors= value user
+         system global wait no-block legend= no-legend no-pager no-wall dry-run quiet root=
+         image= force no-reload kill-whom= signal= no-ask-password host= machine= runtime lines=
+         output= plain state= recursive with-dependencies preset-mode= firmware-setup
+         boot-loader-menu= boot-loader-entry= now message= show-transaction mkdir marked
+         read-only timestamp= what= reboot-argument=",
+    ),
     stop_at_operand: false,
     w_long: false,
     negation: false,

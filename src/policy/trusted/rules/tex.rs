@@ -24,61 +24,20 @@
 //! line is the command it runs to convert PostScript): xetex and xelatex are accepted only
 //! with `-no-pdf`. Any option web2c does not have is refused.
 
-use crate::policy::trusted::getopt::Arg;
+use crate::policy::trusted::getopt::{Arg, Longs};
 
 /// web2c's options and whether each takes a value (`src-specials`' value is optional:
 /// only attached).
 #[rustfmt::skip]
-const OPTIONS: &[(&str, Arg)] = &[
-    ("fmt", Arg::Required),
-    ("efmt", Arg::Required),
-    ("help", Arg::No),
-    ("ini", Arg::No),
-    ("interaction", Arg::Required),
-    ("halt-on-error", Arg::No),
-    ("progname", Arg::Required),
-    ("version", Arg::No),
-    ("recorder", Arg::No),
-    ("ipc", Arg::No),
-    ("ipc-start", Arg::No),
-    ("mltex", Arg::No),
-    ("enc", Arg::No),
-    ("etex", Arg::No),
-    ("output-comment", Arg::Required),
-    ("draftmode", Arg::No),
-    ("output-format", Arg::Required),
-    ("shell-escape", Arg::No),
-    ("no-shell-escape", Arg::No),
-    ("enable-write18", Arg::No),
-    ("disable-write18", Arg::No),
-    ("shell-restricted", Arg::No),
-    ("debug-format", Arg::No),
-    ("src-specials", Arg::Optional),
-    ("synctex", Arg::Required),
-    ("file-line-error-style", Arg::No),
-    ("no-file-line-error-style", Arg::No),
-    ("file-line-error", Arg::No),
-    ("no-file-line-error", Arg::No),
-    ("jobname", Arg::Required),
-    ("output-directory", Arg::Required),
-    ("parse-first-line", Arg::No),
-    ("no-parse-first-line", Arg::No),
-    ("translate-file", Arg::Required),
-    ("default-translate-file", Arg::Required),
-    ("8bit", Arg::No),
-    ("no-pdf", Arg::No),
-    ("output-driver", Arg::Required),
-    ("papersize", Arg::Required),
-    ("mktex", Arg::Required),
-    ("no-mktex", Arg::Required),
-    ("sjis-terminal", Arg::No),
-    ("guess-input-enc", Arg::No),
-    ("no-guess-input-enc", Arg::No),
-    ("kanji", Arg::Required),
-    ("kanji-internal", Arg::Required),
-    ("cnf-line", Arg::Required),
-    ("kpathsea-debug", Arg::Required),
-];
+pub(crate) const OPTIONS: Longs = Longs::words(
+    "fmt= efmt= help ini interaction= halt-on-error progname= version recorder ipc ipc-start
+     mltex enc etex output-comment= draftmode output-format= shell-escape no-shell-escape
+     enable-write18 disable-write18 shell-restricted debug-format src-specials? synctex=
+     file-line-error-style no-file-line-error-style file-line-error no-file-line-error jobname=
+     output-directory= parse-first-line no-parse-first-line translate-file=
+     default-translate-file= 8bit no-pdf output-driver= papersize= mktex= no-mktex= sjis-terminal
+     guess-input-enc no-guess-input-enc kanji= kanji-internal= cnf-line= kpathsea-debug=",
+);
 
 /// Options that turn shell escape on.
 const SHELL_ESCAPE: &[&str] = &["shell-escape", "enable-write18", "shell-restricted"];
@@ -247,12 +206,9 @@ fn check(args: &[String], xetex: bool) -> Result<(), String> {
             Some((name, value)) => (name, Some(value)),
             None => (body, None),
         };
-        let candidates: Vec<&(&str, Arg)> = match OPTIONS.iter().find(|(n, _)| *n == written) {
+        let candidates: Vec<(&str, Arg)> = match OPTIONS.get(written) {
             Some(exact) => vec![exact],
-            None => OPTIONS
-                .iter()
-                .filter(|(n, _)| n.starts_with(written))
-                .collect(),
+            None => OPTIONS.with_prefix(written).collect(),
         };
         if candidates
             .iter()
@@ -272,20 +228,20 @@ fn check(args: &[String], xetex: bool) -> Result<(), String> {
             }
             _ => attached,
         };
-        if *name == "cnf-line" {
+        if name == "cnf-line" {
             return Err(
                 "TeX shell escape option -cnf-line (it sets texmf.cnf variables, \
                         shell_escape and openout_any among them)"
                     .into(),
             );
         }
-        if REFUSED.contains(name) {
+        if REFUSED.contains(&name) {
             return Err(format!(
                 "TeX option -{name} (it changes the configuration, the format or the \
                  program name, or runs a program)"
             ));
         }
-        match *name {
+        match name {
             "no-shell-escape" | "disable-write18" => shell_off = true,
             "no-mktex" => no_mktex.extend(value),
             "no-pdf" => no_pdf = true,

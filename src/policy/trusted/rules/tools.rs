@@ -3,13 +3,13 @@
 //! remote archives), each a closed grammar read with `getopt`; gpg's rule is in `gpg`,
 //! openssl's in `openssl`.
 
-use crate::policy::trusted::getopt::{Arg, Grammar, Item};
+use crate::policy::trusted::getopt::{Arg, Grammar, Item, Longs};
 
 /// ssh-keygen's options (OpenSSH 9.2's optstring), read with getopt. OpenSSH's own getopt stops
 /// at the first operand; reading on past it only finds more options to judge. `-g` is a flag
 /// (the optstring lists it twice, and getopt takes the first). There are no long options.
 #[rustfmt::skip]
-const SSH_KEYGEN: Grammar = Grammar {
+pub(crate) const SSH_KEYGEN: Grammar = Grammar {
     short: &[
         ('A', Arg::No), ('B', Arg::No), ('H', Arg::No), ('K', Arg::No), ('L', Arg::No),
         ('Q', Arg::No), ('U', Arg::No), ('X', Arg::No), ('c', Arg::No), ('e', Arg::No),
@@ -22,7 +22,7 @@ const SSH_KEYGEN: Grammar = Grammar {
         ('f', Arg::Required), ('m', Arg::Required), ('n', Arg::Required), ('r', Arg::Required),
         ('s', Arg::Required), ('t', Arg::Required), ('w', Arg::Required), ('z', Arg::Required),
     ],
-    long: &[],
+    long: Longs::words(""),
     stop_at_operand: false,
     w_long: false,
     negation: false,
@@ -77,7 +77,7 @@ pub fn check_ssh_keygen(args: &[String]) -> Result<(), String> {
 /// GNU cpio 2.13's options (argp: getopt_long with permutation and abbreviations), with argp's
 /// own `--help`, `--usage`, `--version`, `--program-name` and `-?`.
 #[rustfmt::skip]
-const CPIO: Grammar = Grammar {
+pub(crate) const CPIO: Grammar = Grammar {
     short: &[
         ('o', Arg::No), ('i', Arg::No), ('p', Arg::No), ('t', Arg::No), ('D', Arg::Required),
         ('0', Arg::No), ('a', Arg::No), ('F', Arg::Required), ('H', Arg::Required),
@@ -88,25 +88,15 @@ const CPIO: Grammar = Grammar {
         ('L', Arg::No), ('R', Arg::Required), ('d', Arg::No), ('m', Arg::No), ('u', Arg::No),
         ('?', Arg::No),
     ],
-    long: &[
-        ("create", Arg::No), ("extract", Arg::No), ("pass-through", Arg::No), ("list", Arg::No),
-        ("directory", Arg::Required), ("null", Arg::No), ("file", Arg::Required),
-        ("force-local", Arg::No), ("format", Arg::Required), ("block-size", Arg::Required),
-        ("io-size", Arg::Required), ("message", Arg::Required), ("quiet", Arg::No),
-        ("rsh-command", Arg::Required), ("verbose", Arg::No), ("dot", Arg::No),
-        ("warning", Arg::Required), ("nonmatching", Arg::No), ("numeric-uid-gid", Arg::No),
-        ("pattern-file", Arg::Required), ("only-verify-crc", Arg::No), ("rename", Arg::No),
-        ("rename-batch-file", Arg::Required), ("swap", Arg::No), ("swap-bytes", Arg::No),
-        ("swap-halfwords", Arg::No), ("to-stdout", Arg::No), ("absolute-filenames", Arg::No),
-        ("no-absolute-filenames", Arg::No), ("append", Arg::No),
-        ("device-independent", Arg::No), ("reproducible", Arg::No), ("ignore-devno", Arg::No),
-        ("renumber-inodes", Arg::No), ("link", Arg::No), ("dereference", Arg::No),
-        ("owner", Arg::Required), ("reset-access-time", Arg::No), ("make-directories", Arg::No),
-        ("preserve-modification-time", Arg::No), ("no-preserve-owner", Arg::No),
-        ("sparse", Arg::No), ("unconditional", Arg::No), ("ignore-dirnlink", Arg::No),
-        ("help", Arg::No), ("usage", Arg::No), ("version", Arg::No),
-        ("program-name", Arg::Required),
-    ],
+    long: Longs::words(
+        "create extract pass-through list directory= null file= force-local format= block-size=
+         io-size= message= quiet rsh-command= verbose dot warning= nonmatching numeric-uid-gid
+         pattern-file= only-verify-crc rename rename-batch-file= swap swap-bytes swap-halfwords
+         to-stdout absolute-filenames no-absolute-filenames append device-independent
+         reproducible ignore-devno renumber-inodes link dereference owner= reset-access-time
+         make-directories preserve-modification-time no-preserve-owner sparse unconditional
+         ignore-dirnlink help usage version program-name=",
+    ),
     stop_at_operand: false,
     w_long: false,
     negation: false,
