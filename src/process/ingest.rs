@@ -108,7 +108,10 @@ impl Ingest {
 }
 
 fn run(epoll: &sys::Epoll, entries: &Mutex<HashMap<u64, Entry>>) {
-    let mut buf = vec![0u8; CHUNK];
+    // Made at the first output, not at start: zeroing it touches about half its pages
+    // (glibc clears what its thread's arena had mapped already), memory an idle server
+    // would hold for nothing.
+    let mut buf: Vec<u8> = Vec::new();
     let mut ready = Vec::with_capacity(BATCH);
     loop {
         if let Err(e) = epoll.wait(&mut ready, BATCH, -1) {
@@ -121,6 +124,9 @@ fn run(epoll: &sys::Epoll, entries: &Mutex<HashMap<u64, Entry>>) {
             let Some(mut entry) = entries.lock().remove(&token) else {
                 continue;
             };
+            if buf.is_empty() {
+                buf = vec![0u8; CHUNK];
+            }
             // The pipe is non-blocking: keep reading while it is full (a flood), up to a
             // bound so that other pipes get their turn, then go back to waiting.
             let mut ended = false;
