@@ -241,6 +241,9 @@ fn check_trusted(
     // same preparation, with the redirections judged instead of opened.
     let stages = match cwd {
         Ok(dir) => {
+            if let Some(r) = &pipeline.stdout {
+                sandbox.refuse_protected_redirect(dir, &r.path)?;
+            }
             policy
                 .prepare(&mut pipeline, dir, overlay, Redirects::Judge, false)?
                 .stages

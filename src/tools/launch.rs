@@ -433,6 +433,11 @@ impl Engine {
                         "stdin and an input redirection (<) cannot be combined".into(),
                     ));
                 }
+                if let Some(r) = &pipeline.stdout {
+                    self.sandbox
+                        .refuse_protected_redirect(&launch.cwd, &r.path)
+                        .map_err(Refusal::Final)?;
+                }
                 // Nothing is opened while a question may still be asked: an open creates or
                 // truncates.
                 let how = if held.is_some() {

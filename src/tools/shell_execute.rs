@@ -211,6 +211,11 @@ impl Engine {
                 "stdin and an input redirection (<) cannot be combined".into(),
             );
         }
+        if let Some(r) = &pipeline.stdout {
+            if let Err(why) = self.sandbox.refuse_protected_redirect(&cwd, &r.path) {
+                return reject(a, why);
+            }
+        }
         let limit = self.config.max_processes;
         let Some(slot) = self.table.reserve(limit, pipeline.stages.len()) else {
             return reject(

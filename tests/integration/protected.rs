@@ -1010,3 +1010,107 @@ fn protected_paths_kept_between_calls_see_what_changed() {
         );
     }
 }
+
+/// Trusted mode: the server opens a redirection's target itself, outside the call's mount
+/// namespace, so a `>` onto a protected name (or into a protected directory, or creating
+/// a missing one) is refused before anything is opened; `none` lets it write.
+#[test]
+fn trusted_redirections_cannot_write_protected_paths() {
+    let test = "trusted_redirections_cannot_write_protected_paths";
+    if !kernel_has_landlock(test) {
+        return;
+    }
+    for user in users(test) {
+        let r = Repo::new("prot-redirect", user);
+        std::fs::create_dir_all(r.repo.join(".husky")).expect("mkdir");
+        let hook = r.repo.join(".husky/post-checkout");
+        std::fs::write(&hook, "#!/bin/sh\n").expect("write");
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        r.git(&["config", "core.hooksPath", ".husky"]);
+        if user == User::Nobody {
+            let _ = Command::new("chown")
+                .args(["-R", "65534:65534"])
+                .arg(&r.root)
+                .status();
+        }
+        let payload = format!("touch {}", r.marker.display());
+        let server = trusted(&r, &[("ALLOW_COMMANDS", "echo")]);
+        for target in [
+            ".envrc",
+            ".husky/post-checkout",
+            ".mcp.json",
+            ".claude/settings.json",
+        ] {
+            for op in [">", ">>"] {
+                let (result, text) = run(&server, &["echo", &payload, op, target]);
+                assert!(is_error(&result), "{user:?} {op} {target}: {text}");
+                assert!(
+                    text.contains("is protected"),
+                    "{user:?} {op} {target}: {text}"
+                );
+            }
+        }
+        assert_eq!(
+            std::fs::read_to_string(r.repo.join(".envrc")).expect("read"),
+            "export A=1\n"
+        );
+        assert!(!r.repo.join(".mcp.json").exists());
+        assert!(!r.persons_git_runs_the_payload(), "{user:?}");
+        // An ordinary file is still written.
+        let (result, text) = run(&server, &["echo", "notes", ">", "notes.txt"]);
+        assert!(!is_error(&result), "{user:?}: {text}");
+        // Under `none` the same redirection writes the hook: the refusal is what stops it.
+        let open = trusted(
+            &r,
+            &[
+                ("ALLOW_COMMANDS", "echo"),
+                ("YIELDSHELL_PROTECTED_PATHS", "none"),
+            ],
+        );
+        let (result, text) = run(&open, &["echo", &payload, ">>", ".husky/post-checkout"]);
+        assert!(!is_error(&result), "{user:?}: {text}");
+        assert!(r.persons_git_runs_the_payload(), "{user:?}");
+    }
+}
+
+/// A link in the tree on the way to what the configuration names (`tools -> tools-v1`
+/// before `core.hooksPath = tools/hooks`) cannot be bound: pointing it elsewhere is told
+/// in the result. A `core.hooksPath` whose directory does not exist yet, parents included,
+/// is watched whole: a call that makes it is told.
+#[test]
+fn workspace_reports_a_link_to_the_hooks_and_a_new_hooks_path() {
+    let test = "workspace_reports_a_link_to_the_hooks_and_a_new_hooks_path";
+    if !kernel_has_landlock(test) {
+        return;
+    }
+    for user in users(test) {
+        let r = Repo::new("prot-hooklink", user);
+        std::fs::create_dir_all(r.repo.join("tools-v1/hooks")).expect("mkdir");
+        std::os::unix::fs::symlink("tools-v1", r.repo.join("tools")).expect("link");
+        r.git(&["config", "core.hooksPath", "tools/hooks"]);
+        if user == User::Nobody {
+            let _ = Command::new("chown")
+                .args(["-hR", "65534:65534"])
+                .arg(&r.root)
+                .status();
+        }
+        let server = workspace(&r, &[]);
+        let o = exec_in(
+            &server,
+            &r.repo,
+            "mkdir -p tools-v2/hooks && ln -sfn tools-v2 tools",
+        );
+        let line = o["protected"].as_str().unwrap_or_default();
+        assert!(
+            line.contains(&r.repo.join("tools").display().to_string()),
+            "{user:?}: {o}"
+        );
+        r.git(&["config", "core.hooksPath", "ci/git/hooks"]);
+        let o = exec_in(&server, &r.repo, "mkdir -p ci/git/hooks");
+        let line = o["protected"].as_str().unwrap_or_default();
+        assert!(
+            line.contains("created") && line.contains("ci/git/hooks"),
+            "{user:?}: {o}"
+        );
+    }
+}

@@ -156,6 +156,9 @@ impl Controls {
             };
             let path = top.join(path);
             let Some(dir) = path.parent().and_then(|d| look.canonical_dir(d)) else {
+                // Its directory does not exist yet either: the whole path is watched, so
+                // that a call making it (`mkdir -p a/b/hooks`) is told.
+                self.missing.push(path);
                 continue;
             };
             match path.file_name() {

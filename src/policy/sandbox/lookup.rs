@@ -244,6 +244,9 @@ pub(super) struct Lookups {
     git_paths: Vec<(PathBuf, Vec<PathBuf>)>,
     /// What the answers rest on.
     pub(super) stamps: Stamps,
+    /// The symbolic links passed through on the way to a canonical path, as `lstat` saw
+    /// them: a later call may point one elsewhere, which is watched (`Watch::created`).
+    links: Vec<(PathBuf, std::fs::Metadata)>,
 }
 
 impl Lookups {
@@ -338,6 +341,7 @@ impl Lookups {
         for c in path.components() {
             part.push(c);
             self.stamps.take(&part, true);
+            self.note_link(&part);
         }
         let out = std::fs::canonicalize(path).ok();
         if out.as_ref().is_some_and(|p| !p.is_dir()) {
@@ -350,7 +354,29 @@ impl Lookups {
     /// asked about links, whose targets no stamp covers).
     pub(super) fn canonical_any(&mut self, path: &Path) -> Option<PathBuf> {
         self.stamps.unchecked = true;
+        let mut part = PathBuf::new();
+        for c in path.components() {
+            part.push(c);
+            self.note_link(&part);
+        }
         std::fs::canonicalize(path).ok()
+    }
+
+    /// Keeps `part` when it is a symbolic link (once).
+    fn note_link(&mut self, part: &Path) {
+        if self.links.iter().any(|(p, _)| p == part) {
+            return;
+        }
+        if let Ok(m) = std::fs::symlink_metadata(part) {
+            if m.file_type().is_symlink() {
+                self.links.push((part.to_path_buf(), m));
+            }
+        }
+    }
+
+    /// The symbolic links passed through on the way to canonical paths.
+    pub(super) fn links_passed(&self) -> Vec<(PathBuf, std::fs::Metadata)> {
+        self.links.clone()
     }
 
     /// The target of link `path`; the answers are then unchecked.

@@ -467,6 +467,17 @@ impl Protected {
                 git,
             });
         }
+        // A link in the tree on the way to a protected path (`tools -> tools-v1` before
+        // `core.hooksPath = tools/hooks`, `.git: gitdir: lnk/real.git`) cannot be bound,
+        // and pointing it elsewhere changes what the person's git runs: it is watched.
+        for (link, m) in look.links_passed() {
+            if outermost(&link, writable).is_none() || found.links.iter().any(|(p, _)| *p == link) {
+                continue;
+            }
+            if let Some(to) = look.read_link(&link) {
+                found.links.push((link, ((m.dev(), m.ino()), to)));
+            }
+        }
         let depth = |e: &Entry| e.path.components().count();
         found.pinned.sort_by_key(depth);
         found.protected.sort_by_key(depth);
