@@ -130,30 +130,31 @@ impl Controls {
     }
 
     /// What the configuration of the repository at `top` names as programs inside the
-    /// tree: the `core.hooksPath` directory (watched when missing) and a `core.fsmonitor`
-    /// that is a path (`tools/fsm`); relative ones are taken from `top`, where git runs
-    /// them. The configuration files are read as they are, includes not followed.
+    /// tree: the `core.hooksPath` directory (watched when missing) and the paths in a
+    /// `core.fsmonitor` (`tools/fsm`, `sh tools/fsm`, `$PWD/tools/fsm`: git runs it through
+    /// the shell, so each word that is a path counts); relative ones are taken from `top`,
+    /// where git runs them. The configuration files are read as git reads them
+    /// (`trusted::git::files`), includes not followed.
     pub(super) fn programs_of(&mut self, look: &mut Lookups, top: &Path) {
         let gits = git_paths_at(look, top);
-        let mut text = String::new();
+        let mut values = Vec::new();
         for g in &gits {
             if !look.is_dir(g) {
                 continue;
             }
             for name in ["config", "config.worktree"] {
-                text.push_str(&look.read(&g.join(name)).unwrap_or_default());
-                text.push('\n');
+                values.extend(core_values(&look.read(&g.join(name)).unwrap_or_default()));
             }
         }
-        for (key, value) in core_values(&text) {
-            let path = match key.as_str() {
-                "hookspath" => value,
-                "fsmonitor" => match value.split_whitespace().next() {
-                    Some(word) if word.contains('/') => word.to_string(),
-                    _ => continue,
-                },
-                _ => continue,
-            };
+        let mut paths: Vec<String> = Vec::new();
+        for (key, value) in values {
+            match key.as_str() {
+                "hookspath" => paths.push(value),
+                "fsmonitor" => paths.extend(command_paths(&value)),
+                _ => (),
+            }
+        }
+        for path in paths {
             let path = top.join(path);
             let Some(dir) = path.parent().and_then(|d| look.canonical_dir(d)) else {
                 // Its directory does not exist yet either: the whole path is watched, so
@@ -189,28 +190,43 @@ fn core_worktree(text: &str) -> Option<String> {
         .map(|(_, v)| v)
 }
 
-/// The entries of section `core` in a git configuration's text, names in lower case,
-/// values unquoted: a plain reading, enough to find what to protect (a value git would
-/// read otherwise is at worst left unprotected, never a refusal).
+/// The entries of section `core` in a git configuration's text (names in lower case,
+/// without `core.`), read as git reads it (`trusted::git::files::parse_config`: a key on its
+/// section's line, comments, quotes anywhere in a value, escapes, continuation lines). A
+/// text git refuses gives none: git refuses to run there.
 fn core_values(text: &str) -> Vec<(String, String)> {
-    let mut core = false;
-    let mut out = Vec::new();
-    for line in text.lines().map(str::trim) {
-        if line.starts_with('[') {
-            let section = line.trim_start_matches('[').trim_end_matches(']').trim();
-            core = section.eq_ignore_ascii_case("core");
-            continue;
-        }
-        if let Some((key, value)) = line.split_once('=') {
-            if core {
-                out.push((
-                    key.trim().to_ascii_lowercase(),
-                    value.trim().trim_matches('"').to_string(),
-                ));
+    crate::policy::trusted::git::files::parse_config(text)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|(key, value)| {
+            let name = key.strip_prefix("core.")?;
+            (!name.contains('.')).then(|| (name.to_string(), value))
+        })
+        .collect()
+}
+
+/// The paths a shell command line names (`core.fsmonitor`, which git runs through the
+/// shell): each word, quotes removed, after an assignment's `=`, holding a `/`, with a
+/// leading `$PWD` or `${PWD}` (the repository's root, where git runs it) removed. A boolean
+/// value names none.
+fn command_paths(value: &str) -> Vec<String> {
+    value
+        .split(|c: char| c.is_whitespace() || ";|&()<>`".contains(c))
+        .map(|w| w.replace(['"', '\'', '\\'], ""))
+        .map(|w| match w.split_once('=') {
+            Some((name, v)) if !name.is_empty() && !name.contains('/') => v.to_string(),
+            _ => w,
+        })
+        .map(|w| {
+            for pwd in ["${PWD}/", "$PWD/"] {
+                if let Some(rest) = w.strip_prefix(pwd) {
+                    return rest.to_string();
+                }
             }
-        }
-    }
-    out
+            w
+        })
+        .filter(|w| w.contains('/'))
+        .collect()
 }
 
 /// The git paths of `.git` in `dir`: a directory, with its common directory; or a file
@@ -274,4 +290,47 @@ pub(super) fn is_git_directory(look: &mut Lookups, dir: &Path) -> bool {
         && ["objects", "commondir"]
             .iter()
             .any(|m| look.exists(&dir.join(m)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{command_paths, core_values};
+
+    #[test]
+    fn the_configuration_is_read_as_git_reads_it() {
+        for text in [
+            "[core] hooksPath = tools/hooks",
+            "[core]\n\thooksPath = tools/hooks ; c",
+            "[core]\n\thooksPath = tools/hooks # c",
+            "[core]\n\thooksPath = \"tools/hooks\" ;c",
+            "[core]\n\thooksPath = tools/ho\"\"oks",
+            "[core]\n\thooksPath = tools/ho\\\noks",
+            "[Core]\n\tHOOKSPATH = tools/hooks",
+        ] {
+            assert_eq!(
+                core_values(text),
+                [("hookspath".to_string(), "tools/hooks".to_string())],
+                "{text:?}"
+            );
+        }
+        assert!(core_values("[core \"x\"]\n\thooksPath = a").is_empty());
+    }
+
+    #[test]
+    fn every_path_of_a_command_line_counts() {
+        for (value, want) in [
+            ("tools/fsm", vec!["tools/fsm"]),
+            ("sh tools/fsm", vec!["tools/fsm"]),
+            ("FOO=1 tools/fsm -v", vec!["tools/fsm"]),
+            ("$PWD/tools/fsm", vec!["tools/fsm"]),
+            ("\"tools/fsm\" -v", vec!["tools/fsm"]),
+            (
+                "node scripts/fsm.js;tools/x",
+                vec!["scripts/fsm.js", "tools/x"],
+            ),
+            ("true", vec![]),
+        ] {
+            assert_eq!(command_paths(value), want, "{value:?}");
+        }
+    }
 }

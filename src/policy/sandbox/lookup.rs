@@ -362,15 +362,40 @@ impl Lookups {
         std::fs::canonicalize(path).ok()
     }
 
-    /// Keeps `part` when it is a symbolic link (once).
+    /// Keeps `part` when it is a symbolic link (once), and the links its target passes
+    /// through in turn (`tools -> t1 -> t-v1`: re-pointing `t1` changes what `tools/hooks`
+    /// is as much as re-pointing `tools`).
     fn note_link(&mut self, part: &Path) {
+        self.note_link_at(part, 0);
+    }
+
+    fn note_link_at(&mut self, part: &Path, depth: usize) {
         if self.links.iter().any(|(p, _)| p == part) {
             return;
         }
-        if let Ok(m) = std::fs::symlink_metadata(part) {
-            if m.file_type().is_symlink() {
-                self.links.push((part.to_path_buf(), m));
-            }
+        let Ok(m) = std::fs::symlink_metadata(part) else {
+            return;
+        };
+        if !m.file_type().is_symlink() {
+            return;
+        }
+        self.links.push((part.to_path_buf(), m));
+        // As many links as the kernel follows in one path (40); past that the path does
+        // not resolve at all.
+        let Ok(to) = std::fs::read_link(part) else {
+            return;
+        };
+        if depth >= 40 {
+            return;
+        }
+        let target = match part.parent() {
+            Some(dir) => dir.join(to),
+            None => to,
+        };
+        let mut prefix = PathBuf::new();
+        for c in target.components() {
+            prefix.push(c);
+            self.note_link_at(&prefix, depth + 1);
         }
     }
 

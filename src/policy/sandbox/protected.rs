@@ -381,12 +381,11 @@ impl Protected {
             // watched, and its replacement reported.
             for top in &tops {
                 controls.submodules_of(&mut look, top);
-                // The programs of a repository whose root the call cannot write: left out
-                // (reading its configuration would cost every call below it; a hooks
-                // directory named beneath the working directory stays writable there).
-                if outermost(top, writable).is_some() {
-                    controls.programs_of(&mut look, top);
-                }
+                // The programs its configuration names, wherever the repository's root is:
+                // a hooks directory beneath the working directory (a monorepo's `tools/`)
+                // is the call's to write even when the root is not (what lies outside every
+                // writable place is left out below).
+                controls.programs_of(&mut look, top);
                 let dot = top.join(".git");
                 if found.links.iter().any(|(p, _)| *p == dot) || outermost(top, writable).is_none()
                 {
@@ -1001,6 +1000,49 @@ mod tests {
             b"sh: 1: cannot create x: Read-only file system"
         ));
         assert!(!shows_refused_write(b"Permission denied"));
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    /// Every link of a chain on the way to the hooks directory is watched, and the hooks
+    /// directory is protected when the working directory lies below the repository's root
+    /// (the root itself not writable).
+    #[test]
+    fn links_on_the_way_and_hooks_below_the_root() {
+        let base = std::env::temp_dir().join(format!("ys-chain-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let repo = base.join("repo");
+        std::fs::create_dir_all(repo.join(".git/objects")).unwrap();
+        std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::create_dir_all(repo.join("t-v1/hooks")).unwrap();
+        std::os::unix::fs::symlink("t-v1", repo.join("t1")).unwrap();
+        std::os::unix::fs::symlink("t1", repo.join("tools")).unwrap();
+        std::fs::write(
+            repo.join(".git/config"),
+            "[core] hooksPath = tools/hooks ; the team's hooks\n",
+        )
+        .unwrap();
+        let repo = std::fs::canonicalize(&repo).unwrap();
+        let found = names("git").find(&repo, &[], &[&repo]);
+        let links: Vec<&Path> = found.links.iter().map(|(p, _)| p.as_path()).collect();
+        assert!(links.contains(&repo.join("tools").as_path()), "{found:?}");
+        assert!(links.contains(&repo.join("t1").as_path()), "{found:?}");
+        assert!(
+            found
+                .protected
+                .iter()
+                .any(|e| e.path == repo.join("t-v1/hooks")),
+            "{found:?}"
+        );
+        // Working below the root, which the call cannot write: the hooks are still its.
+        let below = repo.join("t-v1");
+        let found = names("git").find(&below, &[], &[&below]);
+        assert!(
+            found
+                .protected
+                .iter()
+                .any(|e| e.path == repo.join("t-v1/hooks")),
+            "{found:?}"
+        );
         let _ = std::fs::remove_dir_all(&base);
     }
 }
