@@ -48,6 +48,7 @@ mod loader;
 pub mod lookup;
 pub mod plan;
 pub mod protected;
+mod redirect;
 pub mod resolve;
 
 use std::path::{Path, PathBuf};
@@ -786,41 +787,6 @@ fn seccomp_missing(off_for_test: bool) -> &'static str {
         "the seccomp filter (this build has none for its architecture, only for x86_64 and \
          aarch64: other processes' limits and priorities, io_uring and, under network deny, \
          MPTCP and unbound listen() stay open)"
-    }
-}
-
-impl Sandbox {
-    /// Refuses a trusted call's output redirection (`> target`, `>> target`, relative to
-    /// `cwd`) that would write or create a protected path. The server opens that file
-    /// itself, outside the call's mount namespace, where the protected paths are not
-    /// read-only: the refusal is the only protection it has.
-    pub fn refuse_protected_redirect(&self, cwd: &Path, target: &str) -> Result<(), String> {
-        let Some((names, _)) = &self.protected else {
-            return Ok(());
-        };
-        let path = target
-            .split('/')
-            .filter(|c| !c.is_empty() && *c != ".")
-            .fold(cwd.to_path_buf(), |p, c| p.join(c));
-        let found = names.find(cwd, &[], &[cwd]);
-        let hit = found
-            .protected
-            .iter()
-            .map(|e| e.path.as_path())
-            .chain(found.missing.iter().map(PathBuf::as_path))
-            .find(|p| path.starts_with(p));
-        match hit {
-            None => Ok(()),
-            Some(p) => Err(format!(
-                "Redirection target {target} is protected ({}: it decides what the person's \
-                 programs run later, outside any sandbox): redirect to another file, or let \
-                 the person change it",
-                match p == path {
-                    true => "YIELDSHELL_PROTECTED_PATHS".to_string(),
-                    false => format!("beneath {}, YIELDSHELL_PROTECTED_PATHS", p.display()),
-                }
-            )),
-        }
     }
 }
 
