@@ -174,14 +174,20 @@ impl CommandSetup {
 }
 
 impl RecordExtras {
-    /// Called once when the record has ended: the cgroup goes (when empty), and the call's
-    /// temporary directory is emptied for a later call.
+    /// Called once when the record has ended, before its waiters are woken: the call's
+    /// temporary directory is emptied and given back, so that the next call (which may come
+    /// at once) takes it again with the Landlock ruleset kept for it.
     pub fn finished(&self) {
-        if let Some(g) = &self.cgroup {
-            g.remove();
-        }
         if let Some(t) = &self.tmp {
             t.remove();
+        }
+    }
+
+    /// Called once after the record's waiters were woken: its cgroup goes (when empty). An
+    /// `rmdir` of a cgroup takes tens of microseconds, which the answer does not wait for.
+    pub fn finished_after_answer(&self) {
+        if let Some(g) = &self.cgroup {
+            g.remove();
         }
     }
 

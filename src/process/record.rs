@@ -351,14 +351,15 @@ impl Proc {
         if let Some(mut slot) = self.stdin.try_lock() {
             *slot = None;
         }
+        // Called exactly when the record finishes: its temporary directory can go too.
+        self.info.agent.finished();
     }
 
-    /// Removes what only a running record needs (its cgroup, its call's temporary
-    /// directory). Called once, by the thread that saw the record finish, after the record's
-    /// waiters were woken: the removal (an `rmdir` of a cgroup takes tens of microseconds)
-    /// is not on the path of the answer.
+    /// Removes the record's cgroup. Called once, by the thread that saw the record finish,
+    /// after the record's waiters were woken: the `rmdir` of a cgroup (tens of
+    /// microseconds) is not on the path of the answer.
     fn clear_after_finish(&self) {
-        self.info.agent.finished();
+        self.info.agent.finished_after_answer();
     }
 
     /// Whether the server still holds the command's stdin (a write in progress counts).
