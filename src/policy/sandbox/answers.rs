@@ -21,7 +21,7 @@ use super::lookup::Stamps;
 const MOST: usize = 8;
 
 /// The calls' working directory, roots and writable places, as `Protected::find` got them.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Key {
     cwd: PathBuf,
     roots: Vec<PathBuf>,
@@ -41,6 +41,10 @@ impl Key {
 /// The answers kept.
 pub(super) struct Kept<T> {
     entries: Mutex<Vec<(Key, T, Stamps)>>,
+    /// Places whose answer could not be kept a moment ago, and until when they are looked
+    /// up without stamps (a busy directory would cost the stamps at every call and keep
+    /// nothing).
+    busy: Mutex<Vec<(Key, std::time::Instant)>>,
     /// How long a stamped path must have been unchanged for its answer to be kept.
     quiet: Duration,
     /// Answers given from here (for the tests).
@@ -65,6 +69,7 @@ impl<T: Clone> Kept<T> {
     pub(super) fn new(quiet: Duration) -> Kept<T> {
         Kept {
             entries: Mutex::new(Vec::new()),
+            busy: Mutex::new(Vec::new()),
             quiet,
             #[cfg(test)]
             given: Default::default(),
@@ -111,9 +116,25 @@ impl<T: Clone> Kept<T> {
         self.given.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// Keeps `found` for `key`, when its `stamps` can stand for it.
+    /// True when `key`'s place could not be kept a moment ago: look it up without stamps.
+    pub(super) fn is_busy(&self, key: &Key) -> bool {
+        let now = std::time::Instant::now();
+        let mut busy = self.busy.lock();
+        busy.retain(|(_, until)| *until > now);
+        busy.iter().any(|(k, _)| k == key)
+    }
+
+    /// Keeps `found` for `key`, when its `stamps` can stand for it; a place whose stamps
+    /// cannot is looked up without them for [`lookup::QUIET`](super::lookup::QUIET) (its
+    /// directories changed within that, so nothing could be kept before it passed).
     pub(super) fn keep(&self, key: Key, found: &T, stamps: Stamps) {
         if !stamps.standing(self.quiet) {
+            let mut busy = self.busy.lock();
+            if busy.len() < MOST && !busy.iter().any(|(k, _)| *k == key) {
+                let until = std::time::Instant::now() + self.quiet;
+                busy.push((key.clone(), until));
+            }
+            drop(busy);
             if crate::base::log::enabled(crate::base::log::Level::Debug) {
                 let why = stamps.why_not_standing(self.quiet).unwrap_or_default();
                 crate::base::log::debug!(

@@ -17,6 +17,27 @@ fn until_quiet(paths: &[&Path]) {
     );
 }
 
+/// Finds twice, until the second answer is the kept one: a change outside the test to a
+/// directory the answer read (the busy system temporary directory above these tests, whose
+/// path the git directory's is resolved through) makes a try not count.
+fn kept_pair(
+    p: &Protected,
+    cwd: &Path,
+    writable: &Path,
+    quiet: &[&Path],
+) -> crate::policy::sandbox::protected::Found {
+    for _ in 0..50 {
+        until_quiet(quiet);
+        let given = p.answers_kept_given();
+        let first = p.find(cwd, &[], &[writable]);
+        p.find(cwd, &[], &[writable]);
+        if p.answers_kept_given() > given {
+            return first;
+        }
+    }
+    panic!("no answer of {} was kept in 50 tries", cwd.display());
+}
+
 fn protected(list: &str) -> Protected {
     let names: Vec<String> = list.split(',').map(String::from).collect();
     Protected::with_quiet(&names, QUIET)
@@ -143,21 +164,21 @@ fn a_kept_answer_follows_what_a_git_file_names() {
     )
     .unwrap();
     let cwd = wt.join("sub");
-    until_quiet(&[
+    let quiet = [
         &base,
         &main,
         &main.join(".git"),
         &wt,
         &cwd,
         &wt.join(".git"),
-    ]);
-    let first = p.find(&cwd, &[], &[&base]);
+    ];
+    let quiet: Vec<&Path> = quiet.iter().map(|p| p.as_path()).collect();
+    let first = kept_pair(&p, &cwd, &base, &quiet);
     assert!(
         first.protected.iter().any(|e| e.path == main.join(".git")),
         "{first:?}"
     );
-    p.find(&cwd, &[], &[&base]);
-    assert_eq!(p.answers_kept_given(), 1);
+    let given = p.answers_kept_given();
     // The file rewritten in place (its directory unchanged).
     std::fs::write(
         wt.join(".git"),
@@ -165,7 +186,7 @@ fn a_kept_answer_follows_what_a_git_file_names() {
     )
     .unwrap();
     let moved = p.find(&cwd, &[], &[&base]);
-    assert_eq!(p.answers_kept_given(), 1);
+    assert_eq!(p.answers_kept_given(), given);
     assert!(
         moved.protected.iter().any(|e| e.path == other.join(".git")),
         "{moved:?}"

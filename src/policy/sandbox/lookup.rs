@@ -85,6 +85,9 @@ pub(super) struct Stamps {
     list: Vec<(PathBuf, bool, Option<Stamp>)>,
     /// An answer rests on something no stamp covers (a symbolic link was followed).
     unchecked: bool,
+    /// No stamps are taken (a place whose answers were not kept a moment ago): the look-up
+    /// costs what it did without them, and nothing is kept.
+    off: bool,
     /// When the first stamp was taken, by both clocks.
     taken: (Instant, SystemTime),
 }
@@ -94,6 +97,7 @@ impl Default for Stamps {
         Stamps {
             list: Vec::new(),
             unchecked: false,
+            off: false,
             taken: (Instant::now(), SystemTime::now()),
         }
     }
@@ -102,6 +106,9 @@ impl Default for Stamps {
 impl Stamps {
     /// Stamps `path` (once).
     fn take(&mut self, path: &Path, follow: bool) -> Option<Stamp> {
+        if self.off {
+            return None;
+        }
         if let Some((_, _, s)) = self
             .list
             .iter()
@@ -116,6 +123,9 @@ impl Stamps {
 
     /// Keeps `stamp` for `path`, taken by the caller (from the answer itself).
     fn keep(&mut self, path: &Path, follow: bool, stamp: Option<Stamp>) {
+        if self.off {
+            return;
+        }
         if !self
             .list
             .iter()
@@ -130,6 +140,7 @@ impl Stamps {
     pub(super) fn standing(&self, quiet: Duration) -> bool {
         let now = SystemTime::now();
         cfg!(unix)
+            && !self.off
             && !self.unchecked
             && self
                 .list
@@ -143,6 +154,9 @@ impl Stamps {
         let now = SystemTime::now();
         if !cfg!(unix) {
             return Some("no change times here".into());
+        }
+        if self.off {
+            return Some("not stamped: its place changed a moment ago".into());
         }
         if self.unchecked {
             return Some("a link was followed".into());
@@ -180,7 +194,7 @@ impl Stamps {
         path: &'p Path,
         quiet: Duration,
     ) -> Option<(&'p Path, Stamp)> {
-        if !cfg!(unix) {
+        if !cfg!(unix) || self.off {
             return None;
         }
         let now = SystemTime::now();
@@ -250,6 +264,13 @@ pub(super) struct Lookups {
 }
 
 impl Lookups {
+    /// Look-ups whose answers are not stamped (nothing of them will be kept).
+    pub(super) fn unstamped() -> Lookups {
+        let mut look = Lookups::default();
+        look.stamps.off = true;
+        look
+    }
+
     /// Stamps the directory a look-up of `path` reads (its parent), before the look-up.
     fn depend(&mut self, path: &Path) {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {

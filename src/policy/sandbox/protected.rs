@@ -297,9 +297,10 @@ impl Protected {
         if let Some(found) = self.kept.answer(&key) {
             return found;
         }
-        let (found, stamps) = self.look_up(cwd, roots, writable);
+        let busy = self.kept.is_busy(&key);
+        let (found, stamps) = self.look_up(cwd, roots, writable, !busy);
         // A protected name that is a link is watched by its target too: looked up each time.
-        if found.links.is_empty() {
+        if found.links.is_empty() && !busy {
             self.kept.keep(key, &found, stamps);
         }
         found
@@ -312,6 +313,7 @@ impl Protected {
         cwd: &Path,
         roots: &[&Path],
         writable: &[&Path],
+        stamped: bool,
     ) -> (Found, super::lookup::Stamps) {
         let mut found = Found::default();
         // The working directory and every directory above it that the call may write in
@@ -326,7 +328,10 @@ impl Protected {
             }
         }
         // Each path is looked at once however many steps ask about it (`.git` above all).
-        let mut look = Lookups::default();
+        let mut look = match stamped {
+            true => Lookups::default(),
+            false => Lookups::unstamped(),
+        };
         // What to bind, whether it is a git path, and its `lstat` when it was just made.
         let mut candidates: Vec<(PathBuf, bool, Option<std::fs::Metadata>)> = Vec::new();
         if self.git {
