@@ -1,9 +1,9 @@
 //! The main loop: input lines in, responses out, requests to the pool, shutdown.
 //!
 //! Threads: the main thread reads stdin (`transport::Lines`) and dispatches each line;
-//! `rpc-out` writes stdout (`transport`); `signals` turns SIGTERM, SIGINT and SIGHUP into shutdown;
-//! `worker-N` run `tools/call` (and batches) so that `ping` and `tools/list` are answered
-//! at once while tools work.
+//! `rpc-out` writes stdout (`transport`); `signals` turns SIGTERM, SIGINT and SIGHUP into
+//! shutdown; `worker-N` run `tools/call` (and batches) so that `ping` and `tools/list` are
+//! answered at once while tools work.
 //!
 //! Cancellation: every `tools/call` in flight has a `Cancel` in `inflight`, keyed by the
 //! JSON text of its id. `notifications/cancelled` flips it; the waiting tool wakes, stops
