@@ -73,6 +73,11 @@ const SUBMODULES: &str = "git inside submodules (--submodule=diff and --recurse-
                           run git in each submodule's own repository, whose configuration \
                           is not checked when the submodule is only in commits; use \
                           --submodule=log, or git -C <submodule> in its own repository)";
+const GITLINK: &str = "git update-index writing index entries given by hand (--index-info, or \
+                       --cacheinfo with mode 160000: a gitlink, a nested repository the \
+                       person's git status enters under that repository's own configuration, \
+                       which nothing checked; add a nested repository with git add, which \
+                       checks it)";
 const BARE_INIT: &str = "git init of a bare or separate repository (--bare, --git-dir or \
                          --separate-git-dir put the repository where the option says, and git \
                          keeps a configuration file already present there, which nothing has \
@@ -302,6 +307,18 @@ pub fn check(args: &[String]) -> Result<(), String> {
             && any(&|i| long(i, &["recurse-submodules"]) && i.value() != Some("no")));
     if enters {
         return Err(SUBMODULES.to_string());
+    }
+    // An index entry written by hand can be a gitlink (mode 160000, written in octal):
+    // `git add` of a nested repository checks its configuration, this would not.
+    let gitlink = |v: &str| {
+        let mode = v.split(',').next().unwrap_or(v);
+        u32::from_str_radix(mode, 8) == Ok(0o160000)
+    };
+    if name == "update-index"
+        && (any(&|i| long(i, &["index-info"]))
+            || crate::policy::trusted::git::guard::long_values(rest, "--cacheinfo", 4).any(gitlink))
+    {
+        return Err(GITLINK.to_string());
     }
     if let Some(reason) = crate::policy::trusted::git::guard::git_write_reason(name, rest) {
         return Err(reason);
