@@ -1114,3 +1114,49 @@ fn workspace_reports_a_link_to_the_hooks_and_a_new_hooks_path() {
         );
     }
 }
+
+/// git's global configuration where `XDG_CONFIG_HOME` is not set (`.config/git/config`) is
+/// protected with `.gitconfig`; the `.git` of a submodule `.gitmodules` names but that is not
+/// checked out (its gitlink in the index, its directory empty) is watched: a call that makes
+/// it is told, since the person's `git status` would enter it.
+#[test]
+fn workspace_protects_the_xdg_git_config_and_watches_a_missing_submodule() {
+    let test = "workspace_protects_the_xdg_git_config_and_watches_a_missing_submodule";
+    if !kernel_has_landlock(test) {
+        return;
+    }
+    for user in users(test) {
+        let r = Repo::new("prot-xdg", user);
+        std::fs::create_dir_all(r.repo.join(".config/git")).expect("mkdir");
+        std::fs::write(r.repo.join(".config/git/config"), "[user]\n").expect("write");
+        std::fs::create_dir_all(r.repo.join("lib")).expect("mkdir");
+        std::fs::write(
+            r.repo.join(".gitmodules"),
+            "[submodule \"lib\"]\n\tpath = lib\n\turl = https://example.invalid/lib\n",
+        )
+        .expect("write");
+        if user == User::Nobody {
+            let _ = Command::new("chown")
+                .args(["-R", "65534:65534"])
+                .arg(&r.root)
+                .status();
+        }
+        let server = workspace(&r, &[]);
+        let o = exec_in(
+            &server,
+            &r.repo,
+            "printf '[core]\\n\\tfsmonitor = true\\n' >> .config/git/config; true",
+        );
+        assert_eq!(
+            std::fs::read_to_string(r.repo.join(".config/git/config")).expect("read"),
+            "[user]\n",
+            "{user:?}: {o}"
+        );
+        let o = exec_in(&server, &r.repo, "mkdir -p lib/.git/objects && echo made");
+        let line = o["protected"].as_str().unwrap_or_default();
+        assert!(
+            line.contains("created") && line.contains("lib/.git"),
+            "{user:?}: {o}"
+        );
+    }
+}

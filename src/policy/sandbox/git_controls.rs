@@ -124,7 +124,10 @@ impl Controls {
                     }
                 }
                 Some(_) => self.work_tree_file(look, &dot),
-                None => {}
+                // A submodule not checked out (cloned without --recursive, or deinit): the
+                // index may hold its gitlink, so a `.git` made there is a repository the
+                // person's `git status` enters: watched, its creation told.
+                None => self.missing.push(dot),
             }
         }
     }

@@ -31,6 +31,10 @@ pub const TEST_NO_NAMESPACES_VAR: &str = "YIELDSHELL_TEST_NO_NAMESPACES";
 /// The name that stands for the git directories.
 pub const GIT: &str = "git";
 
+/// git's global configuration where `XDG_CONFIG_HOME` is not set, protected with
+/// `.gitconfig`.
+const XDG_GITCONFIG: &str = ".config/git/config";
+
 /// One path to bind: where, its device and inode now, and whether it is a git path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
@@ -230,13 +234,20 @@ pub struct Protected {
 impl Protected {
     /// From `YIELDSHELL_PROTECTED_PATHS`' parsed names (empty: `none`).
     pub fn new(names: &[String]) -> Protected {
+        let mut list: Vec<PathBuf> = names
+            .iter()
+            .filter(|n| *n != GIT)
+            .map(PathBuf::from)
+            .collect();
+        // `.gitconfig` stands for git's global configuration, which git also reads from
+        // `.config/git/config` (where `XDG_CONFIG_HOME` is not set).
+        let xdg = PathBuf::from(XDG_GITCONFIG);
+        if list.iter().any(|n| n == Path::new(".gitconfig")) && !list.contains(&xdg) {
+            list.push(xdg);
+        }
         Protected {
             git: names.iter().any(|n| n == GIT),
-            names: names
-                .iter()
-                .filter(|n| *n != GIT)
-                .map(PathBuf::from)
-                .collect(),
+            names: list,
             kept: Default::default(),
         }
     }
