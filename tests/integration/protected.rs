@@ -64,15 +64,21 @@ impl Repo {
         std::fs::write(r.repo.join(".bashrc"), "alias ll='ls -l'\n").expect("write");
         r.git(&["add", "README"]);
         r.git(&["commit", "-q", "-m", "first"]);
-        if user == User::Nobody {
+        r.hand_over(&r.root);
+        r
+    }
+
+    /// Gives `path`, and what lies beneath it (links not followed), to the user the server
+    /// runs as, when that is `nobody`.
+    fn hand_over(&self, path: &Path) {
+        if self.user == User::Nobody {
             let ok = Command::new("chown")
-                .args(["-R", "65534:65534"])
-                .arg(&r.root)
+                .args(["-hR", "65534:65534"])
+                .arg(path)
                 .status()
                 .is_ok_and(|s| s.success());
-            assert!(ok, "chown the tree to nobody");
+            assert!(ok, "chown {} to nobody", path.display());
         }
-        r
     }
 
     /// Runs git in the repository as the person would, outside the server (hooks and
@@ -135,12 +141,7 @@ impl Repo {
             .status()
             .is_ok_and(|s| s.success());
         assert!(ok, "make {name}");
-        if self.user == User::Nobody {
-            let _ = Command::new("chown")
-                .arg("65534:65534")
-                .arg(self.repo.join(name))
-                .status();
-        }
+        self.hand_over(&self.repo.join(name));
     }
 
     /// The repository's configuration as git reads it, with every include and
@@ -397,12 +398,7 @@ fn trusted_tar_cannot_replace_the_git_files_of_submodules_and_worktrees() {
             &["submodule", "add", "-q", path_str(&up), "vendor/lib"],
         );
         git_in(&r.repo, &["worktree", "add", "-q", "wt", "-b", "feat"]);
-        if user == User::Nobody {
-            let _ = Command::new("chown")
-                .args(["-R", "65534:65534"])
-                .arg(&r.root)
-                .status();
-        }
+        r.hand_over(&r.root);
         let config = std::fs::read_to_string(r.repo.join(".git/config")).expect("config");
         let evil = |worktree: &str| {
             format!(
@@ -687,12 +683,7 @@ fn workspace_calls_cannot_rewrite_the_hooks_and_monitor_the_configuration_names(
         .expect("chmod");
         r.git(&["config", "core.hooksPath", ".githooks"]);
         r.git(&["config", "core.fsmonitor", "tools/fsm"]);
-        if user == User::Nobody {
-            let _ = Command::new("chown")
-                .args(["-R", "65534:65534"])
-                .arg(&r.root)
-                .status();
-        }
+        r.hand_over(&r.root);
         let p = r.payload.display().to_string();
         let plant = format!("cp {p} .githooks/post-checkout; cp {p} tools/fsm; echo done");
         let server = workspace(&r, &[]);
@@ -799,11 +790,7 @@ fn workspace_calls_cannot_plant_what_git_or_a_shell_runs_later() {
         assert!(r.repo.join(".git/hooks").is_dir() && !r.root.join("repo.old").exists());
         // A protected name that was not there is reported when the call makes it.
         let o = exec_in(&server, &r.repo, "echo '{}' > .mcp.json");
-        let line = o["protected"].as_str().unwrap_or_default();
-        assert!(
-            line.contains("created") && line.contains(".mcp.json"),
-            "{user:?}: {o}"
-        );
+        assert!(told_created(&o, ".mcp.json"), "{user:?}: {o}");
         assert!(
             crate::support::wait_until(std::time::Duration::from_secs(5), || {
                 server.stderr_text().lines().any(|l| {
@@ -834,12 +821,7 @@ fn none_and_a_custom_list_protect_what_they_say() {
     for user in users("none_and_a_custom_list_protect_what_they_say") {
         let r = Repo::new("prot-list", user);
         std::fs::write(r.repo.join("notes.txt"), "mine\n").expect("write");
-        if user == User::Nobody {
-            let _ = Command::new("chown")
-                .arg("65534:65534")
-                .arg(r.repo.join("notes.txt"))
-                .status();
-        }
+        r.hand_over(&r.repo.join("notes.txt"));
         let g = r.repo.join(".git").display().to_string();
         let server = workspace(&r, &[("YIELDSHELL_PROTECTED_PATHS", "notes.txt")]);
         let o = exec_in(&server, &r.repo, "echo x > notes.txt");
@@ -949,11 +931,7 @@ fn a_call_that_makes_the_working_directory_a_git_directory_is_told() {
     }
     assert!(!work.join("HEAD").exists());
     let o = ok("tar -xf h.tar");
-    let line = o["protected"].as_str().unwrap_or_default();
-    assert!(
-        line.contains("created") && line.contains(&format!("{}/HEAD", work.display())),
-        "{o}"
-    );
+    assert!(told_created(&o, &format!("{}/HEAD", work.display())), "{o}");
     let _ = std::fs::remove_dir_all(&root);
 }
 
@@ -1003,11 +981,7 @@ fn protected_paths_kept_between_calls_see_what_changed() {
         quiet();
         exec_in(&server, &r.repo, "true");
         let o = exec_in(&server, &r.repo, "echo '{}' > .mcp.json");
-        let line = o["protected"].as_str().unwrap_or_default();
-        assert!(
-            line.contains("created") && line.contains(".mcp.json"),
-            "{user:?}: {o}"
-        );
+        assert!(told_created(&o, ".mcp.json"), "{user:?}: {o}");
     }
 }
 
@@ -1027,12 +1001,7 @@ fn trusted_redirections_cannot_write_protected_paths() {
         std::fs::write(&hook, "#!/bin/sh\n").expect("write");
         std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
         r.git(&["config", "core.hooksPath", ".husky"]);
-        if user == User::Nobody {
-            let _ = Command::new("chown")
-                .args(["-R", "65534:65534"])
-                .arg(&r.root)
-                .status();
-        }
+        r.hand_over(&r.root);
         let payload = format!("touch {}", r.marker.display());
         let server = trusted(&r, &[("ALLOW_COMMANDS", "echo")]);
         for target in [
@@ -1088,12 +1057,7 @@ fn workspace_reports_a_link_to_the_hooks_and_a_new_hooks_path() {
         std::fs::create_dir_all(r.repo.join("tools-v1/hooks")).expect("mkdir");
         std::os::unix::fs::symlink("tools-v1", r.repo.join("tools")).expect("link");
         r.git(&["config", "core.hooksPath", "tools/hooks"]);
-        if user == User::Nobody {
-            let _ = Command::new("chown")
-                .args(["-hR", "65534:65534"])
-                .arg(&r.root)
-                .status();
-        }
+        r.hand_over(&r.root);
         let server = workspace(&r, &[]);
         let o = exec_in(
             &server,
@@ -1107,11 +1071,7 @@ fn workspace_reports_a_link_to_the_hooks_and_a_new_hooks_path() {
         );
         r.git(&["config", "core.hooksPath", "ci/git/hooks"]);
         let o = exec_in(&server, &r.repo, "mkdir -p ci/git/hooks");
-        let line = o["protected"].as_str().unwrap_or_default();
-        assert!(
-            line.contains("created") && line.contains("ci/git/hooks"),
-            "{user:?}: {o}"
-        );
+        assert!(told_created(&o, "ci/git/hooks"), "{user:?}: {o}");
     }
 }
 
@@ -1135,12 +1095,7 @@ fn workspace_protects_the_xdg_git_config_and_watches_a_missing_submodule() {
             "[submodule \"lib\"]\n\tpath = lib\n\turl = https://example.invalid/lib\n",
         )
         .expect("write");
-        if user == User::Nobody {
-            let _ = Command::new("chown")
-                .args(["-R", "65534:65534"])
-                .arg(&r.root)
-                .status();
-        }
+        r.hand_over(&r.root);
         let server = workspace(&r, &[]);
         let o = exec_in(
             &server,
@@ -1153,10 +1108,13 @@ fn workspace_protects_the_xdg_git_config_and_watches_a_missing_submodule() {
             "{user:?}: {o}"
         );
         let o = exec_in(&server, &r.repo, "mkdir -p lib/.git/objects && echo made");
-        let line = o["protected"].as_str().unwrap_or_default();
-        assert!(
-            line.contains("created") && line.contains("lib/.git"),
-            "{user:?}: {o}"
-        );
+        assert!(told_created(&o, "lib/.git"), "{user:?}: {o}");
     }
+}
+
+/// True when the result `o` says the call created a protected name, naming `what`.
+fn told_created(o: &Value, what: &str) -> bool {
+    o["protected"]
+        .as_str()
+        .is_some_and(|line| line.contains("created") && line.contains(what))
 }
