@@ -420,9 +420,10 @@ impl Lookups {
         }
     }
 
-    /// The symbolic links passed through on the way to canonical paths.
-    pub(super) fn links_passed(&self) -> Vec<(PathBuf, std::fs::Metadata)> {
-        self.links.clone()
+    /// The symbolic links passed through on the way to canonical paths (taken: asked once,
+    /// at the end of a find).
+    pub(super) fn take_links_passed(&mut self) -> Vec<(PathBuf, std::fs::Metadata)> {
+        std::mem::take(&mut self.links)
     }
 
     /// The target of link `path`; the answers are then unchecked.

@@ -485,7 +485,7 @@ impl Protected {
         // A link in the tree on the way to a protected path (`tools -> tools-v1` before
         // `core.hooksPath = tools/hooks`, `.git: gitdir: lnk/real.git`) cannot be bound,
         // and pointing it elsewhere changes what the person's git runs: it is watched.
-        for (link, m) in look.links_passed() {
+        for (link, m) in look.take_links_passed() {
             if outermost(&link, writable).is_none() || found.links.iter().any(|(p, _)| *p == link) {
                 continue;
             }
@@ -779,13 +779,20 @@ mod tests {
         Protected::new(&list.split(',').map(String::from).collect::<Vec<_>>())
     }
 
-    #[test]
-    fn git_is_found_walking_up_with_its_common_directory() {
-        let base = std::env::temp_dir().join(format!("ys-protected-{}", std::process::id()));
+    /// A fresh directory `ys-<label>-<pid>` in the temporary directory, and `repo` in it
+    /// with a git directory (`.git/objects`, `.git/HEAD`).
+    fn temp_repo(label: &str) -> (PathBuf, PathBuf) {
+        let base = std::env::temp_dir().join(format!("ys-{label}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&base);
         let repo = base.join("repo");
         std::fs::create_dir_all(repo.join(".git/objects")).unwrap();
         std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        (base, repo)
+    }
+
+    #[test]
+    fn git_is_found_walking_up_with_its_common_directory() {
+        let (base, repo) = temp_repo("protected");
         std::fs::create_dir_all(repo.join("sub/deep")).unwrap();
         std::fs::write(repo.join(".envrc"), "x").unwrap();
         // A linked worktree: a .git file naming a git directory with a commondir.
@@ -1024,11 +1031,7 @@ mod tests {
     /// (the root itself not writable).
     #[test]
     fn links_on_the_way_and_hooks_below_the_root() {
-        let base = std::env::temp_dir().join(format!("ys-chain-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
-        let repo = base.join("repo");
-        std::fs::create_dir_all(repo.join(".git/objects")).unwrap();
-        std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        let (base, repo) = temp_repo("chain");
         std::fs::create_dir_all(repo.join("t-v1/hooks")).unwrap();
         std::os::unix::fs::symlink("t-v1", repo.join("t1")).unwrap();
         std::os::unix::fs::symlink("t1", repo.join("tools")).unwrap();
